@@ -1,0 +1,79 @@
+"""The command line. Errors become a message and an exit code here, and nowhere else."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from ci_eval import __version__
+from ci_eval.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, CiEvalError, InputErrors
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse exits with its own code 2 already; route it through our one-line format."""
+
+    def error(self, message: str):  # noqa: D401 - argparse's signature
+        from ci_eval.errors import UsageError
+
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from ci_eval.commands import COMMANDS
+
+    parser = _Parser(
+        prog="ci-eval",
+        description="Measure a RAG system's retrieval stage on its own, on every pull request.",
+        epilog="Example: ci-eval demo --out demo-out",
+    )
+    parser.add_argument("--version", action="version", version=f"ci-eval {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"ci_eval.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"ci_eval.commands.{name}":
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def _say(line: str) -> None:
+    print(f"ci-eval: {line}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    # --version must not pay for importing every command (start-up budget).
+    if argv in (["--version"], ["-V"]):
+        print(f"ci-eval {__version__}")
+        return 0
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help(sys.stderr)
+            return EXIT_BAD_INPUT
+        return int(args.func(args))
+    except InputErrors as exc:
+        for line in exc.lines():
+            _say(f"error: {line}")
+        return exc.exit_code
+    except CiEvalError as exc:
+        _say(f"error: {exc}")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        _say("interrupted")
+        return 130
+    except BrokenPipeError:
+        # `ci-eval evaluate ... | head`: the reader left; not an error of ours.
+        return 0
+    except Exception as exc:  # the one place an unexpected error is caught
+        if os.environ.get("CI_EVAL_DEBUG") == "1":
+            raise
+        _say(f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}")
+        _say("this is a bug in ci-eval; rerun with CI_EVAL_DEBUG=1 for the traceback")
+        return EXIT_INTERNAL

@@ -1,0 +1,6 @@
+"""One module per subcommand. Each exposes ``register(subparsers)``, which adds its parser
+and sets ``func`` to a ``run(args) -> int``. The modules stay thin: load through adapters,
+call the core, write through adapters."""
+
+# The order is the order of ``ci-eval --help``.
+COMMANDS = ["demo", "run", "check", "compare", "evaluate", "action", "metrics"]

@@ -1,0 +1,48 @@
+"""`ci-eval run`: run the configured retriever over the gold set and write the artefact."""
+
+from __future__ import annotations
+
+import sys
+
+HELP = """Run the configured retriever over the gold set and write the run artefact.
+
+example:
+  ci-eval run --config ci-eval.toml --out ci-eval-run.json
+exit codes: 0 written; 2 bad input; 4 the retriever failed on some question (the artefact
+is still written and names each failure)."""
+
+
+def register(sub) -> None:
+    import argparse
+
+    p = sub.add_parser("run", help="run the retriever over the gold set and write the artefact",
+                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", metavar="FILE", help="ci-eval.toml or pyproject.toml (default: found in .)")
+    p.add_argument("--out", metavar="FILE", default="ci-eval-run.json", help="artefact path (default: %(default)s)")
+    p.add_argument("--base", metavar="FILE", help="base artefact whose history this run carries forward")
+    p.add_argument("--quiet", action="store_true", help="no progress and no summary on the terminal")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ci_eval.core.artefact import carry_history, dumps
+    from ci_eval.core.runsummary import run_summary
+    from ci_eval.errors import EXIT_OK, EXIT_RETRIEVER_FAILED
+    from ci_eval.files import atomic_write
+    from ci_eval.gitinfo import git_info
+    from ci_eval.loaders import load_artefact, load_config
+    from ci_eval.pipeline import load_inputs, run_evaluation
+
+    config = load_config(args.config)
+    inputs = load_inputs(config)
+    base = load_artefact(args.base) if args.base else None
+    artefact = run_evaluation(inputs, git=git_info(), history=carry_history(base), show_progress=not args.quiet)
+    atomic_write(args.out, dumps(artefact))
+    if not args.quiet:
+        print(run_summary(artefact))
+        print(f"artefact written to {args.out}")
+    if artefact["summary"]["errors"]:
+        print(f"ci-eval: error: the retriever failed on {artefact['summary']['errors']} question(s); "
+              f"see {args.out}", file=sys.stderr)
+        return EXIT_RETRIEVER_FAILED
+    return EXIT_OK

@@ -1,0 +1,94 @@
+"""The run artefact: everything needed to answer "did last Tuesday's change help" later.
+
+Built here as a plain dict (the format is in docs/design.md and
+schemas/artefact.schema.json); serialised with sorted keys and ``repr`` floats so the same
+inputs give the same bytes apart from ``created_at``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ci_eval.core.validate import schema_problems
+from ci_eval.errors import InputError, InputErrors
+
+SCHEMA_VERSION = 1
+# Older versions we can still read go here with an upgrade function; none exist yet.
+READABLE_VERSIONS = {1}
+HISTORY_LENGTH = 30
+
+
+def build_artefact(
+    *,
+    tool_version: str,
+    created_at: str,
+    git: dict | None,
+    config: dict,
+    gold_set: dict,
+    index: dict,
+    k: int,
+    metrics: tuple[str, ...] | list[str],
+    abstain_below: float | None,
+    evaluation,
+    history: list | None = None,
+) -> dict:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "ci-eval", "version": tool_version},
+        "created_at": created_at,
+        "git": git,
+        "config": config,
+        "gold_set": gold_set,
+        "index": index,
+        "k": k,
+        "metrics": list(metrics),
+        "abstain_below": abstain_below,
+        "questions": evaluation.questions,
+        "summary": evaluation.summary,
+        "history": list(history or []),
+    }
+
+
+def history_entry(artefact: dict) -> dict:
+    """The compact line a later run carries forward to draw a trend without downloads."""
+    git = artefact.get("git") or {}
+    return {
+        "sha": git.get("sha"),
+        "created_at": artefact.get("created_at"),
+        "index_version": (artefact.get("index") or {}).get("version"),
+        "means": dict(artefact.get("summary", {}).get("overall", {}).get("means", {})),
+    }
+
+
+def carry_history(base: dict | None) -> list:
+    """The base branch's recent headline metrics: the base's own history plus the base."""
+    if not base:
+        return []
+    return (list(base.get("history") or []) + [history_entry(base)])[-HISTORY_LENGTH:]
+
+
+def dumps(artefact: dict) -> str:
+    return json.dumps(artefact, sort_keys=True, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
+
+
+def validate_artefact(data: Any, source: str) -> dict:
+    """An artefact may come from a fork's run or an old release: check it before use."""
+    from ci_eval.schemas import load
+
+    if not isinstance(data, dict):
+        raise InputError("a run artefact must be a JSON object", source)
+    version = data.get("schema_version")
+    if isinstance(version, int) and not isinstance(version, bool) and version not in READABLE_VERSIONS:
+        newer = version > SCHEMA_VERSION
+        raise InputError(
+            f"artefact schema_version {version} is {'newer' if newer else 'older'} than this ci-eval "
+            f"reads ({', '.join(map(str, sorted(READABLE_VERSIONS)))}); "
+            + ("upgrade ci-eval" if newer else "re-run the base branch to refresh it"),
+            source,
+            "schema_version",
+        )
+    problems = schema_problems(data, load("artefact"), source)
+    if problems:
+        raise InputErrors(problems[:20])
+    return data

@@ -1,0 +1,89 @@
+"""What a retriever returned for one question, cleaned into a Ranking or a named failure.
+
+Retrievers are the user's code and fail in every way code can; each failure becomes a
+per-question error recorded in the artefact instead of aborting the run.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+
+class ResultError(ValueError):
+    """The retriever's answer for one question cannot be used."""
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    ids: tuple[str, ...] = ()  # best first, trec_eval's order (score desc, id desc)
+    scores: tuple[float, ...] = ()
+    latency_ms: float | None = None
+    error: str | None = None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+
+def failed(message: str, latency_ms: float | None = None) -> Retrieved:
+    return Retrieved(latency_ms=latency_ms, error=message)
+
+
+def _pair(item: Any, position: int) -> tuple[str, float]:
+    if isinstance(item, dict):
+        if "id" not in item or "score" not in item:
+            raise ResultError(f"result {position} needs \"id\" and \"score\"")
+        cid, score = item["id"], item["score"]
+    elif isinstance(item, (list, tuple)) and len(item) == 2:
+        cid, score = item
+    else:
+        raise ResultError(f"result {position} is not an (id, score) pair or an object")
+    if isinstance(cid, bool) or not isinstance(cid, (str, int)):
+        raise ResultError(f"result {position} has an id of type {type(cid).__name__}")
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        try:  # numpy scalars and Decimals are fine; strings are not
+            if isinstance(score, str):
+                raise TypeError
+            score = float(score)
+        except (TypeError, ValueError):
+            raise ResultError(f"result {position} has a score of type {type(score).__name__}") from None
+    score = float(score)
+    if not math.isfinite(score):
+        raise ResultError(f"result {position} has a non-finite score ({score})")
+    cid = str(cid)
+    if not cid:
+        raise ResultError(f"result {position} has an empty id")
+    return cid, score
+
+
+def clean(raw: Any, depth: int, latency_ms: float | None = None, known_ids=None) -> Retrieved:
+    """Validate, de-duplicate (first kept), order and cut one question's results."""
+    from ci_eval.core.ranking import order
+
+    if raw is None:
+        raw = []
+    if isinstance(raw, (str, bytes, dict)) or not hasattr(raw, "__iter__"):
+        raise ResultError(f"expected a list of (id, score) pairs, got {type(raw).__name__}")
+    pairs: list[tuple[str, float]] = []
+    seen: set[str] = set()
+    warnings: list[str] = []
+    duplicates = 0
+    for position, item in enumerate(raw, 1):
+        cid, score = _pair(item, position)
+        if cid in seen:
+            duplicates += 1
+            continue
+        seen.add(cid)
+        pairs.append((cid, score))
+    if duplicates:
+        warnings.append(f"{duplicates} duplicate id(s) dropped (first occurrence kept)")
+    ranking = order(pairs)
+    ids, scores = ranking.ids[:depth], ranking.scores[:depth]
+    if known_ids is not None:
+        unknown = [c for c in ids if c not in known_ids]
+        if unknown:
+            warnings.append(f"{len(unknown)} id(s) not in the index, e.g. {unknown[0]!r}")
+    return Retrieved(ids=ids, scores=scores, latency_ms=latency_ms, warnings=tuple(warnings))

@@ -1,0 +1,56 @@
+"""A plain-text summary of one run, for the terminal (the PR comment is render.py's)."""
+
+from __future__ import annotations
+
+
+def index_drift(artefact: dict) -> str | None:
+    built = (artefact.get("gold_set") or {}).get("index_version")
+    current = (artefact.get("index") or {}).get("version")
+    if built and current and built != current:
+        return f"the gold set was built against index {built!r}; the current index is {current!r}"
+    return None
+
+
+def run_summary(artefact: dict) -> str:
+    from tabulate import tabulate
+
+    s = artefact["summary"]
+    overall = s["overall"]
+    rows = [[m, f"{overall['means'][m]:.4f}"] for m in artefact["metrics"] if m in overall["means"]]
+    lines = [
+        f"{overall['count']} answerable question(s) measured at k={artefact['k']}",
+        tabulate(rows, headers=["metric", "mean"], tablefmt="simple", disablenumparse=True),
+    ]
+    stale = s["stale"]
+    if not artefact["index"]["checked"]:
+        lines.append("stale gold: not checked (no index manifest configured)")
+    elif stale["ids"]:
+        lines.append(
+            f"stale gold: {stale['ids']} gold id(s) missing from the index; "
+            f"{stale['questions']} question(s) left with no live gold are kept out of the means"
+        )
+    else:
+        lines.append("stale gold: none")
+    drift = index_drift(artefact)
+    if drift:
+        lines.append(f"index drift: {drift}")
+    u = s["unanswerable"]
+    if u["count"]:
+        cutoff = "no cutoff configured" if u["cutoff"] is None else f"cutoff {u['cutoff']:g}"
+        lines.append(f"unanswerable: {u['abstained']}/{u['count']} abstained ({cutoff})")
+    if s["errors"]:
+        first = next(q for q in artefact["questions"] if q["status"] == "error")
+        lines.append(f"retriever errors: {s['errors']} question(s); first: {first['id']}: {first['error']}")
+    if s.get("latency_ms"):
+        lat = s["latency_ms"]
+        lines.append(f"latency: mean {lat['mean']:.1f} ms, p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms")
+    return "\n".join(lines)
+
+
+def stale_report(artefact: dict) -> list[str]:
+    return [
+        f"question {q['id']!r}: stale gold id(s) {', '.join(q['stale'])}"
+        + (" (no live gold left: kept out of the means)" if q["status"] == "stale" else "")
+        for q in artefact["questions"]
+        if q["stale"]
+    ]

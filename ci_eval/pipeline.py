@@ -1,0 +1,132 @@
+"""One evaluation run, from a Config to an artefact dict: the shared path of `ci-eval run`,
+`ci-eval demo` and `ci-eval action`."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import sys
+from dataclasses import dataclass
+
+from ci_eval import __version__
+from ci_eval.errors import RetrieverError
+
+
+@dataclass(frozen=True)
+class Inputs:
+    config: object
+    gold: object
+    gold_sha256: str
+    manifest: object  # loaders.Manifest | None
+    answers: dict | None
+
+
+def load_inputs(config) -> Inputs:
+    from ci_eval.loaders import load_answers, load_gold_set, load_manifest
+
+    gold, sha = load_gold_set(config.gold_set)
+    manifest = load_manifest(config)
+    answers = load_answers(config.answers, {q.id for q in gold.questions}) if config.answers else None
+    return Inputs(config, gold, sha, manifest, answers)
+
+
+def retrieve(inputs: Inputs, progress=None):
+    """Yield (question id, Retrieved) in gold-set order from the configured retriever."""
+    from ci_eval import runners
+
+    cfg = inputs.config
+    r = cfg.retriever
+    queries = runners.iter_queries(inputs.gold.questions)
+    known = inputs.manifest.ids if inputs.manifest else None
+    if r.type == "python":
+        from ci_eval.pyimport import import_target
+
+        fn = import_target(r.target, cfg.source, "retriever.target")
+        if r.batch:
+            stream = runners.run_callable_batch(
+                fn, queries, cfg.k, r.depth, r.params, timeout=r.timeout,
+                total_timeout=r.total_timeout, known_ids=known,
+            )
+        else:
+            stream = runners.run_callable(
+                fn, queries, cfg.k, r.depth, r.params, r.concurrency, r.timeout,
+                r.total_timeout, known,
+            )
+    elif r.type == "command":
+        stream = runners.run_command(
+            r.command, queries, cfg.k, r.depth, r.params, r.env, r.concurrency, r.timeout,
+            r.total_timeout, known,
+        )
+    else:
+        run = runners.read_run_file(r.path, r.format, r.path)
+        stream = runners.run_from_file(run, queries, r.depth, r.path, known)
+    for qid, result in stream:
+        if progress is not None:
+            progress.update(1, failed=result.failed)
+        yield qid, result
+
+
+def now_utc() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def run_evaluation(inputs: Inputs, *, git=None, history=None, created_at=None, show_progress=True,
+                   answers_override=None) -> dict:
+    from ci_eval.core.artefact import build_artefact
+    from ci_eval.core.evaluation import evaluate
+    from ci_eval.progress import Progress
+
+    cfg = inputs.config
+    progress = Progress(len(inputs.gold.questions), "retrieving", enabled=show_progress)
+    try:
+        evaluation = evaluate(
+            inputs.gold,
+            retrieve(inputs, progress),
+            k=cfg.k,
+            metrics=cfg.metrics,
+            relevance_level=cfg.relevance_level,
+            index_ids=inputs.manifest.ids if inputs.manifest else None,
+            abstain_below=cfg.abstain_below,
+            answers=answers_override if answers_override is not None else inputs.answers,
+        )
+    finally:
+        progress.close()
+    manifest = inputs.manifest
+    return build_artefact(
+        tool_version=__version__,
+        created_at=created_at or now_utc(),
+        git=git,
+        config=cfg.as_recorded(),
+        gold_set={
+            "path": cfg.raw.get("gold_set"),
+            "sha256": inputs.gold_sha256,
+            "index_version": inputs.gold.index_version,
+            "questions": len(inputs.gold.questions),
+        },
+        index={
+            "version": manifest.version if manifest else None,
+            "ids": len(manifest.ids) if manifest else None,
+            "checked": manifest is not None,
+        },
+        k=cfg.k,
+        metrics=cfg.metrics,
+        abstain_below=cfg.abstain_below,
+        evaluation=evaluation,
+        history=history,
+    )
+
+
+def retriever_failed(artefact: dict) -> str | None:
+    """A retriever that failed on every answerable question is a broken retriever, not a
+    regression: name it so the exit code can say so."""
+    measured = [q for q in artefact["questions"] if q["status"] in ("ok", "error")]
+    errors = [q for q in measured if q["status"] == "error"]
+    if measured and len(errors) == len(measured):
+        return f"the retriever failed on all {len(errors)} questions; first error: {errors[0]['error']}"
+    return None
+
+
+def warn(message: str) -> None:
+    print(f"ci-eval: warning: {message}", file=sys.stderr)
+
+
+__all__ = ["Inputs", "RetrieverError", "load_inputs", "retriever_failed", "run_evaluation"]

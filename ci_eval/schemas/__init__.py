@@ -1,0 +1,13 @@
+"""JSON Schemas shipped inside the package, loaded by name (``load("goldset")``)."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+
+
+@lru_cache(maxsize=None)
+def load(name: str) -> dict:
+    text = resources.files(__name__).joinpath(f"{name}.schema.json").read_text("utf-8")
+    return json.loads(text)

@@ -1,0 +1,19 @@
+"""Fixtures shared by the whole suite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+# Public reference data (trec_eval's own tests, collections, GitHub's OpenAPI slice) lives
+# beside the checkout, never inside it. Users' machines do not have it.
+SHARED = REPO_ROOT.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    if not SHARED.is_dir():
+        pytest.skip("reference data ../shared is absent beside the checkout")
+    return SHARED
