@@ -59,7 +59,9 @@ def run_callable(
         start = time.perf_counter()
         try:
             raw = fn(q.question, depth, **params)
-            raw = list(raw) if raw is not None and not isinstance(raw, (list, tuple)) else raw
+            # A generator runs here, inside the timing and the try, not later in clean().
+            if raw is not None and not isinstance(raw, (list, tuple, dict, str, bytes)):
+                raw = list(raw)
             latency = (time.perf_counter() - start) * 1000
             return clean(raw, depth, latency, known_ids)
         except ResultError as exc:

@@ -27,10 +27,12 @@ class Evaluation:
     summary: dict
 
 
-def _status(q: Question, live_relevant: bool, r: Retrieved) -> str:
+def _status(q: Question, live_relevant: bool, stale: list, r: Retrieved) -> str:
     if q.unanswerable:
         return "unanswerable"
-    if not live_relevant:
+    # Only missing ids make a question stale; one with no grade at the relevance level is
+    # measured and scores 0, as trec_eval counts a query with no relevant documents.
+    if stale and not live_relevant:
         return "stale"
     return "error" if r.failed else "ok"
 
@@ -66,7 +68,7 @@ def evaluate(
         stale = sorted(g for g in gold_map if index_ids is not None and g not in index_ids)
         live = {g: grade for g, grade in gold_map.items() if g not in stale}
         live_relevant = any(grade >= relevance_level for grade in live.values())
-        status = _status(q, live_relevant, r)
+        status = _status(q, live_relevant, stale, r)
         first = next(
             (i for i, cid in enumerate(r.ids, 1) if live.get(cid, 0) >= relevance_level), None
         )

@@ -19,7 +19,7 @@ def run_summary(artefact: dict) -> str:
     rows = [[m, f"{overall['means'][m]:.4f}"] for m in artefact["metrics"] if m in overall["means"]]
     lines = [
         f"{overall['count']} answerable question(s) measured at k={artefact['k']}",
-        tabulate(rows, headers=["metric", "mean"], tablefmt="simple", disablenumparse=True),
+        tabulate(rows, headers=["metric", "mean"], tablefmt="simple", disable_numparse=True),
     ]
     stale = s["stale"]
     if not artefact["index"]["checked"]:

@@ -31,8 +31,7 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 # are Python keywords ("if", "for", "in", "is", "not", "and", "or", "with", "as", "from",
 # "return", "else", "while", "del", "pass", "global") are deliberately NOT here: users ask
 # about exactly those.
-STOPWORDS = frozenset(
-    """
+_STOPWORD_TEXT = """
     a an the this that these those it its of on at by to into onto than then there
     be been being am are was were do does did doing done have has had having
     i me my we our you your he she they them their what which who whom whose when where
@@ -40,8 +39,8 @@ STOPWORDS = frozenset(
     about after before again all any both each few more most other some such only own
     same so too very just also but nor out off over under up down here
     s t don doesn isn
-    """.split()
-)
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 
 def stem(token: str) -> str:

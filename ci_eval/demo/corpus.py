@@ -15,8 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-# Sphinx's text writer underlines titles with one of these, one character per level.
-_UNDERLINE_CHARS = "*=-~^"
+# Sphinx's text writer underlines titles with a run of one of these, one per level.
 _UNDERLINE = re.compile(r"([*=\-~^])\1*")
 _SLUG_WORD = re.compile(r"[a-z0-9]+")
 
@@ -36,7 +35,7 @@ def slugify(title: str) -> str:
 
 
 def _is_underline(line: str, title: str) -> bool:
-    if not _UNDERLINE.fullmatch(line) or line[0] not in _UNDERLINE_CHARS:
+    if not _UNDERLINE.fullmatch(line):
         return False
     # A rule of '=' under an empty line (pdb's page has one) or under indented text is a
     # separator, not a title; a title starts at column 0 and is no longer than its rule.

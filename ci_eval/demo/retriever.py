@@ -36,7 +36,9 @@ def _params(params: dict[str, Any]) -> BM25Params:
     for name in ("stopwords", "stem"):
         if name in params:
             if not isinstance(params[name], bool):
-                raise TypeError(f"retriever param {name} must be true or false, got {params[name]!r}")
+                raise TypeError(
+                    f"retriever param {name} must be true or false, got {params[name]!r}"
+                )
             values[name] = params[name]
     return BM25Params(**values)
 

@@ -1,0 +1,218 @@
+"""Unanswerable questions and the "I could not find this" cutoff on the top score.
+
+For an unanswerable question the top result's score should sit below the app's cutoff,
+for an answerable one above it. ``analyse_cutoff`` reports both distributions, the gap
+between them (lowest answerable top score vs highest unanswerable top score) and the cutoff
+the gap suggests (its midpoint); when the two overlap there is no gap, and the system
+cannot tell when it has nothing. The configured ``abstain_below`` is scored on both sides:
+a false "not found" is an answerable question under it, a false answer an unanswerable
+question at or above it. A question for which nothing came back abstains.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+NO_GAP = "no gap: this system cannot tell when it has nothing"
+
+
+@dataclass(frozen=True)
+class CutoffSide:
+    answerable: tuple[tuple[str, float | None], ...]  # (id, top score), sorted by id
+    unanswerable: tuple[tuple[str, float | None], ...]
+    cutoff: float | None  # configured abstain_below
+
+    @staticmethod
+    def _scores(pairs) -> list[float]:
+        return sorted(s for _, s in pairs if s is not None)
+
+    @property
+    def answerable_scores(self) -> list[float]:
+        return self._scores(self.answerable)
+
+    @property
+    def unanswerable_scores(self) -> list[float]:
+        return self._scores(self.unanswerable)
+
+    @property
+    def checkable(self) -> bool:
+        return bool(self.answerable_scores) and bool(self.unanswerable)
+
+    @property
+    def lowest_answerable(self) -> float | None:
+        s = self.answerable_scores
+        return s[0] if s else None
+
+    @property
+    def highest_unanswerable(self) -> float | None:
+        s = self.unanswerable_scores
+        # an unanswerable question with nothing returned sits below every score
+        return s[-1] if s else (-math.inf if self.unanswerable else None)
+
+    @property
+    def gap(self) -> tuple[float, float] | None:
+        """(highest unanswerable, lowest answerable) when the first is strictly lower."""
+        lo, hi = self.highest_unanswerable, self.lowest_answerable
+        if lo is None or hi is None or not lo < hi or math.isinf(lo):
+            return None
+        return (lo, hi)
+
+    @property
+    def has_gap(self) -> bool:
+        lo, hi = self.highest_unanswerable, self.lowest_answerable
+        return lo is not None and hi is not None and lo < hi
+
+    @property
+    def suggested(self) -> float | None:
+        """The midpoint of the gap, the cutoff that leaves both sides the widest margin."""
+        g = self.gap
+        return None if g is None else (g[0] + g[1]) / 2
+
+    @property
+    def overlap(self) -> tuple[int, int]:
+        """(answerable at or below the highest unanswerable, unanswerable at or above the
+        lowest answerable): how many questions sit on the wrong side of each other."""
+        lo, hi = self.highest_unanswerable, self.lowest_answerable
+        if lo is None or hi is None or lo < hi:
+            return (0, 0)
+        return (sum(1 for s in self.answerable_scores if s <= lo),
+                sum(1 for s in self.unanswerable_scores if s >= hi))
+
+    @property
+    def false_not_found(self) -> tuple[str, ...]:
+        if self.cutoff is None:
+            return ()
+        return tuple(i for i, s in self.answerable if s is None or s < self.cutoff)
+
+    @property
+    def false_answers(self) -> tuple[str, ...]:
+        if self.cutoff is None:
+            return ()
+        return tuple(i for i, s in self.unanswerable if s is not None and s >= self.cutoff)
+
+
+@dataclass(frozen=True)
+class CutoffReport:
+    head: CutoffSide
+    base: CutoffSide | None
+
+
+def cutoff_side(artefact: dict) -> CutoffSide:
+    answerable, unanswerable = [], []
+    for q in artefact.get("questions", []):
+        score = q.get("top_score")
+        score = None if score is None else float(score)
+        if q.get("status") == "unanswerable" or q.get("unanswerable"):
+            unanswerable.append((q["id"], score))
+        elif q.get("status") == "ok":
+            answerable.append((q["id"], score))
+    cut = artefact.get("abstain_below")
+    return CutoffSide(tuple(sorted(answerable)), tuple(sorted(unanswerable)),
+                      None if cut is None else float(cut))
+
+
+def analyse_cutoff(base: dict | None, head: dict) -> CutoffReport:
+    return CutoffReport(cutoff_side(head), None if base is None else cutoff_side(base))
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.3g}" if abs(x) < 1000 else f"{x:.0f}"
+
+
+def histogram(side: CutoffSide, bins: int = 10, width: int = 20) -> str:
+    """Both distributions as text bars that fit a code block (ASCII and block characters)."""
+    a, u = side.answerable_scores, side.unanswerable_scores
+    scores = a + u
+    if not scores:
+        return "(no scores)"
+    lo, hi = min(scores), max(scores)
+    marks = [x for x in (side.cutoff,) if x is not None]
+    lo, hi = min([lo] + marks), max([hi] + marks)
+    if hi == lo:
+        hi = lo + 1.0
+    step = (hi - lo) / bins
+
+    def bin_of(x: float) -> int:
+        return min(int((x - lo) / step), bins - 1)
+
+    ca, cu = [0] * bins, [0] * bins
+    for x in a:
+        ca[bin_of(x)] += 1
+    for x in u:
+        cu[bin_of(x)] += 1
+    top = max(ca + cu) or 1
+    edges = [f"{_fmt(lo + i * step)}–{_fmt(lo + (i + 1) * step)}" for i in range(bins)]
+    ew = max(len(e) for e in edges)
+    lines = [f"{'top score':<{ew}}  {'answerable':<{width + 5}}  unanswerable"]
+    for i in range(bins - 1, -1, -1):
+        bar_a = "█" * math.ceil(ca[i] * width / top) if ca[i] else ""
+        bar_u = "░" * math.ceil(cu[i] * width / top) if cu[i] else ""
+        cell_a = f"{bar_a} {ca[i]}" if ca[i] else "·"
+        cell_u = f"{bar_u} {cu[i]}" if cu[i] else "·"
+        note = ""
+        if side.cutoff is not None and bin_of(side.cutoff) == i:
+            note = f"  ◀ cutoff {_fmt(side.cutoff)}"
+        lines.append(f"{edges[i]:>{ew}}  {cell_a:<{width + 5}}  {cell_u}{note}".rstrip())
+    none_a = sum(1 for _, s in side.answerable if s is None)
+    none_u = sum(1 for _, s in side.unanswerable if s is None)
+    if none_a or none_u:
+        lines.append(f"{'nothing':>{ew}}  {str(none_a or '·'):<{width + 5}}  {none_u or '·'}")
+    return "\n".join(lines)
+
+
+def _xml(text: object) -> str:
+    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;").replace("'", "&#39;"))
+
+
+def render_svg(side: CutoffSide, title: str = "Top score: answerable vs unanswerable") -> str:
+    """An SVG strip plot of both top-score distributions with the configured and suggested
+    cutoffs. Written by hand, deterministic (fixed decimals), every text node escaped."""
+    w, h, left, right = 640, 220, 120, 20
+    rows = (("answerable", side.answerable_scores, 80, "#2f6fb0"),
+            ("unanswerable", side.unanswerable_scores, 140, "#c2452d"))
+    scores = side.answerable_scores + side.unanswerable_scores
+    marks = [x for x in (side.cutoff, side.suggested) if x is not None]
+    lo = min(scores + marks, default=0.0)
+    hi = max(scores + marks, default=1.0)
+    if hi == lo:
+        hi = lo + 1.0
+
+    def x_of(v: float) -> str:
+        return f"{left + (v - lo) / (hi - lo) * (w - left - right):.2f}"
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+        f'viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">',
+        f"<title>{_xml(title)}</title>",
+        f'<rect width="{w}" height="{h}" fill="#ffffff"/>',
+        f'<text x="{left}" y="24" font-size="14">{_xml(title)}</text>',
+    ]
+    for label, values, y, color in rows:
+        out.append(f'<text x="8" y="{y + 4}">{_xml(label)} ({len(values)})</text>')
+        out.append(f'<line x1="{left}" y1="{y}" x2="{w - right}" y2="{y}" stroke="#dddddd"/>')
+        seen: dict[str, int] = {}
+        for v in values:
+            cx = x_of(v)
+            stack = seen.get(cx, 0)
+            seen[cx] = stack + 1
+            cy = y - 6 * (stack % 4) + 9 * (stack // 4 % 2)
+            out.append(f'<circle cx="{cx}" cy="{cy}" r="4" fill="{color}" '
+                       f'fill-opacity="0.6"><title>{_xml(_fmt(v))}</title></circle>')
+    for value, label, dash in ((side.cutoff, "configured cutoff", "6 3"),
+                               (side.suggested, "suggested cutoff", "2 2")):
+        if value is None:
+            continue
+        x = x_of(value)
+        out.append(f'<line x1="{x}" y1="44" x2="{x}" y2="170" stroke="#333333" '
+                   f'stroke-dasharray="{dash}"/>')
+        out.append(f'<text x="{x}" y="{40 if dash == "6 3" else 186}" text-anchor="middle">'
+                   f"{_xml(label)} {_xml(_fmt(value))}</text>")
+    out.append(f'<text x="{left}" y="{h - 12}">{_xml(_fmt(lo))}</text>')
+    out.append(f'<text x="{w - right}" y="{h - 12}" text-anchor="end">{_xml(_fmt(hi))}</text>')
+    if not side.has_gap and side.checkable:
+        out.append(f'<text x="{w - right}" y="24" text-anchor="end" fill="#c2452d">'
+                   f"{_xml(NO_GAP)}</text>")
+    out.append("</svg>")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,87 @@
+"""Escaping for every user-controlled string that ends up in a rendered report.
+
+Question text, ids, tags and config values come from the user's repository, and a PR
+author controls them. A report is posted as a PR comment, written to the job summary and
+printed on a workflow's stdout, so one string must be unable to:
+
+- inject HTML (``<script>``, ``<img onerror>``, ``<!-- -->`` that hides the rest),
+- break a table (``|``) or the line structure (newlines),
+- ping people or teams (``@org/team``),
+- issue a workflow command (``::set-output``, ``::add-mask::``) on stdout,
+- become a link, an image or an auto-link (``[x](javascript:...)``, ``https://...``),
+- flood the comment (length cap with an ellipsis).
+
+``escape_md`` is for text cells and prose; ``code_span`` for values shown as code.
+"""
+
+from __future__ import annotations
+
+import re
+
+ZWJ = "\u200d"  # zero-width joiner: invisible, breaks @mentions and auto-links
+ELLIPSIS = "…"
+DEFAULT_LIMIT = 120
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]+")
+# Backslash-escapable punctuation that could start markdown syntax in a text cell.
+_MD_ACTIVE = re.compile(r"([\\`*_\[\]{}()#+!~|])")
+_SCHEME = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,31}):(?=//)")
+_WWW = re.compile(r"(?i)\bwww\.")
+
+
+def _flatten(text: object, limit: int | None) -> str:
+    """One line, no control characters, at most ``limit`` characters."""
+    s = _CONTROL.sub(" ", str(text))
+    if limit is not None and len(s) > limit:
+        s = s[: max(limit - 1, 0)].rstrip() + ELLIPSIS
+    return s
+
+
+def _defuse(s: str) -> str:
+    """Break the patterns that GitHub acts on even inside plain text."""
+    s = s.replace("@", "@" + ZWJ)  # @user, @org/team, e-mail auto-links
+    s = s.replace("::", ":" + ZWJ + ":")  # workflow commands
+    s = _SCHEME.sub(lambda m: m.group(1) + ZWJ + ":", s)  # https://, javascript://
+    s = _WWW.sub(lambda m: m.group(0)[:3] + ZWJ + ".", s)  # www. auto-links
+    return s
+
+
+def escape_md(text: object, limit: int | None = DEFAULT_LIMIT) -> str:
+    """Make ``text`` inert in GitHub-flavoured markdown: one line, plain text, capped.
+
+    HTML is entity-escaped (``& < >``), markdown punctuation is backslash-escaped (so
+    ``|`` cannot split a table cell and ``[x](...)`` cannot become a link), ``@`` and
+    ``::`` get a zero-width joiner, URL schemes and ``www.`` are broken so GitHub does not
+    auto-link them. ``limit`` counts characters of the original text; ``None`` keeps all.
+    """
+    s = _flatten(text, limit)
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = _MD_ACTIVE.sub(r"\\\1", s)
+    return _defuse(s)
+
+
+def code_span(text: object, limit: int | None = DEFAULT_LIMIT, in_table: bool = True) -> str:
+    """``text`` as one inline code span.
+
+    The fence is one backtick longer than the longest backtick run inside; a space pads
+    content that starts or ends with a backtick or a space. In a table cell (``in_table``)
+    ``|`` is written ``\\|``, which GitHub's table parser unescapes even inside code.
+    Nothing inside a code span is a link, a mention or HTML, and a span never starts a line
+    with ``::``.
+    """
+    s = _flatten(text, limit)
+    if not s.strip():
+        s = s or " "
+    runs = [len(r) for r in re.findall(r"`+", s)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if (s.startswith("`") or s.endswith("`") or s.startswith(" ")) else ""
+    if in_table:
+        s = s.replace("|", "\\|")
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def marker_suffix(text: object) -> str:
+    """A marker suffix reduced to ``[A-Za-z0-9._]`` and single dashes: it cannot close the
+    HTML comment that holds it (no ``--``, no ``>``)."""
+    s = re.sub(r"[^A-Za-z0-9._]+", "-", str(text)).strip("-")
+    return s[:64]

@@ -1,0 +1,391 @@
+"""The metric registry and its numpy kernels, with trec_eval 10.0's semantics.
+
+Users type ``hit@5``, ``recall@5``, ``precision@5``, ``ndcg@5``, ``mrr`` (or ``mrr@10``)
+and ``map``; trec_eval's names (``success_5``, ``success.5``, ``P_5``, ``recall_5``,
+``ndcg_cut_5``, ``recip_rank``) are aliases. Each family's kernel carries its convention
+and formula in its docstring; ``ci-eval metrics`` and docs/metrics.md are built from them.
+
+Conventions shared by every metric (trec_eval 10.0):
+
+* a document is relevant when its grade is >= ``relevance_level`` (default 1);
+* negative grades are never relevant, count nowhere and add no gain;
+* unjudged documents are not relevant;
+* ``R`` (num_rel) is the number of judged documents of the query that are relevant,
+  retrieved or not;
+* an empty ranking scores 0 everywhere, and so does a query with ``R = 0``.
+
+All metrics are computed from one (queries x depth) matrix of grades built once.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from ci_eval.errors import InputError
+
+# Grade given to padding, unjudged documents and negative judgments: below any
+# relevance level (levels are >= 0) and clipped to a gain of 0.
+_NOT_RELEVANT = -1.0
+
+
+# --------------------------------------------------------------------------- the table
+
+
+class GradeTable:
+    """Per-query grades of the ranked documents plus what the ideal ranking needs.
+
+    ``grades[q, i]`` is the grade of the document at rank ``i + 1`` of query ``q``
+    (-1 for unjudged, negative or padding), ``lengths[q]`` the number retrieved,
+    ``judged`` a (queries x m) matrix of each query's judged grades sorted descending
+    (padded with -1), from which num_rel and the ideal DCG come.
+    Derived arrays are computed once, on first use, for every metric that needs them.
+    """
+
+    def __init__(self, grades: np.ndarray, lengths: np.ndarray, judged: np.ndarray,
+                 relevance_level: int = 1):
+        if relevance_level < 0:
+            raise InputError(
+                f"the relevance level must be 0 or more, got {relevance_level}",
+                source="relevance_level",
+            )
+        self.grades = grades
+        self.lengths = lengths
+        self.judged = judged
+        self.level = relevance_level
+        self._cache: dict[str, np.ndarray] = {}
+
+    @property
+    def n_queries(self) -> int:
+        return self.grades.shape[0]
+
+    @property
+    def depth(self) -> int:
+        return self.grades.shape[1]
+
+    def _get(self, key: str, make: Callable[[], np.ndarray]) -> np.ndarray:
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
+    @property
+    def relevant(self) -> np.ndarray:
+        return self._get("relevant", lambda: self.grades >= self.level)
+
+    @property
+    def found(self) -> np.ndarray:
+        """Relevant documents within the first i + 1 ranks."""
+        return self._get("found", lambda: np.cumsum(self.relevant, axis=1, dtype=np.int64))
+
+    @property
+    def num_rel(self) -> np.ndarray:
+        return self._get(
+            "num_rel", lambda: np.count_nonzero(self.judged >= self.level, axis=1)
+        )
+
+    @property
+    def num_rel_ret(self) -> np.ndarray:
+        return self.found_at(self.depth)
+
+    def found_at(self, k: int) -> np.ndarray:
+        if self.depth == 0:
+            return np.zeros(self.n_queries, dtype=np.int64)
+        return self.found[:, min(k, self.depth) - 1]
+
+    @property
+    def first_rank(self) -> np.ndarray:
+        """1-based rank of the first relevant document, 0 when there is none."""
+
+        def make() -> np.ndarray:
+            if self.depth == 0:
+                return np.zeros(self.n_queries, dtype=np.int64)
+            rel = self.relevant
+            return np.where(rel.any(axis=1), np.argmax(rel, axis=1) + 1, 0)
+
+        return self._get("first_rank", make)
+
+    def _discounted_cumsum(self, gains: np.ndarray) -> np.ndarray:
+        # gain / log2(rank + 1), summed rank by rank in order, as trec_eval does, so the
+        # float results agree to the last bit where the logarithms do.
+        log2 = np.log2(np.arange(2, gains.shape[1] + 2, dtype=np.float64))
+        return np.cumsum(np.maximum(gains, 0.0) / log2, axis=1)
+
+    def dcg_at(self, k: int) -> np.ndarray:
+        if self.depth == 0:
+            return np.zeros(self.n_queries)
+        dcg = self._get("dcg", lambda: self._discounted_cumsum(self.grades))
+        return dcg[:, min(k, self.depth) - 1]
+
+    def ideal_dcg_at(self, k: int) -> np.ndarray:
+        # The ideal ranking lists every positive judgment by grade, whatever the level.
+        if self.judged.shape[1] == 0:
+            return np.zeros(self.n_queries)
+        idcg = self._get("idcg", lambda: self._discounted_cumsum(self.judged))
+        return idcg[:, min(k, self.judged.shape[1]) - 1]
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den with 0 where den is 0 (trec_eval leaves those values at 0)."""
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    out = np.zeros(np.broadcast(num, den).shape)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+def _hit(t: GradeTable, k: int) -> np.ndarray:
+    """Hit@k: 1 if at least one relevant document is in the top k, else 0.
+
+    hit@k = 1[ |{i <= k : rel_i}| > 0 ]. Same as trec_eval's success_k (also called
+    Success@k). Not to be confused with recall@k: with 3 relevant documents and 1 of
+    them in the top k, hit@k = 1 but recall@k = 1/3.
+    """
+    return (t.found_at(k) > 0).astype(np.float64)
+
+
+def _recall(t: GradeTable, k: int) -> np.ndarray:
+    """Recall@k: the share of the query's relevant documents found in the top k.
+
+    recall@k = |{i <= k : rel_i}| / R, where R counts every judged relevant document of
+    the query, retrieved or not (trec_eval recall_k). 0 when R = 0.
+    """
+    return _ratio(t.found_at(k), t.num_rel)
+
+
+def _precision(t: GradeTable, k: int) -> np.ndarray:
+    """Precision@k: relevant documents in the top k, divided by k.
+
+    precision@k = |{i <= k : rel_i}| / k, dividing by k even when fewer than k documents
+    were retrieved (trec_eval P_k): a short ranking is not rewarded for being short.
+    """
+    return t.found_at(k) / float(k)
+
+
+def _ndcg(t: GradeTable, k: int) -> np.ndarray:
+    """nDCG@k: discounted cumulative gain of the top k over that of the ideal top k.
+
+    DCG@k = sum_{i <= k} g_i / log2(i + 1), with g_i the raw grade of the document at
+    rank i (0 when unjudged or negative), whatever the relevance level.
+    IDCG@k is the same sum over the query's positive judgments sorted by grade
+    descending. nDCG@k = DCG@k / IDCG@k, 0 when IDCG@k = 0 (trec_eval ndcg_cut_k, after
+    Jarvelin and Kekalainen, ACM TOIS 20(4), 2002).
+    """
+    return _ratio(t.dcg_at(k), t.ideal_dcg_at(k))
+
+
+def _mrr(t: GradeTable, k: int | None) -> np.ndarray:
+    """Reciprocal rank: 1 / rank of the first relevant document, 0 if none was retrieved.
+
+    rr = 1 / min{i : rel_i}. Without a cutoff this is trec_eval's recip_rank, which
+    looks at the whole ranking; mrr@k is 0 when the first relevant document is below
+    rank k (an extension: trec_eval has no cutoff for it). The mean over queries is MRR.
+    """
+    first = t.first_rank
+    keep = first > 0 if k is None else (first > 0) & (first <= k)
+    return _ratio(keep.astype(np.float64), first)
+
+
+def _map(t: GradeTable, k: int | None) -> np.ndarray:
+    """Average precision: precision at the rank of each relevant document, averaged over R.
+
+    AP = (1 / R) * sum_{i : rel_i} |{j <= i : rel_j}| / i, over the whole ranking, where R
+    counts every judged relevant document (missed ones contribute 0). 0 when R = 0.
+    The mean over queries is trec_eval's map (Buckley and Voorhees, 2005).
+    """
+    if t.depth == 0:
+        return np.zeros(t.n_queries)
+    ranks = np.arange(1, t.depth + 1, dtype=np.float64)
+    precision_at_hits = np.where(t.relevant, t.found / ranks, 0.0)
+    # Summed rank by rank, in trec_eval's order.
+    total = np.cumsum(precision_at_hits, axis=1)[:, -1]
+    return _ratio(total, t.num_rel)
+
+
+# --------------------------------------------------------------------------- registry
+
+
+@dataclass(frozen=True)
+class _Family:
+    key: str  # canonical spelling without cutoff: "hit", "mrr"
+    title: str
+    trec: str | None  # trec_eval measure name ("success"); None when trec_eval has none
+    cutoff: str  # "required", "optional" or "none"
+    aliases: tuple[str, ...]  # lower-cased prefixes that mean this family
+    kernel: Callable[[GradeTable, int | None], np.ndarray]
+
+
+FAMILIES: tuple[_Family, ...] = (
+    _Family("hit", "Hit@k", "success", "required", ("hit", "success"), _hit),
+    _Family("recall", "Recall@k", "recall", "required", ("recall",), _recall),
+    _Family("precision", "Precision@k", "P", "required", ("precision", "p"), _precision),
+    _Family("ndcg", "nDCG@k", "ndcg_cut", "required", ("ndcg", "ndcg_cut"), _ndcg),
+    _Family("mrr", "MRR (reciprocal rank)", "recip_rank", "optional", ("mrr", "recip_rank"),
+            _mrr),
+    _Family("map", "MAP (average precision)", "map", "none", ("map",), _map),
+)
+_BY_ALIAS = {alias: f for f in FAMILIES for alias in f.aliases}
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric at one cutoff, as users name it.
+
+    ``name`` is the canonical spelling (``hit@5``), ``trec_name`` trec_eval's output name
+    (``success_5``; None for ``mrr@k``, which trec_eval lacks) and ``k`` the cutoff.
+    """
+
+    name: str
+    trec_name: str | None
+    k: int | None
+    family: str
+
+    @property
+    def description(self) -> str:
+        return describe(self.family)
+
+    def __call__(self, table: GradeTable) -> np.ndarray:
+        return _FAMILY[self.family].kernel(table, self.k)
+
+
+_FAMILY = {f.key: f for f in FAMILIES}
+_NAME = re.compile(r"^([a-z_]+?)(?:(@|_|\.)(.*))?$")
+
+
+def describe(family: str) -> str:
+    """The convention of a family, from its kernel's docstring."""
+    import inspect
+
+    return inspect.cleandoc(_FAMILY[family].kernel.__doc__ or "")
+
+
+def accepted_names() -> list[str]:
+    return ["hit@K", "recall@K", "precision@K", "ndcg@K", "mrr", "mrr@K", "map",
+            "success_K", "success.K", "P_K", "P.K", "recall_K", "recall.K",
+            "ndcg_cut_K", "ndcg_cut.K", "recip_rank"]
+
+
+def _unknown(name: str, why: str) -> InputError:
+    examples = ["hit@5", "recall@5", "precision@5", "ndcg@5", "mrr", "mrr@10", "map",
+                "success_5", "success.5", "P_5", "P.5", "recall_5", "ndcg_cut_10",
+                "recip_rank"]
+    close = difflib.get_close_matches(name, examples, n=1, cutoff=0.6)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    return InputError(
+        f"unknown metric {name!r}: {why}.{hint} Accepted: {', '.join(accepted_names())}"
+        " (K a positive whole number)",
+        source="metric",
+    )
+
+
+def resolve_metric(name: str) -> Metric:
+    """Parse a metric name users or trec_eval would write into a ``Metric``.
+
+    Case does not matter (``P_5`` and ``p@5`` are the same); the cutoff may follow
+    ``@``, ``_`` or ``.``.
+    """
+    if isinstance(name, Metric):
+        return name
+    text = str(name).strip()
+    lowered = text.lower()
+    # Whole-name aliases first: "ndcg_cut_5" must not split as "ndcg" + "cut_5".
+    match = None
+    for alias in sorted(_BY_ALIAS, key=len, reverse=True):
+        if lowered == alias:
+            match = (alias, None)
+            break
+        if lowered.startswith(alias) and lowered[len(alias):len(alias) + 1] in ("@", "_", "."):
+            match = (alias, lowered[len(alias) + 1:])
+            break
+    if match is None:
+        raise _unknown(text, "not a metric ci-eval computes")
+    alias, cut = match
+    family = _BY_ALIAS[alias]
+    if cut is None:
+        if family.cutoff == "required":
+            raise _unknown(text, f"{family.title} needs a cutoff, as in {family.key}@5")
+        k = None
+    else:
+        if family.cutoff == "none":
+            raise _unknown(text, f"{family.key} takes no cutoff")
+        if not cut.isdigit() or int(cut) <= 0:
+            raise _unknown(text, f"the cutoff {cut!r} is not a positive whole number")
+        k = int(cut)
+    canonical = family.key if k is None else f"{family.key}@{k}"
+    if family.trec is None or (family.key == "mrr" and k is not None):
+        trec_name = None
+    elif k is None:
+        trec_name = family.trec
+    else:
+        trec_name = f"{family.trec}_{k}"
+    return Metric(canonical, trec_name, k, family.key)
+
+
+def default_metrics(k: int) -> list[str]:
+    """The metrics a run reports by default: the cutoff the app uses, three times it, MAP."""
+    if k <= 0:
+        raise InputError(f"k must be a positive whole number, got {k}", source="k")
+    at = [f"hit@{k}", f"recall@{k}", f"precision@{k}", f"ndcg@{k}", "mrr"]
+    wide = [f"hit@{3 * k}", f"recall@{3 * k}", f"precision@{3 * k}", f"ndcg@{3 * k}"]
+    return at + wide + ["map"]
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def build_table(
+    rankings: Sequence[Sequence[str]],
+    judgments: Sequence[Mapping[str, float]],
+    relevance_level: int = 1,
+) -> GradeTable:
+    """The grade table of ordered id sequences against ``{id: grade}`` judgments."""
+    if len(rankings) != len(judgments):
+        raise ValueError("rankings and judgments must have one entry per query")
+    n = len(rankings)
+    depth = max((len(r) for r in rankings), default=0)
+    width = max((len(j) for j in judgments), default=0)
+    grades = np.full((n, depth), _NOT_RELEVANT)
+    judged = np.full((n, width), _NOT_RELEVANT)
+    lengths = np.zeros(n, dtype=np.int64)
+    for q, (ranking, judgment) in enumerate(zip(rankings, judgments)):
+        ids = list(ranking)
+        if len(set(ids)) != len(ids):
+            dup = next(i for i in ids if ids.count(i) > 1)
+            raise InputError(f"id {dup!r} is ranked twice", source="ranking", place=f"query {q}")
+        lengths[q] = len(ids)
+        row = [judgment.get(i, _NOT_RELEVANT) for i in ids]
+        grades[q, : len(row)] = row
+        values = sorted((float(g) for g in judgment.values()), reverse=True)
+        judged[q, : len(values)] = values
+    # Negative judgments are "judged but not relevant, no gain": the same as unjudged.
+    grades[grades < 0] = _NOT_RELEVANT
+    judged[judged < 0] = _NOT_RELEVANT
+    return GradeTable(grades, lengths, judged, relevance_level)
+
+
+def compute_table(metrics: Sequence[Metric | str], table: GradeTable) -> dict[str, np.ndarray]:
+    """Every metric's per-query values from one table (canonical name -> float64 array)."""
+    resolved = [resolve_metric(m) for m in metrics]
+    return {m.name: np.asarray(m(table), dtype=np.float64) for m in resolved}
+
+
+def compute(
+    metrics: Sequence[Metric | str],
+    rankings: Sequence[Sequence[str]],
+    judgments: Sequence[Mapping[str, float]],
+    relevance_level: int = 1,
+) -> dict[str, np.ndarray]:
+    """Per-query values of each metric, aligned with ``rankings`` and ``judgments``.
+
+    ``rankings`` are id sequences best first (already ordered, see ``ranking.order``),
+    ``judgments`` ``{id: grade}`` maps. Returns canonical name -> float64 array.
+    The inputs are not modified.
+    """
+    resolved = [resolve_metric(m) for m in metrics]
+    return compute_table(resolved, build_table(rankings, judgments, relevance_level))

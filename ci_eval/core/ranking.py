@@ -1,0 +1,96 @@
+"""(id, score) pairs -> a Ranking in trec_eval's order.
+
+trec_eval ignores the rank a run claims and sorts each query's results by score
+descending, breaking ties by document id descending, compared byte by byte (``strcmp``).
+Every ranking in ci_eval goes through ``order`` so the metrics only ever see orderings
+and two tools given the same scores agree on who ranks first in a tie.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable
+
+import numpy as np
+
+from ci_eval.errors import InputError
+
+
+@dataclass(frozen=True)
+class Ranking:
+    ids: tuple[str, ...]  # best first: score descending, then id descending (UTF-8 bytes)
+    scores: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.ids) != len(self.scores):
+            raise ValueError("a Ranking needs one score per id")
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def _tie_key(pair: tuple[str, float]) -> tuple[float, bytes]:
+    # Python compares str by code point, which agrees with UTF-8 byte order except for
+    # surrogates; comparing the encoded bytes is exactly trec_eval's strcmp.
+    return (pair[1], pair[0].encode("utf-8", "surrogatepass"))
+
+
+def order(pairs: Iterable[tuple[str, float]]) -> Ranking:
+    """Sort (id, score) pairs by score descending, then id descending in UTF-8 byte order.
+
+    This is trec_eval's tie order. The result does not depend on the input order, except
+    for repeated (id, score) pairs, which stay in input order. Duplicate ids are kept:
+    callers that must reject or drop them do so before ordering.
+    Raises ``InputError`` for a score that is not a finite number (NaN has no place in
+    an order).
+    """
+    items = []
+    for position, (cid, score) in enumerate(pairs, 1):
+        value = float(score)
+        if not math.isfinite(value):
+            raise InputError(f"result {position} ({cid!r}) has a non-finite score ({value})")
+        items.append((str(cid), value))
+    items.sort(key=_tie_key, reverse=True)
+    return Ranking(tuple(c for c, _ in items), tuple(s for _, s in items))
+
+
+def order_rows(
+    group: np.ndarray, scores: np.ndarray, id_words: Iterable[np.ndarray]
+) -> np.ndarray | None:
+    """Permutation putting rows in trec_eval order within each group, or None if they are.
+
+    The vectorised counterpart of ``order`` for the TREC file path. ``group`` holds a
+    small-integer code per row (the query), ``scores`` the float64 scores and ``id_words``
+    the ids as big-endian uint64 words, most significant first, zero padded: comparing the
+    words in turn compares the ids byte by byte. Rows of a group must end up contiguous;
+    groups keep the order of their first appearance when the input is already grouped.
+    Returning None when nothing moves spares the caller a copy of every column (run files
+    are usually written in rank order already).
+    """
+    words = list(id_words)
+    n = len(scores)
+    if n < 2:
+        return None
+    same = group[1:] == group[:-1]
+    heads = np.count_nonzero(~same) + 1
+    grouped = heads == len(np.unique(group))
+    if grouped:
+        # Within a group each row must come strictly after its predecessor.
+        later = scores[1:] < scores[:-1]
+        tie = scores[1:] == scores[:-1]
+        for w in words:
+            later |= tie & (w[1:] < w[:-1])
+            tie &= w[1:] == w[:-1]
+        if bool(np.all(later | ~same)):
+            return None
+    # np.lexsort sorts by the last key first; ~w reverses the order of unsigned words.
+    keys = [~w for w in reversed(words)]
+    keys.append(-scores)
+    if grouped:
+        # Keep the groups where they are: sort by first appearance, not by code.
+        first_seen = np.cumsum(np.concatenate(([True], ~same)))
+        keys.append(first_seen)
+    else:
+        keys.append(group)
+    return np.lexsort(keys)

@@ -1,0 +1,120 @@
+"""The evaluation's conventions: stale gold, unanswerable questions, errors, tags.
+Expected values are derived by hand from the rankings below."""
+
+import math
+
+import pytest
+
+from ci_eval.core.evaluation import abstains, evaluate
+from ci_eval.core.goldset import GoldSet, Question
+from ci_eval.core.results import Retrieved, failed
+
+GOLD = GoldSet(
+    1,
+    "idx-1",
+    (
+        Question("q1", "first?", (("a", 1),), ("how-to",)),
+        Question("q2", "second?", (("b", 2), ("c", 1)), ("how-to", "api")),
+        Question("q3", "stale?", (("gone", 1),), ("api",)),
+        Question("q4", "partly stale?", (("d", 1), ("gone2", 1)), ()),
+        Question("q5", "nothing?", (), ("off-topic",), unanswerable=True),
+        Question("q6", "broken?", (("a", 1),), ()),
+    ),
+)
+INDEX = frozenset("abcdxyz")
+METRICS = ("hit@1", "hit@3", "recall@3", "mrr", "ndcg@3")
+
+
+def r(*ids, scores=None):
+    scores = scores or [10.0 - i for i in range(len(ids))]
+    return Retrieved(ids=tuple(ids), scores=tuple(scores), latency_ms=2.0)
+
+
+RETRIEVED = [
+    ("q1", r("x", "a", "y")),
+    ("q2", r("c", "x", "b")),
+    ("q3", r("x")),
+    ("q4", r("y", "z", "d")),
+    ("q5", r("z", scores=[0.2])),
+    ("q6", failed("retriever raised RuntimeError: boom", 1.0)),
+]
+
+
+@pytest.fixture(scope="module")
+def result():
+    return evaluate(GOLD, RETRIEVED, k=1, metrics=METRICS, index_ids=INDEX, abstain_below=0.5)
+
+
+def by_id(result):
+    return {q["id"]: q for q in result.questions}
+
+
+def test_statuses(result):
+    status = {q: e["status"] for q, e in by_id(result).items()}
+    assert status == {"q1": "ok", "q2": "ok", "q3": "stale", "q4": "ok", "q5": "unanswerable", "q6": "error"}
+
+
+def test_stale_ids_listed_and_removed_from_gold(result):
+    q = by_id(result)
+    assert q["q3"]["stale"] == ["gone"] and q["q3"]["metrics"] == {}
+    assert q["q4"]["stale"] == ["gone2"]
+    # q4 is measured on its live gold only: d at rank 3 -> recall@3 = 1/1, not 1/2.
+    assert q["q4"]["metrics"]["recall@3"] == 1.0
+    assert q["q4"]["metrics"]["mrr"] == 1 / 3
+    assert result.summary["stale"] == {"questions": 1, "ids": 2}
+
+
+def test_per_question_metrics_are_derivations(result):
+    q = by_id(result)
+    assert q["q1"]["metrics"] == {"hit@1": 0.0, "hit@3": 1.0, "recall@3": 1.0, "mrr": 1 / 2, "ndcg@3": 1 / math.log2(3)}
+    # q2: c (grade 1) at rank 1, b (grade 2) at rank 3; ideal order b, c.
+    dcg = 1 / math.log2(2) + 2 / math.log2(4)
+    idcg = 2 / math.log2(2) + 1 / math.log2(3)
+    assert q["q2"]["metrics"]["ndcg@3"] == pytest.approx(dcg / idcg, abs=1e-15)
+    assert q["q2"]["first_gold_rank"] == 1 and q["q1"]["first_gold_rank"] == 2
+    assert q["q6"]["metrics"] == {m: 0.0 for m in METRICS}
+    assert q["q6"]["error"] == "retriever raised RuntimeError: boom"
+
+
+def test_means_cover_ok_and_error_questions_only(result):
+    overall = result.summary["overall"]
+    assert overall["count"] == 4  # q1, q2, q4, q6
+    assert overall["means"]["mrr"] == pytest.approx((1 / 2 + 1 + 1 / 3 + 0) / 4)
+    assert overall["means"]["hit@1"] == pytest.approx((0 + 1 + 0 + 0) / 4)
+    assert result.summary["by_tag"]["how-to"]["count"] == 2
+    assert result.summary["by_tag"]["how-to"]["means"]["hit@3"] == 1.0
+    assert "api" in result.summary["by_tag"] and result.summary["by_tag"]["api"]["count"] == 1
+    assert result.summary["errors"] == 1
+
+
+def test_unanswerable_measured_by_cutoff(result):
+    q5 = by_id(result)["q5"]
+    assert q5["top_score"] == 0.2 and q5["metrics"] == {}
+    assert result.summary["unanswerable"] == {"count": 1, "abstained": 1, "cutoff": 0.5}
+
+
+@pytest.mark.parametrize(
+    "top, cutoff, expected",
+    [(None, 0.5, True), (0.4, 0.5, True), (0.5, 0.5, False), (0.9, None, False), (None, None, True)],
+)
+def test_abstention_rule(top, cutoff, expected):
+    assert abstains(top, cutoff) is expected
+
+
+def test_without_manifest_nothing_is_stale():
+    res = evaluate(GOLD, RETRIEVED, k=1, metrics=METRICS, index_ids=None)
+    assert by_id(res)["q3"]["status"] == "ok" and res.summary["stale"] == {"questions": 0, "ids": 0}
+
+
+def test_answers_are_attached():
+    res = evaluate(GOLD, RETRIEVED, k=1, metrics=METRICS, answers={"q1": True, "q2": False})
+    q = by_id(res)
+    assert (q["q1"]["answer_correct"], q["q2"]["answer_correct"], q["q4"]["answer_correct"]) == (True, False, None)
+
+
+def test_relevance_level_two_counts_only_grade_two():
+    res = evaluate(GOLD, RETRIEVED, k=1, metrics=METRICS, relevance_level=2, index_ids=INDEX)
+    q = by_id(res)
+    # q1's only gold has grade 1 < 2: measured, and scores 0 as in trec_eval.
+    assert q["q1"]["status"] == "ok" and q["q1"]["metrics"]["hit@3"] == 0.0
+    assert q["q2"]["first_gold_rank"] == 3 and q["q2"]["metrics"]["mrr"] == 1 / 3

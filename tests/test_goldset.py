@@ -1,0 +1,69 @@
+import pytest
+
+from ci_eval.core.goldset import parse_gold_set
+from ci_eval.errors import InputErrors
+
+
+def gold(*questions, **top):
+    return {"schema_version": 1, "index_version": "v1", "questions": list(questions), **top}
+
+
+def test_binary_and_graded_gold_and_unanswerable():
+    g = parse_gold_set(
+        gold(
+            {"id": "q1", "question": "a?", "gold": ["c1", "c2"], "tags": ["how-to"]},
+            {"id": "q2", "question": "b?", "gold": {"c3": 2, "c4": 1, "c5": -1}},
+            {"id": "q3", "question": "c?", "gold": [], "unanswerable": True},
+        ),
+        "gold.json",
+    )
+    q1, q2, q3 = g.questions
+    assert q1.gold == (("c1", 1), ("c2", 1)) and q1.tags == ("how-to",)
+    assert q2.gold_map == {"c3": 2, "c4": 1, "c5": -1}
+    assert q3.unanswerable and q3.gold == ()
+    assert g.index_version == "v1"
+
+
+def problems_of(data):
+    with pytest.raises(InputErrors) as info:
+        parse_gold_set(data, "gold.json")
+    return info.value.lines()
+
+
+def test_every_problem_is_reported_at_once_with_question_ids():
+    lines = problems_of(
+        gold(
+            {"id": "q1", "question": "a?", "gold": []},
+            {"id": "q2", "question": "b?", "gold": ["x"], "unanswerable": True},
+            {"id": "q1", "question": "c?", "gold": ["y"]},
+        )
+    )
+    assert len(lines) == 3
+    assert any("question 'q1' (questions[0]).gold" in l and "answerable question needs" in l for l in lines)
+    assert any("question 'q2' (questions[1]).gold" in l and "unanswerable" in l for l in lines)
+    assert any("question 'q1' (questions[2])" in l and "duplicate question id" in l for l in lines)
+    assert all(l.startswith("gold.json:") and "\n" not in l for l in lines)
+
+
+def test_schema_errors_name_the_question_and_path():
+    lines = problems_of(
+        gold({"id": "q7", "question": "a?", "gold": {"c": "high"}, "colour": "red"})
+    )
+    assert any("question 'q7' (questions[0])" in l and "colour" in l for l in lines)
+    assert any("questions[0]" in l and ".gold" in l for l in lines)
+
+
+@pytest.mark.parametrize(
+    "data, fragment",
+    [
+        ([], "expected a table/object"),
+        ({"questions": []}, "schema_version"),
+        ({"schema_version": 2, "questions": []}, "expected 1"),
+        (gold({"id": "", "question": "a", "gold": ["c"]}), "must not be empty"),
+        (gold({"id": "q", "question": "a", "gold": ["c", "c"]}), "twice"),
+        (gold({"id": "q", "question": "a", "gold": {"c": 0}}), "needs at least one gold id"),
+        (gold({"id": "q", "gold": ["c"]}), "'question' is required"),
+    ],
+)
+def test_bad_gold_sets(data, fragment):
+    assert any(fragment in line for line in problems_of(data))
