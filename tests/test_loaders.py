@@ -1,0 +1,77 @@
+import json
+
+import pytest
+
+from ci_eval.errors import InputError, InputErrors
+from ci_eval.loaders import Manifest, load_answers, load_artefact, load_manifest
+
+
+class Cfg:
+    source = "ci-eval.toml"
+    manifest_callable = None
+    index_version = None
+
+    def __init__(self, manifest=None, callable_=None, version=None):
+        self.manifest = manifest
+        self.manifest_callable = callable_
+        self.index_version = version
+
+
+def test_manifest_json_and_lines(tmp_path):
+    j = tmp_path / "m.json"
+    j.write_text(json.dumps({"version": "v2", "ids": ["a", "b"]}))
+    assert load_manifest(Cfg(str(j))) == Manifest("v2", frozenset({"a", "b"}), str(j))
+    t = tmp_path / "m.txt"
+    t.write_text("# ids of index v3\na\n\nb\n")
+    m = load_manifest(Cfg(str(t), version="v3"))
+    assert m.ids == frozenset({"a", "b"}) and m.version == "v3"
+
+
+def test_manifest_callable():
+    m = load_manifest(Cfg(callable_="fake_retrievers:manifest"))
+    assert m.version == "idx-2" and "alpha" in m.ids
+
+
+def test_no_manifest_means_not_checked():
+    assert load_manifest(Cfg()) is None
+
+
+@pytest.mark.parametrize(
+    "text, place",
+    [('{"version": "v", "ids": "a"}', "ids"), ('{"version": 3, "ids": []}', "version"), ('{"ids": [1]}', "ids[0]")],
+)
+def test_bad_manifests_name_the_place(tmp_path, text, place):
+    p = tmp_path / "m.json"
+    p.write_text(text)
+    with pytest.raises(InputError) as info:
+        load_manifest(Cfg(str(p)))
+    assert info.value.place == place and info.value.source == str(p)
+
+
+def test_answers(tmp_path):
+    p = tmp_path / "a.jsonl"
+    p.write_text('{"id": "q1", "correct": true}\n\n{"id": "q2", "correct": false}\n')
+    assert load_answers(str(p), {"q1", "q2"}) == {"q1": True, "q2": False}
+
+
+def test_answers_report_every_bad_line(tmp_path):
+    p = tmp_path / "a.jsonl"
+    p.write_text('{"id": "q1", "correct": "yes"}\nnope\n{"id": "q9", "correct": true}\n')
+    with pytest.raises(InputErrors) as info:
+        load_answers(str(p), {"q1"})
+    assert [e.place for e in info.value.problems] == ["line 1", "line 2", "line 3"]
+    assert "not in the gold set" in info.value.problems[2].message
+
+
+def test_artefact_newer_schema_is_refused_plainly(tmp_path):
+    p = tmp_path / "base.json"
+    p.write_text(json.dumps({"schema_version": 7}))
+    with pytest.raises(InputError, match="newer than this ci-eval reads.*upgrade ci-eval"):
+        load_artefact(p)
+
+
+def test_artefact_size_cap(tmp_path):
+    p = tmp_path / "base.json"
+    p.write_text(" " * 2000)
+    with pytest.raises(InputError, match="over the 1,000-byte limit"):
+        load_artefact(p, max_bytes=1000)
