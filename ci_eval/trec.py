@@ -148,11 +148,21 @@ def _mix(z: np.ndarray) -> np.ndarray:
     return z ^ (z >> np.uint64(31))
 
 
-def _hash(code: np.ndarray, words: np.ndarray, seed: int) -> np.ndarray:
-    """A 64-bit hash of (code, id words); equality is always confirmed on the words."""
-    h = _mix(code.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15 * (seed + 1) % (1 << 64)))
+def _qid_keys(raw_qids: np.ndarray) -> np.ndarray:
+    """A 64-bit key per distinct qid, equal for equal bytes within this process."""
+    return np.array([hash(q) & 0xFFFFFFFFFFFFFFFF for q in raw_qids.tolist()], dtype=np.uint64)
+
+
+def _hash(qkey: np.ndarray, words: np.ndarray, seed: int = 0) -> np.ndarray:
+    """A 64-bit hash of (query key, id words); equality is always confirmed on the words.
+
+    All-zero words are padding (an id cannot hold NUL bytes, they separate fields), so
+    they are skipped: ids padded to different widths hash alike.
+    """
+    h = _mix(qkey + np.uint64((0x9E3779B97F4A7C15 * (seed + 1)) % (1 << 64)))
     for k in range(words.shape[1]):
-        h = _mix(h ^ _mix(words[:, k]))
+        w = words[:, k]
+        h = np.where(w != 0, _mix(h ^ _mix(w)), h) if k else _mix(h ^ _mix(w))
     return h
 
 
@@ -167,22 +177,21 @@ def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return distinct, np.repeat(inverse.ravel(), runs)
 
 
-def _first_duplicate(code: np.ndarray, words: np.ndarray) -> tuple[int, int] | None:
-    """Rows (earlier, later) of the first repeated (code, id) pair, or None."""
-    for seed in (0, 1, 2):
-        h = _hash(code, words, seed)
-        if not np.any(np.diff(np.sort(h)) == 0):
-            return None
-        by = np.argsort(h, kind="stable")
-        hs = h[by]
-        same = np.flatnonzero(hs[1:] == hs[:-1])
-        a, b = by[same], by[same + 1]
-        real = (code[a] == code[b]) & np.all(words[a] == words[b], axis=1)
-        if np.any(real):
-            pairs = np.stack([np.minimum(a[real], b[real]), np.maximum(a[real], b[real])], 1)
-            first = pairs[np.argmin(pairs[:, 1])]
-            return int(first[0]), int(first[1])
-    return None
+def _first_duplicate(code: np.ndarray, words: np.ndarray, h: np.ndarray
+                     ) -> tuple[int, int] | None:
+    """Rows (earlier, later) of the first repeated (query, id) pair, or None."""
+    if len(h) < 2 or not np.any(np.diff(np.sort(h)) == 0):
+        return None
+    by = np.argsort(h, kind="stable")
+    hs = h[by]
+    same = np.flatnonzero(hs[1:] == hs[:-1])
+    a, b = by[same], by[same + 1]
+    real = (code[a] == code[b]) & np.all(words[a] == words[b], axis=1)
+    if not np.any(real):
+        return None
+    a, b = np.minimum(a[real], b[real]), np.maximum(a[real], b[real])
+    at = int(np.argmin(b))
+    return int(a[at]), int(b[at])
 
 
 def _pad(words: np.ndarray, n: int) -> np.ndarray:
@@ -199,106 +208,112 @@ def _decode(raw: bytes) -> str:
 
 
 @dataclass(frozen=True)
-class Qrels:
-    """Judgments: ``qids`` sorted in byte order; per row a query code, id words, a grade."""
+class _Records:
+    """Rows of a parsed file: query code (into ``qids``), id words, row hash."""
 
-    qids: tuple[str, ...]
+    qids: tuple[str, ...]  # distinct qids in byte order
+    raw_qids: np.ndarray  # the same as bytes
     code: np.ndarray
     words: np.ndarray
+    hashes: np.ndarray  # _hash(query key, words), seed 0
+
+    def ids(self) -> list[str]:
+        return [_decode(b) for b in _as_bytes(self.words).tolist()]
+
+    def qkeys(self) -> np.ndarray:
+        return _qid_keys(self.raw_qids)[self.code]
+
+
+@dataclass(frozen=True)
+class Qrels(_Records):
     grades: np.ndarray
-    raw_qids: np.ndarray  # the qids as bytes, sorted (matches ``qids``)
 
     def as_dict(self) -> dict[str, dict[str, int]]:
-        ids = [_decode(b) for b in _as_bytes(self.words).tolist()]
         out: dict[str, dict[str, int]] = {q: {} for q in self.qids}
-        for c, d, g in zip(self.code.tolist(), ids, self.grades.tolist()):
+        for c, d, g in zip(self.code.tolist(), self.ids(), self.grades.tolist()):
             out[self.qids[c]][d] = g
         return out
 
 
 @dataclass(frozen=True)
-class Run:
-    """Results: per row the qid (bytes), id words, score and its line (for messages)."""
-
-    qid: np.ndarray
-    words: np.ndarray
+class Run(_Records):
     scores: np.ndarray
-    source: str
 
     def as_pairs(self) -> dict[str, list[tuple[str, float]]]:
-        ids = [_decode(b) for b in _as_bytes(self.words).tolist()]
+        """``{qid: [(docid, score), ...]}`` in file order (not yet ordered)."""
         out: dict[str, list[tuple[str, float]]] = {}
-        for q, d, s in zip(self.qid.tolist(), ids, self.scores.tolist()):
-            out.setdefault(_decode(q), []).append((d, s))
+        for c, d, sc in zip(self.code.tolist(), self.ids(), self.scores.tolist()):
+            out.setdefault(self.qids[c], []).append((d, sc))
         return out
+
+
+def _records(cols: _Columns, source: str, what: str) -> dict:
+    """Query codes, id words and hashes of a file's rows; rejects a repeated (qid, id)."""
+    qid = _as_bytes(_words(cols.text, cols.starts[:, 0], cols.ends[:, 0]))
+    words = _words(cols.text, cols.starts[:, 1], cols.ends[:, 1])
+    distinct, code = _codes(qid)
+    hashes = _hash(_qid_keys(distinct)[code], words)
+    dup = _first_duplicate(code, words, hashes)
+    if dup is not None:
+        first, again = dup
+        doc = _decode(_as_bytes(words[again:again + 1])[0])
+        raise InputError(
+            f"document {doc!r} {what} twice for query {_decode(qid[again])!r}"
+            f" (first on line {cols.line_of(first)})",
+            source,
+            f"line {cols.line_of(again)}",
+        )
+    return dict(qids=tuple(_decode(q) for q in distinct.tolist()), raw_qids=distinct,
+                code=code, words=words, hashes=hashes)
+
+
+def _bad_row(values: list[bytes], ok) -> int:
+    return next(row for row, raw in enumerate(values) if not ok(raw))
+
+
+def _whole(raw: bytes) -> bool:
+    try:
+        return abs(int(raw)) <= 1 << 31
+    except ValueError:
+        return False
+
+
+def _finite(raw: bytes) -> bool:
+    try:
+        value = float(raw)
+    except ValueError:
+        return False
+    return value - value == 0  # false for inf and nan
 
 
 def parse_qrels(text: bytes, source: str) -> Qrels:
     """Judgments from the bytes of a qrels file (``qid iter docid grade``)."""
     cols = _split(text, (0, 2, 3), 4, 4, source)
-    qid = _as_bytes(_words(cols.text, cols.starts[:, 0], cols.ends[:, 0]))
-    words = _words(cols.text, cols.starts[:, 1], cols.ends[:, 1])
     grade_text = _as_bytes(_words(cols.text, cols.starts[:, 2], cols.ends[:, 2]))
     try:
         grades = grade_text.astype(np.int64)
     except (ValueError, OverflowError):
         grades = None
     if grades is None or np.any(np.abs(grades) > 1 << 31):
-        for row, raw in enumerate(grade_text.tolist()):
-            try:
-                if abs(int(raw)) <= 1 << 31:
-                    continue
-            except ValueError:
-                pass
-            raise InputError(
-                f"grade {_decode(raw)!r} is not a whole number", source, f"line {cols.line_of(row)}"
-            )
-    distinct, code = _codes(qid)
-    dup = _first_duplicate(code, words)
-    if dup is not None:
-        doc = _decode(_as_bytes(words[dup[1]:dup[1] + 1])[0])
-        raise InputError(
-            f"document {doc!r} is judged twice for query {_decode(qid[dup[1]])!r}"
-            f" (first on line {cols.line_of(dup[0])})",
-            source,
-            f"line {cols.line_of(dup[1])}",
-        )
-    return Qrels(tuple(_decode(q) for q in distinct.tolist()), code, words, grades, distinct)
+        row = _bad_row(grade_text.tolist(), _whole)
+        raise InputError(f"grade {_decode(grade_text[row])!r} is not a whole number", source,
+                         f"line {cols.line_of(row)}")
+    return Qrels(**_records(cols, source, "is judged"), grades=grades)
 
 
 def parse_run(text: bytes, source: str) -> Run:
     """Results from the bytes of a run file (``qid Q0 docid rank score tag``)."""
     cols = _split(text, (0, 2, 4), 6, None, source)
-    qid = _as_bytes(_words(cols.text, cols.starts[:, 0], cols.ends[:, 0]))
-    words = _words(cols.text, cols.starts[:, 1], cols.ends[:, 1])
     score_text = _as_bytes(_words(cols.text, cols.starts[:, 2], cols.ends[:, 2]))
     try:
         scores = score_text.astype(np.float64)
     except ValueError:
         scores = None
     if scores is None or not np.all(np.isfinite(scores)):
-        for row, raw in enumerate(score_text.tolist()):
-            try:
-                value = float(raw)
-            except ValueError:
-                value = None
-            if value is None or value != value or value in (float("inf"), float("-inf")):
-                raise InputError(
-                    f"score {_decode(raw)!r} is not a finite number",
-                    source,
-                    f"line {cols.line_of(row)}",
-                )
-    _, code = _codes(qid)
-    dup = _first_duplicate(code, words)
-    if dup is not None:
-        doc = _decode(_as_bytes(words[dup[1]:dup[1] + 1])[0])
-        raise InputError(
-            f"document {doc!r} appears twice for query {_decode(qid[dup[1]])!r}"
-            f" (first on line {cols.line_of(dup[0])})",
-            source,
-            f"line {cols.line_of(dup[1])}",
-        )
-    return Run(qid, words, scores, source)
+        row = _bad_row(score_text.tolist(), _finite)
+        raise InputError(f"score {_decode(score_text[row])!r} is not a finite number", source,
+                         f"line {cols.line_of(row)}")
+    return Run(**_records(cols, source, "appears"), scores=scores)
 
 
 def read_qrels(path: str) -> Qrels:
@@ -332,6 +347,32 @@ class Judged:
     ignored: tuple[str, ...]  # run queries without judgments (never scored)
 
 
+def _lookup(qrels: Qrels, run_hashes: np.ndarray, run_slot: np.ndarray, words: np.ndarray,
+            seed_hashes) -> np.ndarray:
+    """Grade of each run row (-1 when unjudged), by hash join confirmed on the words."""
+    width = max(words.shape[1], qrels.words.shape[1])
+    words, qwords = _pad(words, width), _pad(qrels.words, width)
+    qh, h = qrels.hashes, run_hashes
+    for seed in range(1, 9):
+        by = np.argsort(qh)
+        qh_sorted = qh[by]
+        if not np.any(qh_sorted[1:] == qh_sorted[:-1]):
+            break
+        # Two judgments share a hash (about 1 in 10^9 even for huge qrels): rehash both.
+        qh, h = seed_hashes(seed)
+    else:  # pragma: no cover - needs 8 colliding 64-bit hashes in a row
+        raise RuntimeError("could not hash the qrels without collisions")
+    if len(qh_sorted) == 0 or len(h) == 0:
+        return np.full(len(h), -1.0)
+    at = np.minimum(np.searchsorted(qh_sorted, h), len(qh_sorted) - 1)
+    row = by[at]
+    hit = (qh_sorted[at] == h) & (qrels.code[row] == run_slot)
+    hit &= np.all(qwords[row] == words, axis=1)
+    grade = np.where(hit, qrels.grades[row].astype(np.float64), -1.0)
+    grade[grade < 0] = -1.0  # a negative judgment counts as unjudged
+    return grade
+
+
 def judge(qrels: Qrels, run: Run, *, complete: bool = False, max_per_query: int | None = None,
           relevance_level: int = 1) -> Judged:
     """Join a run with its qrels the way trec_eval does and build the grade table.
@@ -342,59 +383,48 @@ def judge(qrels: Qrels, run: Run, *, complete: bool = False, max_per_query: int 
     score descending then docid descending, and then cut to ``max_per_query`` (``-M``).
     """
     n_q = len(qrels.qids)
-    # Map each run row's qid onto the qrels' sorted qids.
-    slot = np.searchsorted(qrels.raw_qids, run.qid)
-    slot = np.minimum(slot, max(n_q - 1, 0))
-    known = (qrels.raw_qids[slot] == run.qid) if n_q else np.zeros(len(run.qid), bool)
-    ignored = sorted({_decode(q) for q in np.unique(run.qid[~known]).tolist()})
-    keep = np.flatnonzero(known)
-    code = slot[keep]
-    words = run.words[keep]
-    scores = run.scores[keep]
+    # Each distinct run qid's slot among the qrels qids, -1 when the qrels lack it.
+    slot_of = np.searchsorted(qrels.raw_qids, run.raw_qids)
+    slot_of = np.minimum(slot_of, max(n_q - 1, 0))
+    if n_q:
+        slot_of = np.where(qrels.raw_qids[slot_of] == run.raw_qids, slot_of, -1)
+    else:
+        slot_of = np.full(len(run.raw_qids), -1)
+    ignored = tuple(q for q, s in zip(run.qids, slot_of.tolist()) if s < 0)
+    slot = slot_of[run.code]
+    keep = slot >= 0
+    if np.all(keep):
+        code, words, scores, hashes = slot, run.words, run.scores, run.hashes
+    else:
+        code, words, scores, hashes = slot[keep], run.words[keep], run.scores[keep], run.hashes[keep]
+    present = np.zeros(n_q, dtype=bool)
+    present[code] = True  # before -M: a query cut to nothing is still measured
+
     perm = order_rows(code, scores, [words[:, k] for k in range(words.shape[1])])
     if perm is not None:
-        code, words, scores = code[perm], words[perm], scores[perm]
-    # Rank within each query; rows of a query are contiguous now.
+        code, words, hashes = code[perm], words[perm], hashes[perm]
     n = len(code)
-    head = np.concatenate(([True], code[1:] != code[:-1])) if n else np.zeros(0, bool)
-    head_at = np.flatnonzero(head)
+    head_at = np.flatnonzero(np.concatenate(([True], code[1:] != code[:-1]))) if n else \
+        np.zeros(0, dtype=np.int64)
     rank = np.arange(n) - np.repeat(head_at, np.diff(np.concatenate((head_at, [n]))))
     if max_per_query is not None:
         cut = rank < max_per_query
-        code, words, rank = code[cut], words[cut], rank[cut]
-    # Grades by a hash join against the qrels, confirmed on the words.
-    width = max(words.shape[1], qrels.words.shape[1])
-    words, qwords = _pad(words, width), _pad(qrels.words, width)
-    grade = np.full(len(code), -1.0)
-    for seed in range(8):
-        qh = _hash(qrels.code, qwords, seed)
-        by = np.argsort(qh)
-        qh_sorted = qh[by]
-        if len(qh_sorted) > 1 and np.any(qh_sorted[1:] == qh_sorted[:-1]):
-            continue  # two judgments share a hash: try another seed
-        if len(qh_sorted):
-            h = _hash(code, words, seed)
-            at = np.minimum(np.searchsorted(qh_sorted, h), len(qh_sorted) - 1)
-            row = by[at]
-            hit = (qh_sorted[at] == h) & (qrels.code[row] == code)
-            hit &= np.all(qwords[row] == words, axis=1)
-            grade = np.where(hit, qrels.grades[row].astype(np.float64), -1.0)
-        break
-    else:  # pragma: no cover - needs 8 colliding 64-bit hashes
-        raise RuntimeError("could not hash the qrels without collisions")
-    grade[grade < 0] = -1.0
+        code, words, hashes, rank = code[cut], words[cut], hashes[cut], rank[cut]
 
-    present = np.zeros(n_q, dtype=bool)
-    present[slot[keep]] = True  # before -M: a query cut to nothing is still measured
+    def rehash(seed: int):
+        run_keys = _qid_keys(qrels.raw_qids)[code]
+        return _hash(qrels.qkeys(), qrels.words, seed), _hash(run_keys, words, seed)
+
+    grade = _lookup(qrels, hashes, code, words, rehash)
+
     chosen = np.arange(n_q) if complete else np.flatnonzero(present)
     index = np.full(n_q, -1)
     index[chosen] = np.arange(len(chosen))
-
-    lengths = np.bincount(index[code], minlength=len(chosen)) if len(code) else np.zeros(
-        len(chosen), dtype=np.int64)
+    row_q = index[code]
+    lengths = np.bincount(row_q, minlength=len(chosen)).astype(np.int64)
     depth = int(lengths.max()) if len(lengths) else 0
     grades = np.full((len(chosen), depth), -1.0)
-    grades[index[code], rank] = grade
+    grades[row_q, rank] = grade
 
     # Each query's judged grades, best first, for num_rel and the ideal DCG.
     qsel = index[qrels.code] >= 0
@@ -403,12 +433,11 @@ def judge(qrels: Qrels, run: Run, *, complete: bool = False, max_per_query: int 
     by = np.lexsort((-qgrade, qcode))
     qcode, qgrade = qcode[by], qgrade[by]
     counts = np.bincount(qcode, minlength=len(chosen))
-    starts = np.cumsum(counts) - counts
-    qrank = np.arange(len(qcode)) - starts[qcode]
+    qrank = np.arange(len(qcode)) - (np.cumsum(counts) - counts)[qcode]
     judged = np.full((len(chosen), int(counts.max()) if len(counts) else 0), -1.0)
     judged[qcode, qrank] = np.where(qgrade < 0, -1.0, qgrade)
 
     missing = tuple(qrels.qids[i] for i in np.flatnonzero(~present).tolist())
     qids = tuple(qrels.qids[i] for i in chosen.tolist())
-    return Judged(qids, GradeTable(grades, lengths, judged, relevance_level), missing,
-                  tuple(ignored))
+    table = GradeTable(grades, lengths, judged, relevance_level)
+    return Judged(qids, table, missing, ignored)

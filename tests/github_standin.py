@@ -131,13 +131,19 @@ class OpenAPICheck:
 
 
 def _describe(exc: BaseException) -> str:
-    parts = [f"{type(exc).__name__}: {exc}"]
+    """The schema errors behind an openapi-core failure, each with its JSON path."""
     cause = exc.__cause__
-    if cause is not None:
-        parts.append(str(cause))
-        for sub in getattr(cause, "schema_errors", ()) or ():
-            parts.append(getattr(sub, "message", str(sub)))
-    return " | ".join(" ".join(p.split()) for p in parts)[:2000]
+    details = []
+    for sub in getattr(cause, "schema_errors", None) or ():
+        where = "/".join(str(p) for p in getattr(sub, "absolute_path", ()))
+        details.append(f"{where}: {sub.message}" if where else sub.message)
+    if details:
+        head = " ".join(str(exc).split())
+        # "Invalid query parameter: status" is worth keeping; a dump of the whole value is not
+        prefix = f"{head}: " if len(head) <= 120 else ""
+        return prefix + "; ".join(details)
+    text = f"{type(exc).__name__}: {exc}" + (f" ({cause})" if cause is not None else "")
+    return " ".join(text.split())[:500]
 
 
 def openapi_check() -> tuple[OpenAPICheck | None, str | None]:

@@ -5,8 +5,8 @@ baseline: a first run, an expired artifact, a base commit never evaluated), whic
 normal branch here, not an error.
 
 Comparisons are made only on *compared* questions: present on both sides, with the same
-label (gold ids and grades, unanswerable flag), the same stale ids, and measured on both
-(status ``ok`` or ``error``). Everything else is listed, never silently mixed in: questions
+label (gold ids and grades, unanswerable flag), no stale gold id on either side, and
+measured on both (status ``ok`` or ``error``). Everything else is listed, never silently mixed in: questions
 added, removed or relabelled in the PR; questions whose gold went stale or came back.
 """
 
@@ -436,7 +436,7 @@ def diff(base: dict | None, head: dict, *, seed: int | None = None) -> Diff:
             note = _relabel_note(b, h)
             if note:
                 relabelled.append(QuestionRef(qid, h.question, note))
-            elif b.stale == h.stale and b.measured and h.measured:
+            elif not b.stale and not h.stale and b.measured and h.measured:
                 compared.append(qid)
     goldset = GoldSetChanges(
         tuple(added), tuple(removed), tuple(relabelled),

@@ -60,37 +60,51 @@ def order_rows(
 ) -> np.ndarray | None:
     """Permutation putting rows in trec_eval order within each group, or None if they are.
 
-    The vectorised counterpart of ``order`` for the TREC file path. ``group`` holds a
-    small-integer code per row (the query), ``scores`` the float64 scores and ``id_words``
-    the ids as big-endian uint64 words, most significant first, zero padded: comparing the
-    words in turn compares the ids byte by byte. Rows of a group must end up contiguous;
-    groups keep the order of their first appearance when the input is already grouped.
-    Returning None when nothing moves spares the caller a copy of every column (run files
-    are usually written in rank order already).
+    The vectorised counterpart of ``order`` for the TREC file path. ``group`` holds an
+    integer code per row (the query), ``scores`` the float64 scores and ``id_words`` the
+    ids as big-endian uint64 words, most significant first, zero padded: comparing the
+    words in turn compares the ids byte by byte. Afterwards the rows of a group are
+    contiguous (groups already contiguous keep their place) and ordered by score
+    descending, then id descending.
+
+    Run files usually come grouped and in rank order, with ties in any order, so the
+    work is done in steps that cost nothing when they have nothing to do: sort by
+    (group, score) only if that order is broken, then re-sort only the rows inside runs
+    of tied scores.
     """
     words = list(id_words)
     n = len(scores)
     if n < 2:
         return None
+    perm = None
     same = group[1:] == group[:-1]
-    heads = np.count_nonzero(~same) + 1
-    grouped = heads == len(np.unique(group))
-    if grouped:
-        # Within a group each row must come strictly after its predecessor.
-        later = scores[1:] < scores[:-1]
-        tie = scores[1:] == scores[:-1]
-        for w in words:
-            later |= tie & (w[1:] < w[:-1])
-            tie &= w[1:] == w[:-1]
-        if bool(np.all(later | ~same)):
-            return None
-    # np.lexsort sorts by the last key first; ~w reverses the order of unsigned words.
-    keys = [~w for w in reversed(words)]
-    keys.append(-scores)
-    if grouped:
-        # Keep the groups where they are: sort by first appearance, not by code.
-        first_seen = np.cumsum(np.concatenate(([True], ~same)))
-        keys.append(first_seen)
-    else:
-        keys.append(group)
-    return np.lexsort(keys)
+    in_order = same & (scores[1:] <= scores[:-1])
+    contiguous = np.count_nonzero(~same) + 1 == len(np.unique(group))
+    if not (contiguous and np.all(in_order | ~same)):
+        key = np.cumsum(np.concatenate(([0], ~same))) if contiguous else group
+        perm = np.lexsort((-scores, key))
+        group, scores = group[perm], scores[perm]
+        words = [w[perm] for w in words]
+        same = group[1:] == group[:-1]
+    tie = same & (scores[1:] == scores[:-1])
+    if not np.any(tie):
+        return perm
+    # Rows that share their score with a neighbour, and which tie run each belongs to.
+    member = np.zeros(n, dtype=bool)
+    member[1:] |= tie
+    member[:-1] |= tie
+    rows = np.flatnonzero(member)
+    run_id = np.cumsum(np.concatenate(([True], ~tie)))[rows]
+    sub = [w[rows] for w in words]
+    later = np.zeros(len(rows) - 1, dtype=bool)
+    equal = run_id[1:] == run_id[:-1]
+    for w in sub:
+        later |= equal & (w[1:] < w[:-1])
+        equal &= w[1:] == w[:-1]
+    if np.all(later | (run_id[1:] != run_id[:-1])):
+        return perm
+    # np.lexsort sorts by its last key first; ~w reverses the order of unsigned words.
+    inner = np.lexsort([~w for w in reversed(sub)] + [run_id])
+    fixed = np.arange(n)
+    fixed[rows] = rows[inner]
+    return fixed if perm is None else perm[fixed]

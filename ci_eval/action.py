@@ -1,0 +1,297 @@
+"""The steps of `ci-eval action`. The GitHub port, the environment and the clock are passed
+in: tests drive these functions with a loopback GitHub and real files, nothing is patched."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ci_eval.actions_env import (
+    ActionInputs,
+    Event,
+    annotation,
+    append_summary,
+    find_question_lines,
+    safe_log,
+    write_outputs,
+)
+from ci_eval.artifact_zip import COMMENT_MEMBER, PR_MEMBER, RUN_MEMBER, read_artifact_zip
+from ci_eval.errors import EXIT_GATE_FAILED, EXIT_OK, EXIT_RETRIEVER_FAILED, GitHubError, InputError
+
+BASE_MEMBER = "ci-eval-base.json"
+# How many candidate runs to try before saying "no baseline": each costs two requests.
+MAX_BASELINE_TRIES = 10
+MAX_ARTIFACT_ZIP = 20 * 1024 * 1024
+
+
+def log(line: str) -> None:
+    print(safe_log(line), file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class Baseline:
+    artefact: dict | None
+    kind: str  # exact | fallback | none | builtin
+    description: str
+    run_url: str | None = None
+
+
+def workflow_file(workflow_ref: str | None) -> str | None:
+    """``owner/repo/.github/workflows/ci.yml@refs/heads/main`` -> ``ci.yml``: the baseline
+    must come from this same workflow, not any workflow that uploads an artifact."""
+    if not workflow_ref:
+        return None
+    path = workflow_ref.split("@", 1)[0]
+    return path.rsplit("/", 1)[-1] or None
+
+
+def find_baseline(port, event: Event, workflow: str | None, artifact_name: str, now: datetime) -> Baseline:
+    from ci_eval.core.baseline import choose_artifact, choose_baseline
+    from ci_eval.github_api import ArtifactGone
+    from ci_eval.loaders import parse_artefact_bytes
+
+    if workflow is None:
+        return Baseline(None, "none", "no baseline: GITHUB_WORKFLOW_REF is not set, so the workflow is unknown")
+    branch = event.base_ref
+    runs = []
+    for run in port.workflow_runs(workflow, branch, event="push", status="success"):
+        runs.append(run)
+        if len(runs) >= 100:
+            break
+    skipped: list[int] = []
+    for _ in range(MAX_BASELINE_TRIES):
+        choice = choose_baseline(runs, event.base_sha, event.repository, branch, now, skipped)
+        if choice.kind == "none":
+            return Baseline(None, "none", choice.reason)
+        run = choice.run
+        try:
+            artifact = choose_artifact(port.run_artifacts(run.id), artifact_name)
+            if artifact is None:
+                skipped.append(run.id)
+                continue
+            raw = port.download_artifact(artifact.id, MAX_ARTIFACT_ZIP)
+        except ArtifactGone:
+            skipped.append(run.id)
+            continue
+        source = f"artifact {artifact_name} (id {artifact.id}) of run {run.id}"
+        try:
+            members = read_artifact_zip(raw, source, optional=(COMMENT_MEMBER, PR_MEMBER, BASE_MEMBER, "summary.md", "scores.svg"))
+            base = parse_artefact_bytes(members[RUN_MEMBER], source)
+        except InputError as exc:
+            # A corrupt or hostile baseline is said plainly and not used; the next run is tried.
+            log(f"ci-eval: warning: skipping the baseline from run {run.id}: {exc}")
+            skipped.append(run.id)
+            continue
+        return Baseline(base, choice.kind, choice.reason, run.html_url)
+    return Baseline(None, "none", f"no baseline: the last {MAX_BASELINE_TRIES} candidate runs had no usable artefact")
+
+
+def publish_comment(port, number: int, body: str, inputs: ActionInputs, changed: bool, marker: str) -> str | None:
+    """Upsert the one sticky comment; returns its URL (None when nothing was posted)."""
+    from ci_eval.core.sticky import plan_comment
+
+    comments = port.list_comments(number)
+    plan = plan_comment(comments, marker, inputs.author, body, inputs.comment, changed)
+    url = None
+    if plan.update_id is not None:
+        url = port.update_comment(plan.update_id, body).html_url
+    elif plan.create:
+        url = port.create_comment(number, body).html_url
+    elif plan.keep_id is not None:
+        url = next((c.html_url for c in comments if c.id == plan.keep_id), None)
+    for comment_id in plan.delete_ids:
+        port.delete_comment(comment_id)
+    return url
+
+
+def outputs_for(head: dict, verdict: str, artefact_path: str, comment_url: str | None) -> dict:
+    means = head["summary"]["overall"]["means"]
+    k = head["k"]
+    out = {
+        "verdict": verdict,
+        "artefact": artefact_path,
+        "comment-url": comment_url or "",
+        "questions": str(head["summary"]["overall"]["count"]),
+        "stale-ids": str(head["summary"]["stale"]["ids"]),
+    }
+    # Output names are fixed in action.yml, so they name k rather than its value.
+    names = {"hit-at-k": f"hit@{k}", "recall-at-k": f"recall@{k}", "mrr": "mrr",
+             "ndcg-at-k": f"ndcg@{k}", "hit-at-3k": f"hit@{3 * k}"}
+    for output, metric in names.items():
+        if metric in means:
+            out[output] = f"{means[metric]:.4f}"
+    return out
+
+
+def stale_annotations(head: dict, gold_path: str | None) -> list[str]:
+    stale = [q for q in head["questions"] if q["stale"]]
+    if not stale:
+        return []
+    lines = {}
+    if gold_path and Path(gold_path).is_file():
+        lines = find_question_lines(Path(gold_path).read_text("utf-8", "replace"), [q["id"] for q in stale])
+    out = []
+    for q in stale[:50]:  # GitHub shows at most 50 annotations per step
+        message = f"stale gold id(s) not in the current index: {', '.join(q['stale'])}"
+        out.append(annotation("warning", message, gold_path, lines.get(q["id"]), f"ci-eval: {q['id']}"))
+    return out
+
+
+def write_bundle(out_dir: Path, head: dict, base: dict | None, report, pr: dict | None) -> Path:
+    """The workflow artifact's contents: the artefact (a later PR's baseline), and for the
+    fork poster the comment, the base it was compared with and the PR it belongs to."""
+    from ci_eval.core.artefact import dumps
+    from ci_eval.files import atomic_write
+
+    atomic_write(out_dir / RUN_MEMBER, dumps(head))
+    atomic_write(out_dir / COMMENT_MEMBER, report.markdown)
+    atomic_write(out_dir / "summary.md", report.full_markdown)
+    atomic_write(out_dir / "scores.svg", report.svg)
+    if base is not None:
+        atomic_write(out_dir / BASE_MEMBER, dumps(base))
+    if pr is not None:
+        atomic_write(out_dir / PR_MEMBER, json.dumps(pr, sort_keys=True) + "\n")
+    return out_dir / RUN_MEMBER
+
+
+def now_utc() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int:
+    """Evaluate, compare with the baseline, publish. The gate's exit code comes last."""
+    from ci_eval.commands.compare import BaselineInfo, build_report, policy_from
+    from ci_eval.core.artefact import carry_history
+    from ci_eval.pipeline import retriever_failed
+
+    head, config_gate, gold_path, builtin_base = _evaluate(inputs, event, env)
+    baseline = Baseline(None, "none", f"{event.name}: this run records the baseline for later pull requests")
+    port = None
+    if plan.find_baseline:
+        port = port_factory()
+        baseline = find_baseline(port, event, workflow_file(env.get("GITHUB_WORKFLOW_REF")), inputs.artifact_name, now_utc())
+        if baseline.artefact is None and builtin_base is not None:
+            baseline = Baseline(builtin_base, "builtin", f"{baseline.description}; the demo compares with its built-in baseline configuration instead")
+    log(f"ci-eval: {baseline.description}")
+    head["history"] = carry_history(baseline.artefact)
+    report = build_report(
+        baseline.artefact,
+        head,
+        policy_from(config_gate),
+        BaselineInfo(kind=baseline.kind, description=baseline.description, url=baseline.run_url),
+    )
+    pr = {"number": event.pr_number, "head_sha": event.head_sha, "base_sha": event.base_sha} if event.pr_number else None
+    out_dir = Path(inputs.out_dir)
+    artefact_path = write_bundle(out_dir, head, baseline.artefact, report, pr)
+    append_summary(env.get("GITHUB_STEP_SUMMARY"), report.full_markdown)
+
+    comment_url = None
+    if plan.post_comment:
+        port = port or port_factory()
+        try:
+            comment_url = publish_comment(port, event.pr_number, report.markdown, inputs, report.changed, report.marker)
+        except GitHubError as exc:
+            # No write access (a fork, or missing permissions): the report is in the job
+            # summary and the artefact; say how to get the comment, do not hide the gate.
+            log(f"ci-eval: warning: the comment was not posted: {exc}")
+    elif event.is_fork and event.pr_number:
+        log("ci-eval: fork pull request: the comment is in the artifact for the workflow_run poster")
+
+    for line in stale_annotations(head, gold_path):
+        print(line, flush=True)
+    verdict = "pass" if report.passed else "fail"
+    failure = retriever_failed(head)
+    if failure or head["summary"]["errors"]:
+        verdict = "error"
+    write_outputs(env.get("GITHUB_OUTPUT"), outputs_for(head, verdict, str(artefact_path), comment_url))
+    log(f"ci-eval: {report.verdict_line}")
+    if failure:
+        log(f"ci-eval: error: {failure}")
+        return EXIT_RETRIEVER_FAILED
+    if head["summary"]["errors"]:
+        log(f"ci-eval: error: the retriever failed on {head['summary']['errors']} question(s); see the artefact")
+        return EXIT_RETRIEVER_FAILED
+    if not report.passed and inputs.fail_on_gate:
+        return EXIT_GATE_FAILED
+    return EXIT_OK
+
+
+def _evaluate(inputs: ActionInputs, event: Event, env):
+    """The head run. ``config: demo`` runs the embedded demo's changed configuration, with
+    the demo's own baseline configuration as the fallback when no stored baseline exists."""
+    from ci_eval.gitinfo import git_info
+    from ci_eval.loaders import load_config
+    from ci_eval.pipeline import load_inputs, run_evaluation
+
+    git = git_info(env=env)
+    if git and event.head_sha:
+        # On pull_request GITHUB_SHA is a merge commit nobody knows; record the PR's head.
+        git = {**git, "sha": event.head_sha}
+    if event.name == "push" and git is not None:
+        git = {**git, "ref": event.ref}
+    if inputs.config == "demo":
+        from ci_eval.commands.demo import demo_artefact, demo_config_path
+
+        head = demo_artefact("head", show_progress=True)
+        head["git"] = git
+        builtin = demo_artefact("base", show_progress=False) if event.name == "pull_request" else None
+        return head, load_config(demo_config_path("head")).gate, None, builtin
+    config = load_config(inputs.config)
+    head = run_evaluation(load_inputs(config), git=git)
+    return head, config.gate, config.gold_set, None
+
+
+def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
+    """The workflow_run poster: post the comment of a (possibly fork's) pull-request run.
+
+    Nothing from that run is trusted: the artifact is read as a hostile zip, the artefacts
+    are schema-validated and the comment is rendered again here from them (so every string
+    passes our escaping), and the PR must exist with the head SHA the run built."""
+    from ci_eval.commands.compare import BaselineInfo, build_report, policy_from
+    from ci_eval.core.baseline import choose_artifact
+    from ci_eval.files import parse_json
+    from ci_eval.loaders import parse_artefact_bytes
+
+    run = port.workflow_run(event.run_id)
+    artifact = choose_artifact(port.run_artifacts(run.id), inputs.artifact_name)
+    if artifact is None:
+        log(f"ci-eval: run {run.id} left no artifact named {inputs.artifact_name!r}: nothing to post")
+        return EXIT_OK
+    source = f"artifact {inputs.artifact_name} (id {artifact.id}) of run {run.id}"
+    members = read_artifact_zip(
+        port.download_artifact(artifact.id, MAX_ARTIFACT_ZIP),
+        source,
+        optional=(COMMENT_MEMBER, PR_MEMBER, BASE_MEMBER, "summary.md", "scores.svg"),
+    )
+    if PR_MEMBER not in members:
+        log(f"ci-eval: {source} belongs to no pull request: nothing to post")
+        return EXIT_OK
+    pr_info = parse_json(members[PR_MEMBER].decode("utf-8", "replace"), f"{source}:{PR_MEMBER}")
+    number = pr_info.get("number") if isinstance(pr_info, dict) else None
+    if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
+        raise InputError("pr.json must hold a positive pull request number", source, PR_MEMBER)
+    pr = port.pull_request(number)
+    if pr.head_sha != run.head_sha:
+        raise InputError(
+            f"pull request #{number} is at {pr.head_sha[:7]}, but the run built {run.head_sha[:7]}: "
+            "refusing to post another commit's results",
+            source,
+            PR_MEMBER,
+        )
+    head = parse_artefact_bytes(members[RUN_MEMBER], f"{source}:{RUN_MEMBER}")
+    base = parse_artefact_bytes(members[BASE_MEMBER], f"{source}:{BASE_MEMBER}") if BASE_MEMBER in members else None
+    gate = head.get("config", {}).get("gate", {})
+    description = (
+        f"baseline: the base-branch artefact the pull request run found (run {run.id})"
+        if base is not None
+        else "no baseline was found by the pull request run"
+    )
+    report = build_report(base, head, policy_from(gate if isinstance(gate, dict) else {}),
+                          BaselineInfo(kind="exact" if base else "none", description=description, url=run.html_url))
+    url = publish_comment(port, number, report.markdown, inputs, report.changed, report.marker)
+    write_outputs(env.get("GITHUB_OUTPUT"), {"comment-url": url or "", "verdict": "pass" if report.passed else "fail"})
+    log(f"ci-eval: posted the report of run {run.id} on pull request #{number}" if url else "ci-eval: nothing to post")
+    return EXIT_OK

@@ -1,0 +1,56 @@
+"""`ci-eval action`: what the GitHub Action runs. Reads INPUT_* and the GITHUB_* environment."""
+
+from __future__ import annotations
+
+HELP = """Run inside a GitHub Actions job (action.yml calls it). Reads its inputs from INPUT_*
+variables and the event from GITHUB_EVENT_NAME / GITHUB_EVENT_PATH:
+
+  push          evaluate and write the artefact: a baseline for later pull requests
+  pull_request  evaluate, compare with the artefact of the PR's base commit (or the
+                nearest older one, said so), upsert one sticky comment, write the job
+                summary and outputs, annotate stale gold ids, then exit 1 if the gate fails
+  workflow_run  with INPUT_MODE=comment: post the comment of a fork's pull-request run
+
+example (what action.yml does):
+  INPUT_CONFIG=ci-eval.toml INPUT_GITHUB-TOKEN=$GITHUB_TOKEN ci-eval action
+exit codes: 0 ok; 1 gate failed; 2 bad input; 4 the retriever failed; 5 GitHub failed."""
+
+
+def register(sub) -> None:
+    import argparse
+
+    p = sub.add_parser("action", help="run as the GitHub Action (reads INPUT_* and GITHUB_*)",
+                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    import os
+
+    from ci_eval.action import comment_mode, log, run_mode
+    from ci_eval.actions_env import mask, read_event, read_inputs, require
+    from ci_eval.core.plan import plan_action
+
+    env = dict(os.environ)
+    inputs = read_inputs(env)
+    if inputs.token:
+        # Before anything else is logged: the runner then hides the token in every line.
+        print(mask(inputs.token), flush=True)
+    event = read_event(env)
+    plan = plan_action(event.name, inputs.mode, event.is_fork, inputs.comment)
+    log(f"ci-eval: {plan.note}")
+
+    def port_factory():
+        # The one GitHub client of the run, built here and passed in.
+        from ci_eval.github_api import PyGithubPort, build_client
+
+        backoff = float(env.get("CI_EVAL_RETRY_BACKOFF", "1.0"))
+        client = build_client(require(env, "GITHUB_API_URL"), inputs.token or "", retry_backoff=backoff,
+                              pace_requests=False)
+        return PyGithubPort(client, event.repository)
+
+    if plan.post_from_artifact:
+        return comment_mode(inputs, event, env, port_factory())
+    if not plan.evaluate:
+        return 0
+    return run_mode(inputs, event, env, port_factory, plan)
