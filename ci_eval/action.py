@@ -274,6 +274,9 @@ def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
     if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
         raise InputError("pr.json must hold a positive pull request number", source, PR_MEMBER)
     pr = port.pull_request(number)
+    if not pr.is_fork:
+        log(f"ci-eval: pull request #{number} is not from a fork: its own run posts the comment")
+        return EXIT_OK
     if pr.head_sha != run.head_sha:
         raise InputError(
             f"pull request #{number} is at {pr.head_sha[:7]}, but the run built {run.head_sha[:7]}: "

@@ -80,7 +80,9 @@ def read_artifact_zip(
     with archive:
         infos = archive.infolist()
         if len(infos) > _MAX_ENTRIES:
-            raise InputError(f"the zip has {len(infos)} entries, expected at most {_MAX_ENTRIES}", source)
+            raise InputError(
+                f"the zip has {len(infos)} entries, expected at most {_MAX_ENTRIES}", source
+            )
         allowed = set(required) | set(optional)
         seen: set[str] = set()
         declared_total = 0
@@ -102,7 +104,9 @@ def read_artifact_zip(
                 raise InputError(f"refusing an encrypted member {info.filename!r}", source)
             if info.filename not in allowed:
                 expected = ", ".join(sorted(allowed))
-                raise InputError(f"unexpected member {info.filename!r} (expected only: {expected})", source)
+                raise InputError(
+                    f"unexpected member {info.filename!r} (expected only: {expected})", source
+                )
             if info.filename in seen:
                 raise InputError(f"duplicate member {info.filename!r}", source)
             seen.add(info.filename)
@@ -125,7 +129,9 @@ def read_artifact_zip(
         members: dict[str, bytes] = {}
         total = 0
         for info in infos:
-            members[info.filename] = _read_capped(archive, info, source, max_member, max_total - total)
+            members[info.filename] = _read_capped(
+                archive, info, source, max_member, max_total - total
+            )
             total += len(members[info.filename])
         return members
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -45,13 +47,73 @@ def decode(raw: bytes, source: str) -> str:
 
 def parse_json(text: str, source: str) -> Any:
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        data = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", source, f"line {exc.lineno} column {exc.colno}") from None
-    except ValueError as exc:  # NaN/Infinity, or a number too deep to parse
+    except ValueError as exc:  # NaN/Infinity, or an integer too long to convert
+        _raise_unrepresentable(text, source)
         raise InputError(f"invalid JSON: {exc}", source) from None
     except RecursionError:
         raise InputError("invalid JSON: nested too deeply", source) from None
+    # A float literal that overflows (1e999) parses as inf; only a long exponent or a very
+    # long number can do that, so the slow parse runs only when the text holds one.
+    if _MAYBE_OVERFLOW.search(text):
+        _raise_unrepresentable(text, source)
+    return data
+
+
+_MAYBE_OVERFLOW = re.compile(r"[eE][+-]?\d{3}|\d{300}")
+
+
+class _Unrepresentable:
+    """Stands in for a value JSON allows but Python's numbers and ours do not."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str):
+        self.message = message
+
+
+def _constant(name: str) -> _Unrepresentable:
+    return _Unrepresentable(f"{name} is not allowed")
+
+
+def _float(token: str):
+    value = float(token)
+    if math.isfinite(value):
+        return value
+    return _Unrepresentable(f"the number {_clip(token)} is too large")
+
+
+def _int(token: str):
+    try:
+        return int(token)
+    except ValueError:  # over sys.get_int_max_str_digits()
+        return _Unrepresentable(f"the number {_clip(token)} ({len(token)} digits) is too large")
+
+
+def _clip(token: str) -> str:
+    return token if len(token) <= 24 else f"{token[:10]}...{token[-4:]}"
+
+
+def _raise_unrepresentable(text: str, source: str) -> None:
+    """Parse again with stand-ins for NaN, Infinity and overflowing numbers; name the JSON
+    path of the first one."""
+    from ci_eval.core.validate import json_path
+
+    try:
+        data = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
+    except RecursionError:
+        raise InputError("invalid JSON: nested too deeply", source) from None
+    stack: list[tuple[tuple, Any]] = [((), data)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, _Unrepresentable):
+            raise InputError(f"invalid JSON: {node.message}", source, json_path(path))
+        if isinstance(node, dict):
+            stack.extend(((*path, k), v) for k, v in reversed(list(node.items())))
+        elif isinstance(node, list):
+            stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(node))))
 
 
 def _reject_constant(name: str):
@@ -72,7 +134,11 @@ def read_toml(path, what: str) -> dict:
     text = decode(raw, str(path))
     try:
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:
+        if not isinstance(exc, tomllib.TOMLDecodeError):  # an integer too long to convert
+            long_number = re.search(r"\d{1000}", text)
+            line = text.count("\n", 0, long_number.start()) + 1 if long_number else None
+            raise InputError("invalid TOML: a number is too long", str(path), line and f"line {line}") from None
         msg = str(exc)
         # "Expected '=' after a key (at line 3, column 5)" -> place it the way every error is.
         place = None

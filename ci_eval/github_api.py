@@ -36,8 +36,9 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Protocol
 
 from github import Auth, Github, GithubException, GithubRetry
 from github.Artifact import Artifact
@@ -121,7 +122,9 @@ class GitHubPort(Protocol):
 class _Retry(GithubRetry):
     """GithubRetry with a cap on every wait and an injectable sleep (tests record waits)."""
 
-    def __init__(self, *, max_wait: float = 120.0, sleep: Callable[[float], None] = time.sleep, **kwargs: Any):
+    def __init__(
+        self, *, max_wait: float = 120.0, sleep: Callable[[float], None] = time.sleep, **kwargs: Any
+    ):
         self.max_wait = max_wait
         self.sleep_function = sleep
         super().__init__(**kwargs)
@@ -166,25 +169,31 @@ def build_client(
     """
     parsed = urllib.parse.urlsplit(api_url or "")
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise InputError(f"the GitHub API URL must be an http(s) URL, got {api_url!r}", "GITHUB_API_URL")
+        raise InputError(
+            f"the GitHub API URL must be an http(s) URL, got {api_url!r}", "GITHUB_API_URL"
+        )
     if not token or not token.strip():
-        raise InputError("no GitHub token was given (pass github-token, usually ${{ github.token }})")
-    options: dict[str, Any] = dict(
-        total=retries,
-        backoff_factor=retry_backoff,
-        backoff_max=max_wait,
-        status_forcelist=list(range(500, 600)) + [429],
-        allowed_methods={"GET", "HEAD", "POST", "PATCH", "PUT", "DELETE"},
-        raise_on_status=False,
-        raise_on_redirect=False,
-        secondary_rate_wait=secondary_rate_wait,
-        max_wait=max_wait,
-        sleep=sleep,
-    )
+        raise InputError(
+            "no GitHub token was given (pass github-token, usually ${{ github.token }})"
+        )
+    options: dict[str, Any] = {
+        "total": retries,
+        "backoff_factor": retry_backoff,
+        "backoff_max": max_wait,
+        "status_forcelist": list(range(500, 600)) + [429],
+        "allowed_methods": {"GET", "HEAD", "POST", "PATCH", "PUT", "DELETE"},
+        "raise_on_status": False,
+        "raise_on_redirect": False,
+        "secondary_rate_wait": secondary_rate_wait,
+        "max_wait": max_wait,
+        "sleep": sleep,
+    }
     if "max_rate_limit_wait" in inspect.signature(GithubRetry.__init__).parameters:
         # a primary rate limit resetting in an hour fails now instead of sleeping
         options["max_rate_limit_wait"] = max_wait
-    pacing: dict[str, Any] = {} if pace_requests else dict(seconds_between_requests=None, seconds_between_writes=None)
+    pacing: dict[str, Any] = (
+        {} if pace_requests else {"seconds_between_requests": None, "seconds_between_writes": None}
+    )
     return Github(
         auth=Auth.Token(token.strip()),
         base_url=api_url.rstrip("/"),
@@ -215,12 +224,16 @@ class PyGithubPort:
     ):
         owner, _, name = repository.partition("/")
         if not owner or not name or "/" in name:
-            raise InputError(f"the repository must be 'owner/name', got {repository!r}", "GITHUB_REPOSITORY")
+            raise InputError(
+                f"the repository must be 'owner/name', got {repository!r}", "GITHUB_REPOSITORY"
+            )
         self._client = client
         self._requester: Requester = client.requester
         self._repository = repository
         self._repo = client.get_repo(repository)
-        self._path = f"/repos/{urllib.parse.quote(owner, safe='')}/{urllib.parse.quote(name, safe='')}"
+        self._path = (
+            f"/repos/{urllib.parse.quote(owner, safe='')}/{urllib.parse.quote(name, safe='')}"
+        )
         self._max_comments = max_comments
         self._max_artifacts = max_artifacts
         self._download_attempts = max(1, download_attempts)
@@ -322,7 +335,9 @@ class PyGithubPort:
                     raise Requester.createException(status, headers, _json_or_none(output))
             location = headers.get("location")
             if status not in _REDIRECTS or not location:
-                raise GitHubError(f"GitHub answered HTTP {status} without a download location while {action}")
+                raise GitHubError(
+                    f"GitHub answered HTTP {status} without a download location while {action}"
+                )
             try:
                 return self._fetch_blob(location, max_bytes, artifact_id)
             except _TryAgain as exc:
@@ -385,11 +400,16 @@ class PyGithubPort:
         parts = urllib.parse.urlsplit(location)
         host = parts.hostname or "?"
         if parts.scheme not in ("http", "https"):
-            raise GitHubError(f"GitHub redirected artifact {artifact_id} to a non-http URL ({parts.scheme}:)")
+            raise GitHubError(
+                f"GitHub redirected artifact {artifact_id} to a non-http URL ({parts.scheme}:)"
+            )
         # A fresh request with only these headers: no Authorization ever goes to the blob host.
         request = urllib.request.Request(
             location,
-            headers={"User-Agent": f"ci-eval/{__version__}", "Accept": "application/zip, application/octet-stream"},
+            headers={
+                "User-Agent": f"ci-eval/{__version__}",
+                "Accept": "application/zip, application/octet-stream",
+            },
             method="GET",
         )
         source = f"artifact {artifact_id}"
@@ -397,7 +417,9 @@ class PyGithubPort:
             with urllib.request.urlopen(request, timeout=self._timeout) as response:
                 declared = response.headers.get("Content-Length")
                 if declared and declared.isdigit() and int(declared) > max_bytes:
-                    raise InputError(f"the download is {declared} bytes, over the {max_bytes}-byte limit", source)
+                    raise InputError(
+                        f"the download is {declared} bytes, over the {max_bytes}-byte limit", source
+                    )
                 data = bytearray()
                 while True:
                     chunk = response.read(_CHUNK)
@@ -411,7 +433,9 @@ class PyGithubPort:
             exc.close()
             if exc.code in (403, 404, 408, 410, 429) or exc.code >= 500:
                 raise _TryAgain(f"HTTP {exc.code} from {host}") from None
-            raise GitHubError(f"the storage host {host} answered HTTP {exc.code} for artifact {artifact_id}") from None
+            raise GitHubError(
+                f"the storage host {host} answered HTTP {exc.code} for artifact {artifact_id}"
+            ) from None
         except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
             raise _TryAgain(f"{type(exc).__name__} from {host}") from None
 
@@ -431,7 +455,10 @@ class PyGithubPort:
         rate_limited = (
             status == 429
             or Requester.isRateLimitError(message)
-            or (status == 403 and ("retry-after" in headers or str(headers.get("x-ratelimit-remaining")) == "0"))
+            or (
+                status == 403
+                and ("retry-after" in headers or str(headers.get("x-ratelimit-remaining")) == "0")
+            )
         )
         if rate_limited:
             return (
@@ -490,7 +517,7 @@ class _Translate:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> bool:
         if exc is None or isinstance(exc, (GitHubError, InputError)):
             return False
         port = self.port
@@ -501,11 +528,15 @@ class _Translate:
                     "run expired or was deleted",
                     status=exc.status,
                 ) from None
-            raise GitHubError(port._scrub(port._message(exc, self.action, self.permission))) from None
+            raise GitHubError(
+                port._scrub(port._message(exc, self.action, self.permission))
+            ) from None
         if isinstance(exc, (OSError, http.client.HTTPException)):
             host = urllib.parse.urlsplit(port._requester.base_url).hostname
             raise GitHubError(
-                port._scrub(f"could not reach GitHub at {host} while {self.action} ({type(exc).__name__})")
+                port._scrub(
+                    f"could not reach GitHub at {host} while {self.action} ({type(exc).__name__})"
+                )
             ) from None
         return False
 

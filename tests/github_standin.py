@@ -28,13 +28,19 @@ import json
 import re
 import threading
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, ClassVar
 
-SPEC_PATH = Path(__file__).resolve().parents[1].parent / "shared" / "github" / "github-rest-subset.openapi.json"
+SPEC_PATH = (
+    Path(__file__).resolve().parents[1].parent
+    / "shared"
+    / "github"
+    / "github-rest-subset.openapi.json"
+)
 SPEC_HOST = "https://api.github.com"  # the servers entry of the description
 DOCS = "https://docs.github.com/rest"
 BOT_LOGIN = "github-actions[bot]"
@@ -59,7 +65,7 @@ def fake_sha(seed: str) -> str:
 class OpenAPICheck:
     """Validates requests and responses against the OpenAPI description (openapi-core)."""
 
-    _cache: dict[Path, OpenAPICheck] = {}
+    _cache: ClassVar[dict[Path, OpenAPICheck]] = {}
 
     def __init__(self, spec_path: Path):
         import openapi_core
@@ -69,7 +75,10 @@ class OpenAPICheck:
         self.api = openapi_core.OpenAPI.from_dict(self.spec)
         # Error statuses an operation does not declare (a 500, a 401) still carry GitHub's
         # basic-error body; those are checked against that schema.
-        error_schema = {"$ref": "#/components/schemas/basic-error", "components": self.spec["components"]}
+        error_schema = {
+            "$ref": "#/components/schemas/basic-error",
+            "components": self.spec["components"],
+        }
         self.error_validator = OAS30Validator(error_schema)
 
     @classmethod
@@ -78,7 +87,14 @@ class OpenAPICheck:
             cls._cache[spec_path] = cls(spec_path)
         return cls._cache[spec_path]
 
-    def _request(self, method: str, path: str, query: dict[str, str], body: bytes | None, content_type: str | None):
+    def _request(
+        self,
+        method: str,
+        path: str,
+        query: dict[str, str],
+        body: bytes | None,
+        content_type: str | None,
+    ):
         from openapi_core.testing import MockRequest
 
         return MockRequest(
@@ -91,11 +107,18 @@ class OpenAPICheck:
         )
 
     def check_request(
-        self, method: str, path: str, query: dict[str, str], body: bytes | None, content_type: str | None
+        self,
+        method: str,
+        path: str,
+        query: dict[str, str],
+        body: bytes | None,
+        content_type: str | None,
     ) -> list[str]:
+        from openapi_core.exceptions import OpenAPIError
+
         try:
             self.api.validate_request(self._request(method, path, query, body, content_type))
-        except Exception as exc:  # openapi-core raises a family of OpenAPIError subclasses
+        except OpenAPIError as exc:
             return [f"{method} {path}: {_describe(exc)}"]
         return []
 
@@ -108,12 +131,15 @@ class OpenAPICheck:
         headers: dict[str, str],
         body: bytes,
     ) -> list[str]:
+        from openapi_core.exceptions import OpenAPIError
         from openapi_core.templating.responses.exceptions import ResponseNotFound
         from openapi_core.testing import MockResponse
 
         content_type = headers.get("Content-Type", "").split(";")[0].strip() or None
         request = self._request(method, path, query, None, None)
-        response = MockResponse(body, status_code=status, headers=headers, content_type=content_type)
+        response = MockResponse(
+            body, status_code=status, headers=headers, content_type=content_type
+        )
         try:
             self.api.validate_response(request, response)
         except ResponseNotFound:
@@ -125,7 +151,7 @@ class OpenAPICheck:
                 return [f"{method} {path} -> {status}: error body is not JSON"]
             errors = sorted(self.error_validator.iter_errors(data), key=lambda e: list(e.path))
             return [f"{method} {path} -> {status}: {e.message}" for e in errors]
-        except Exception as exc:
+        except OpenAPIError as exc:
             return [f"{method} {path} -> {status}: {_describe(exc)}"]
         return []
 
@@ -194,7 +220,9 @@ class _State:
 class GitHubStandIn:
     """See the module docstring. Use as a context manager or call start()/stop()."""
 
-    def __init__(self, repository: str = "acme/rag-app", token: str = "ghs_standinTOKEN0123456789abcdef"):
+    def __init__(
+        self, repository: str = "acme/rag-app", token: str = "ghs_standinTOKEN0123456789abcdef"
+    ):
         self.owner, self.name = repository.split("/")
         self.repository = repository
         self.repo_id = 700_001
@@ -228,7 +256,9 @@ class GitHubStandIn:
         server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         server.daemon_threads = True
         server.standin = self  # type: ignore[attr-defined]
-        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         thread.start()
         self._threads.append(thread)
         return server
@@ -241,10 +271,10 @@ class GitHubStandIn:
         for thread in self._threads:
             thread.join(timeout=5)
 
-    def __enter__(self) -> GitHubStandIn:
+    def __enter__(self) -> GitHubStandIn:  # noqa: PYI034
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     @property
@@ -275,15 +305,15 @@ class GitHubStandIn:
         title: str = "Tune the chunker",
     ) -> dict:
         """A pull request; ``head_repo`` names a fork ("someone/rag-app"), default this repo."""
-        pull = dict(
-            number=number,
-            head_sha=head_sha,
-            base_sha=base_sha,
-            base_ref=base_ref,
-            head_ref=head_ref,
-            head_repo=head_repo or self.repository,
-            title=title,
-        )
+        pull = {
+            "number": number,
+            "head_sha": head_sha,
+            "base_sha": base_sha,
+            "base_ref": base_ref,
+            "head_ref": head_ref,
+            "head_repo": head_repo or self.repository,
+            "title": title,
+        }
         self.state.pulls[number] = pull
         return pull
 
@@ -301,43 +331,59 @@ class GitHubStandIn:
     ) -> int:
         """A workflow run; ``head_repo`` is the repository the commit came from."""
         run_id = run_id or self._next_id()
-        self.state.runs[run_id] = dict(
-            id=run_id,
-            head_sha=head_sha,
-            head_branch=head_branch,
-            event=event,
-            conclusion=conclusion,
-            status="completed" if conclusion else "in_progress",
-            head_repo=head_repo or self.repository,
-            created_at=created_at or EPOCH,
-            workflow=workflow,
-            workflow_id=_workflow_id(workflow),
-            pull_requests=tuple(pull_requests),
-        )
+        self.state.runs[run_id] = {
+            "id": run_id,
+            "head_sha": head_sha,
+            "head_branch": head_branch,
+            "event": event,
+            "conclusion": conclusion,
+            "status": "completed" if conclusion else "in_progress",
+            "head_repo": head_repo or self.repository,
+            "created_at": created_at or EPOCH,
+            "workflow": workflow,
+            "workflow_id": _workflow_id(workflow),
+            "pull_requests": tuple(pull_requests),
+        }
         return run_id
 
     def add_artifact(
-        self, run_id: int, zip_bytes: bytes, name: str = "ci-eval", expired: bool = False, artifact_id: int | None = None
+        self,
+        run_id: int,
+        zip_bytes: bytes,
+        name: str = "ci-eval",
+        expired: bool = False,
+        artifact_id: int | None = None,
     ) -> int:
         artifact_id = artifact_id or self._next_id()
         run = self.state.runs[run_id]
-        self.state.artifacts[artifact_id] = dict(
-            id=artifact_id, run_id=run_id, name=name, expired=expired, size=len(zip_bytes), created_at=run["created_at"]
-        )
+        self.state.artifacts[artifact_id] = {
+            "id": artifact_id,
+            "run_id": run_id,
+            "name": name,
+            "expired": expired,
+            "size": len(zip_bytes),
+            "created_at": run["created_at"],
+        }
         self.state.blobs[artifact_id] = zip_bytes
         return artifact_id
 
-    def add_comment(self, issue_number: int, body: str, user_login: str | None = None, created_at: datetime | None = None) -> int:
+    def add_comment(
+        self,
+        issue_number: int,
+        body: str,
+        user_login: str | None = None,
+        created_at: datetime | None = None,
+    ) -> int:
         comment_id = self._next_id()
         login = user_login or self.bot_login
-        self.state.comments[comment_id] = dict(
-            id=comment_id,
-            issue=issue_number,
-            body=body,
-            login=login,
-            created_at=created_at or EPOCH,
-            updated_at=created_at or EPOCH,
-        )
+        self.state.comments[comment_id] = {
+            "id": comment_id,
+            "issue": issue_number,
+            "body": body,
+            "login": login,
+            "created_at": created_at or EPOCH,
+            "updated_at": created_at or EPOCH,
+        }
         return comment_id
 
     def comments_on(self, issue_number: int) -> list[dict]:
@@ -356,10 +402,16 @@ class GitHubStandIn:
     ) -> None:
         """Answer the next ``times`` requests of ``operation`` with ``status``."""
         if body is None:
-            body = {"message": message or _REASONS.get(status, "Error"), "documentation_url": DOCS, "status": str(status)}
+            body = {
+                "message": message or _REASONS.get(status, "Error"),
+                "documentation_url": DOCS,
+                "status": str(status),
+            }
         self.faults.append(Fault(operation, status, times, body, dict(headers or {})))
 
-    def secondary_rate_limit(self, operation: str, retry_after: int | None = 3, times: int = 1) -> None:
+    def secondary_rate_limit(
+        self, operation: str, retry_after: int | None = 3, times: int = 1
+    ) -> None:
         headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
         headers.update({"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "4990"})
         self.fail(operation, 403, times=times, message=SECONDARY_RATE_MESSAGE, headers=headers)
@@ -367,7 +419,9 @@ class GitHubStandIn:
     def validation_failed(self, operation: str, message: str, times: int = 1) -> None:
         body = {
             "message": "Validation Failed",
-            "errors": [{"resource": "IssueComment", "code": "custom", "field": "body", "message": message}],
+            "errors": [
+                {"resource": "IssueComment", "code": "custom", "field": "body", "message": message}
+            ],
             "documentation_url": DOCS,
             "status": "422",
         }
@@ -430,7 +484,11 @@ class GitHubStandIn:
 
     def minimal_repo(self, full_name: str) -> dict:
         owner, name = full_name.split("/")
-        rid = self.repo_id if full_name == self.repository else 700_000 + int(fake_sha(full_name)[:4], 16)
+        rid = (
+            self.repo_id
+            if full_name == self.repository
+            else 700_000 + int(fake_sha(full_name)[:4], 16)
+        )
         base = self.api(f"/repos/{full_name}")
         return {
             "id": rid,
@@ -535,7 +593,13 @@ class GitHubStandIn:
 
         def part(ref: str, sha: str, full_name: str) -> dict:
             owner = full_name.split("/")[0]
-            return {"label": f"{owner}:{ref}", "ref": ref, "sha": sha, "user": self.user(owner), "repo": self.repo(full_name)}
+            return {
+                "label": f"{owner}:{ref}",
+                "ref": ref,
+                "sha": sha,
+                "user": self.user(owner),
+                "repo": self.repo(full_name),
+            }
 
         links = {
             "self": url,
@@ -581,7 +645,9 @@ class GitHubStandIn:
             "head": part(pull["head_ref"], pull["head_sha"], pull["head_repo"]),
             "base": part(pull["base_ref"], pull["base_sha"], self.repository),
             "_links": {k: {"href": v} for k, v in links.items()},
-            "author_association": "CONTRIBUTOR" if pull["head_repo"] != self.repository else "MEMBER",
+            "author_association": "CONTRIBUTOR"
+            if pull["head_repo"] != self.repository
+            else "MEMBER",
             "auto_merge": None,
             "draft": False,
             "merged": False,
@@ -616,7 +682,11 @@ class GitHubStandIn:
                     "head": {
                         "ref": pull["head_ref"],
                         "sha": pull["head_sha"],
-                        "repo": {"id": head_repo["id"], "url": head_repo["url"], "name": head_repo["name"]},
+                        "repo": {
+                            "id": head_repo["id"],
+                            "url": head_repo["url"],
+                            "name": head_repo["name"],
+                        },
                     },
                     "base": {
                         "ref": pull["base_ref"],
@@ -684,7 +754,8 @@ class GitHubStandIn:
             "created_at": iso(created),
             "updated_at": iso(created),
             "expires_at": iso(created + timedelta(days=90)),
-            "digest": "sha256:" + hashlib.sha256(self.state.blobs.get(artifact["id"], b"")).hexdigest(),
+            "digest": "sha256:"
+            + hashlib.sha256(self.state.blobs.get(artifact["id"], b"")).hexdigest(),
             "workflow_run": {
                 "id": run["id"],
                 "repository_id": self.repo_id,
@@ -734,12 +805,24 @@ _ROUTES: list[tuple[str, re.Pattern[str], str]] = [
     for m, p, op in [
         ("GET", rf"^/repos/{_SEG}/{_SEG}$", "repos/get"),
         ("GET", rf"^/repos/{_SEG}/{_SEG}/pulls/(\d+)$", "pulls/get"),
-        ("GET", rf"^/repos/{_SEG}/{_SEG}/actions/workflows/{_SEG}/runs$", "actions/list-workflow-runs"),
+        (
+            "GET",
+            rf"^/repos/{_SEG}/{_SEG}/actions/workflows/{_SEG}/runs$",
+            "actions/list-workflow-runs",
+        ),
         ("GET", rf"^/repos/{_SEG}/{_SEG}/actions/runs$", "actions/list-workflow-runs-for-repo"),
         ("GET", rf"^/repos/{_SEG}/{_SEG}/actions/runs/(\d+)$", "actions/get-workflow-run"),
-        ("GET", rf"^/repos/{_SEG}/{_SEG}/actions/runs/(\d+)/artifacts$", "actions/list-workflow-run-artifacts"),
+        (
+            "GET",
+            rf"^/repos/{_SEG}/{_SEG}/actions/runs/(\d+)/artifacts$",
+            "actions/list-workflow-run-artifacts",
+        ),
         ("GET", rf"^/repos/{_SEG}/{_SEG}/actions/artifacts/(\d+)$", "actions/get-artifact"),
-        ("GET", rf"^/repos/{_SEG}/{_SEG}/actions/artifacts/(\d+)/{_SEG}$", "actions/download-artifact"),
+        (
+            "GET",
+            rf"^/repos/{_SEG}/{_SEG}/actions/artifacts/(\d+)/{_SEG}$",
+            "actions/download-artifact",
+        ),
         ("GET", rf"^/repos/{_SEG}/{_SEG}/issues/(\d+)/comments$", "issues/list-comments"),
         ("POST", rf"^/repos/{_SEG}/{_SEG}/issues/(\d+)/comments$", "issues/create-comment"),
         ("GET", rf"^/repos/{_SEG}/{_SEG}/issues/comments/(\d+)$", "issues/get-comment"),
@@ -764,7 +847,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _read(self) -> tuple[str, dict[str, str], bytes, dict[str, str]]:
         parts = urllib.parse.urlsplit(self.path)
-        query = {k: v[-1] for k, v in urllib.parse.parse_qs(parts.query, keep_blank_values=True).items()}
+        query = {
+            k: v[-1] for k, v in urllib.parse.parse_qs(parts.query, keep_blank_values=True).items()
+        }
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(min(length, _MAX_BODY)) if length else b""
         headers = {k.lower(): v for k, v in self.headers.items()}
@@ -807,7 +892,9 @@ class _ApiHandler(_Handler):
         with s._lock:
             s.requests.append(record)
         if s.validator is not None and operation is not None:
-            problems = s.validator.check_request(self.command, raw_path, query, body, headers.get("content-type"))
+            problems = s.validator.check_request(
+                self.command, raw_path, query, body, headers.get("content-type")
+            )
             s.request_problems.extend(problems)
 
         status, payload, extra = self._answer(operation, args, query, body, headers)
@@ -833,12 +920,21 @@ class _ApiHandler(_Handler):
         self._send(status, data, out_headers)
 
     def _answer(
-        self, operation: str | None, args: tuple, query: dict[str, str], body: bytes, headers: dict[str, str]
+        self,
+        operation: str | None,
+        args: tuple,
+        query: dict[str, str],
+        body: bytes,
+        headers: dict[str, str],
     ) -> tuple[int, Any, dict[str, str]]:
         s = self.standin
         auth = headers.get("authorization", "")
         if auth not in (f"token {s.token}", f"Bearer {s.token}"):
-            return 401, {"message": "Bad credentials", "documentation_url": DOCS, "status": "401"}, {}
+            return (
+                401,
+                {"message": "Bad credentials", "documentation_url": DOCS, "status": "401"},
+                {},
+            )
         if operation is None:
             return 404, {"message": "Not Found", "documentation_url": DOCS, "status": "404"}, {}
         owner, repo, *rest = args
@@ -848,7 +944,15 @@ class _ApiHandler(_Handler):
         if fault is not None:
             return fault.status, fault.body, dict(fault.headers)
         if operation in _WRITES and s.read_only:
-            return 403, {"message": "Resource not accessible by integration", "documentation_url": DOCS, "status": "403"}, {}
+            return (
+                403,
+                {
+                    "message": "Resource not accessible by integration",
+                    "documentation_url": DOCS,
+                    "status": "403",
+                },
+                {},
+            )
         handler = getattr(self, "_op_" + operation.replace("/", "_").replace("-", "_"))
         return handler(rest, query, body)
 
@@ -904,7 +1008,11 @@ class _ApiHandler(_Handler):
     def _run_listing(self, runs: list[dict], query: dict[str, str]):
         chunk, headers = self._page(runs, query)
         s = self.standin
-        return 200, {"total_count": len(runs), "workflow_runs": [s.run_object(r) for r in chunk]}, headers
+        return (
+            200,
+            {"total_count": len(runs), "workflow_runs": [s.run_object(r) for r in chunk]},
+            headers,
+        )
 
     def _op_actions_list_workflow_runs(self, rest: list, query: dict, body: bytes):
         return self._run_listing(self._runs(rest[0], query), query)
@@ -925,7 +1033,11 @@ class _ApiHandler(_Handler):
         if "name" in query:
             items = [a for a in items if a["name"] == query["name"]]
         chunk, headers = self._page(items, query)
-        return 200, {"total_count": len(items), "artifacts": [s.artifact_object(a) for a in chunk]}, headers
+        return (
+            200,
+            {"total_count": len(items), "artifacts": [s.artifact_object(a) for a in chunk]},
+            headers,
+        )
 
     def _op_actions_get_artifact(self, rest: list, query: dict, body: bytes):
         artifact = self.standin.state.artifacts.get(int(rest[0]))
@@ -937,7 +1049,11 @@ class _ApiHandler(_Handler):
         if artifact is None or rest[1] != "zip":
             return self._not_found()
         if artifact["expired"]:
-            return 410, {"message": "Artifact has expired", "documentation_url": DOCS, "status": "410"}, {}
+            return (
+                410,
+                {"message": "Artifact has expired", "documentation_url": DOCS, "status": "410"},
+                {},
+            )
         signature = fake_sha(f"{artifact['id']}{len(s.requests)}")
         location = f"{s.blob_url}/artifacts/{artifact['id']}/ci-eval.zip?sig={signature}&se=2026-11-30T02%3A01%3A00Z"
         return 302, None, {"Location": location}
@@ -956,7 +1072,11 @@ class _ApiHandler(_Handler):
         except (ValueError, AttributeError):
             text = None
         if not isinstance(text, str):
-            return None, (400, {"message": "Problems parsing JSON", "documentation_url": DOCS, "status": "400"}, {})
+            return None, (
+                400,
+                {"message": "Problems parsing JSON", "documentation_url": DOCS, "status": "400"},
+                {},
+            )
         if len(text) > 65536:
             return None, (
                 422,
@@ -1000,7 +1120,15 @@ class _ApiHandler(_Handler):
             return self._not_found()
         if comment["login"] != s.bot_login:
             # GitHub lets only the author (or a maintainer) edit; the bot is neither here
-            return 403, {"message": "Must have admin rights to Repository.", "documentation_url": DOCS, "status": "403"}, {}
+            return (
+                403,
+                {
+                    "message": "Must have admin rights to Repository.",
+                    "documentation_url": DOCS,
+                    "status": "403",
+                },
+                {},
+            )
         text, problem = self._comment_body(body)
         if problem:
             return problem
@@ -1014,7 +1142,15 @@ class _ApiHandler(_Handler):
         if comment is None:
             return self._not_found()
         if comment["login"] != s.bot_login:
-            return 403, {"message": "Must have admin rights to Repository.", "documentation_url": DOCS, "status": "403"}, {}
+            return (
+                403,
+                {
+                    "message": "Must have admin rights to Repository.",
+                    "documentation_url": DOCS,
+                    "status": "403",
+                },
+                {},
+            )
         del s.state.comments[comment["id"]]
         return 204, None, {}
 
@@ -1040,6 +1176,10 @@ class _BlobHandler(_Handler):
         match = re.match(r"^/artifacts/(\d+)/ci-eval\.zip$", path)
         blob = s.state.blobs.get(int(match.group(1))) if match and query.get("sig") else None
         if blob is None:
-            self._send(404, b"<Error><Code>BlobNotFound</Code></Error>", {"Content-Type": "application/xml"})
+            self._send(
+                404,
+                b"<Error><Code>BlobNotFound</Code></Error>",
+                {"Content-Type": "application/xml"},
+            )
             return
         self._send(200, blob, {"Content-Type": "application/zip"})

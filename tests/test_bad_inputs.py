@@ -68,7 +68,8 @@ CLASSES = {
 def load_cases() -> list[dict]:
     cases = []
     for klass in CLASSES:
-        for folder in sorted((CORPUS / klass).iterdir()):
+        folders = sorted((CORPUS / klass).iterdir()) if (CORPUS / klass).is_dir() else []
+        for folder in folders:
             spec = tomllib.loads((folder / "case.toml").read_text(encoding="utf-8"))
             spec.update(klass=klass, folder=folder, id=f"{klass}/{folder.name}")
             cases.append(spec)

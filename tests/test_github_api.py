@@ -6,11 +6,11 @@ import logging
 from datetime import timedelta
 
 import pytest
+from github_standin import EPOCH, GitHubStandIn, fake_sha
 
 from ci_eval.artifact_zip import build_zip
 from ci_eval.errors import GitHubError, InputError
 from ci_eval.github_api import ArtifactGone, PyGithubPort, build_client
-from github_standin import EPOCH, GitHubStandIn, fake_sha
 
 BASE = fake_sha("base")
 HEAD = fake_sha("head")
@@ -38,10 +38,14 @@ def waits():
     return Waits()
 
 
-def make_port(standin: GitHubStandIn, waits: Waits, token: str | None = None, **options) -> PyGithubPort:
+def make_port(
+    standin: GitHubStandIn, waits: Waits, token: str | None = None, **options
+) -> PyGithubPort:
     options.setdefault("retry_backoff", 0.01)
     options.setdefault("per_page", 100)
-    client = build_client(standin.api_url, token or standin.token, pace_requests=False, sleep=waits, **options)
+    client = build_client(
+        standin.api_url, token or standin.token, pace_requests=False, sleep=waits, **options
+    )
     return PyGithubPort(client, standin.repository)
 
 
@@ -57,7 +61,9 @@ def test_pull_request_reports_commits_and_repositories(standin, port):
     pr = port.pull_request(7)
     assert (pr.number, pr.head_sha, pr.base_sha, pr.base_ref) == (7, HEAD, BASE, "main")
     assert (pr.head_repo, pr.base_repo, pr.is_fork) == ("acme/rag-app", "acme/rag-app", False)
-    assert [(r.method, r.path) for r in standin.requests] == [("GET", "/repos/acme/rag-app/pulls/7")]
+    assert [(r.method, r.path) for r in standin.requests] == [
+        ("GET", "/repos/acme/rag-app/pulls/7")
+    ]
     assert standin.requests[0].headers["authorization"] == f"token {standin.token}"
 
 
@@ -68,7 +74,9 @@ def test_pull_request_from_a_fork(standin, port):
 
 
 def test_workflow_runs_follow_link_pagination_newest_first(standin, waits):
-    ids = [standin.add_run(fake_sha(f"c{i}"), created_at=EPOCH + timedelta(hours=i)) for i in range(5)]
+    ids = [
+        standin.add_run(fake_sha(f"c{i}"), created_at=EPOCH + timedelta(hours=i)) for i in range(5)
+    ]
     standin.add_run(fake_sha("pr"), head_branch="feature", event="pull_request")
     port = make_port(standin, waits, per_page=2)
 
@@ -78,7 +86,12 @@ def test_workflow_runs_follow_link_pagination_newest_first(standin, waits):
     calls = standin.calls("actions/list-workflow-runs")
     assert [c.query.get("page") for c in calls] == [None, "2", "3"]
     assert all(c.path == "/repos/acme/rag-app/actions/workflows/ci-eval.yml/runs" for c in calls)
-    assert calls[0].query == {"branch": "main", "event": "push", "status": "success", "per_page": "2"}
+    assert calls[0].query == {
+        "branch": "main",
+        "event": "push",
+        "status": "success",
+        "per_page": "2",
+    }
     assert runs[0].head_repo == "acme/rag-app" and runs[0].event == "push"
     assert runs[0].created_at == EPOCH + timedelta(hours=4)
 
@@ -95,15 +108,25 @@ def test_workflow_runs_fetch_pages_only_as_iterated(standin, waits):
 def test_workflow_runs_filter_by_head_sha(standin, port):
     standin.add_run(BASE)
     standin.add_run(fake_sha("other"))
-    runs = list(port.workflow_runs("ci-eval.yml", branch=None, event=None, status=None, head_sha=BASE))
+    runs = list(
+        port.workflow_runs("ci-eval.yml", branch=None, event=None, status=None, head_sha=BASE)
+    )
     assert [r.head_sha for r in runs] == [BASE]
-    assert standin.calls("actions/list-workflow-runs")[0].query == {"head_sha": BASE, "per_page": "100"}
+    assert standin.calls("actions/list-workflow-runs")[0].query == {
+        "head_sha": BASE,
+        "per_page": "100",
+    }
 
 
 def test_workflow_run_by_id_names_its_pull_requests(standin, port):
     run_id = standin.add_run(HEAD, head_branch="feature", event="pull_request", pull_requests=(7,))
     run = port.workflow_run(run_id)
-    assert (run.id, run.event, run.head_sha, run.pull_requests) == (run_id, "pull_request", HEAD, (7,))
+    assert (run.id, run.event, run.head_sha, run.pull_requests) == (
+        run_id,
+        "pull_request",
+        HEAD,
+        (7,),
+    )
 
 
 def test_run_artifacts_lists_every_artifact(standin, port):
@@ -151,7 +174,9 @@ def test_download_follows_the_redirect_without_the_token(standin, port):
 
 @pytest.mark.parametrize("expired", [True, False])
 def test_download_of_an_expired_or_missing_artifact_is_gone(standin, port, expired):
-    artifact_id = standin.add_artifact(standin.add_run(BASE), ZIP, expired=True) if expired else 999_999
+    artifact_id = (
+        standin.add_artifact(standin.add_run(BASE), ZIP, expired=True) if expired else 999_999
+    )
     with pytest.raises(ArtifactGone) as caught:
         port.download_artifact(artifact_id, max_bytes=10_000)
     assert caught.value.status == (410 if expired else 404)
@@ -235,7 +260,10 @@ def test_secondary_rate_limit_without_retry_after_waits_the_configured_time(stan
 def test_a_rate_limit_that_never_lifts_is_named(standin, waits):
     port = make_port(standin, waits, retries=1)
     standin.secondary_rate_limit("pulls/get", retry_after=1, times=10)
-    with pytest.raises(GitHubError, match="rate limit was still exceeded after retrying while reading pull request #7"):
+    with pytest.raises(
+        GitHubError,
+        match="rate limit was still exceeded after retrying while reading pull request #7",
+    ):
         port.pull_request(7)
 
 
@@ -248,7 +276,9 @@ def test_bad_token_is_named_and_not_echoed(standin, waits):
     with pytest.raises(GitHubError) as caught:
         port.pull_request(7)
     message = str(caught.value)
-    assert message.startswith("GitHub rejected the token while reading pull request #7 (HTTP 401: Bad credentials)")
+    assert message.startswith(
+        "GitHub rejected the token while reading pull request #7 (HTTP 401: Bad credentials)"
+    )
     assert secret not in message and "\n" not in message
     assert len(standin.calls("pulls/get")) == 1  # a 401 is not retried
 
@@ -265,14 +295,18 @@ def test_read_only_token_names_the_comment_permission(standin, port):
 
 def test_missing_actions_permission_is_named(standin, port):
     run_id = standin.add_run(BASE)
-    standin.fail("actions/list-workflow-run-artifacts", 403, message="Resource not accessible by integration")
+    standin.fail(
+        "actions/list-workflow-run-artifacts", 403, message="Resource not accessible by integration"
+    )
     with pytest.raises(GitHubError, match=r"add `actions: read` under `permissions:`"):
         port.run_artifacts(run_id)
 
 
 def test_editing_someone_elses_comment_is_refused(standin, port):
     theirs = standin.add_comment(7, "<!-- ci-eval -->\nquoted", user_login="octo-dev")
-    with pytest.raises(GitHubError, match=r"GitHub refused updating comment \d+ \(HTTP 403: Must have admin rights"):
+    with pytest.raises(
+        GitHubError, match=r"GitHub refused updating comment \d+ \(HTTP 403: Must have admin rights"
+    ):
         port.update_comment(theirs, "<!-- ci-eval -->\nmine now")
     assert standin.comments_on(7)[0]["body"] == "<!-- ci-eval -->\nquoted"
 
@@ -287,14 +321,20 @@ def test_a_comment_body_rejected_with_422_says_why(standin, port):
 
 
 def test_unknown_pull_request_is_a_clear_404(standin, port):
-    with pytest.raises(GitHubError, match=r"GitHub found nothing while reading pull request #99 \(HTTP 404\)"):
+    with pytest.raises(
+        GitHubError, match=r"GitHub found nothing while reading pull request #99 \(HTTP 404\)"
+    ):
         port.pull_request(99)
 
 
 def test_unreachable_github_is_named(waits):
-    client = build_client("http://127.0.0.1:9", "ghs_x", retries=0, pace_requests=False, sleep=waits)
+    client = build_client(
+        "http://127.0.0.1:9", "ghs_x", retries=0, pace_requests=False, sleep=waits
+    )
     port = PyGithubPort(client, "acme/rag-app")
-    with pytest.raises(GitHubError, match="could not reach GitHub at 127.0.0.1 while reading pull request #1"):
+    with pytest.raises(
+        GitHubError, match="could not reach GitHub at 127.0.0.1 while reading pull request #1"
+    ):
         port.pull_request(1)
 
 
@@ -322,7 +362,10 @@ def test_create_update_delete_comment(standin, port):
 
     updated = port.update_comment(created.id, "<!-- ci-eval -->\nsecond")
     assert (updated.id, updated.body) == (created.id, "<!-- ci-eval -->\nsecond")
-    assert standin.calls("issues/update-comment")[0].path == f"/repos/acme/rag-app/issues/comments/{created.id}"
+    assert (
+        standin.calls("issues/update-comment")[0].path
+        == f"/repos/acme/rag-app/issues/comments/{created.id}"
+    )
 
     port.delete_comment(created.id)
     assert standin.comments_on(7) == []

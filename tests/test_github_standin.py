@@ -8,11 +8,11 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-import pytest
-
 import github_standin
-from ci_eval.artifact_zip import build_zip
+import pytest
 from github_standin import GitHubStandIn, fake_sha
+
+from ci_eval.artifact_zip import build_zip
 
 BASE = fake_sha("base")
 
@@ -54,14 +54,25 @@ def call(standin, method, path, body=None, token=None):
 
 def populate(standin):
     standin.add_pull(7, head_sha=fake_sha("head"), base_sha=BASE)
-    standin.add_pull(8, head_sha=fake_sha("fork"), base_sha=BASE, head_repo="someone/rag-app", head_ref="main")
+    standin.add_pull(
+        8, head_sha=fake_sha("fork"), base_sha=BASE, head_repo="someone/rag-app", head_ref="main"
+    )
     run = standin.add_run(BASE, pull_requests=())
-    pr_run = standin.add_run(fake_sha("head"), head_branch="feature", event="pull_request", pull_requests=(7,))
+    pr_run = standin.add_run(
+        fake_sha("head"), head_branch="feature", event="pull_request", pull_requests=(7,)
+    )
     fork_run = standin.add_run(fake_sha("fork"), head_repo="someone/rag-app", event="push")
     artifact = standin.add_artifact(run, build_zip({"ci-eval-run.json": b"{}"}))
     expired = standin.add_artifact(run, b"", expired=True)
     comment = standin.add_comment(7, "<!-- ci-eval -->\nold", user_login=standin.bot_login)
-    return dict(run=run, pr_run=pr_run, fork_run=fork_run, artifact=artifact, expired=expired, comment=comment)
+    return {
+        "run": run,
+        "pr_run": pr_run,
+        "fork_run": fork_run,
+        "artifact": artifact,
+        "expired": expired,
+        "comment": comment,
+    }
 
 
 def test_every_endpoint_answers_what_the_openapi_description_says(validating):
@@ -85,7 +96,12 @@ def test_every_endpoint_answers_what_the_openapi_description_says(validating):
         ("POST", f"{repo}/issues/7/comments", {"body": "<!-- ci-eval -->\nnew"}, 201),
         ("POST", f"{repo}/issues/7/comments", {"body": "x" * 70_000}, 422),
         ("GET", f"{repo}/issues/comments/{ids['comment']}", None, 200),
-        ("PATCH", f"{repo}/issues/comments/{ids['comment']}", {"body": "<!-- ci-eval -->\nnewer"}, 200),
+        (
+            "PATCH",
+            f"{repo}/issues/comments/{ids['comment']}",
+            {"body": "<!-- ci-eval -->\nnewer"},
+            200,
+        ),
         ("DELETE", f"{repo}/issues/comments/{ids['comment']}", None, 204),
     ]
     statuses = [call(s, method, path, body)[0] for method, path, body, _ in exchanges]
@@ -124,7 +140,9 @@ def test_a_response_missing_a_required_field_is_caught(validating):
 def test_a_wrongly_typed_nested_field_is_caught(validating):
     s = validating
     ids = populate(s)
-    s.mutate_next("actions/list-workflow-run-artifacts", lambda body: {**body, "artifacts": [{"id": "x"}]})
+    s.mutate_next(
+        "actions/list-workflow-run-artifacts", lambda body: {**body, "artifacts": [{"id": "x"}]}
+    )
     call(s, "GET", f"/repos/acme/rag-app/actions/runs/{ids['run']}/artifacts")
     assert s.response_problems and "/actions/runs/" in s.response_problems[0]
 
@@ -148,23 +166,32 @@ def test_a_request_outside_the_description_is_caught(validating):
 def test_pagination_links_point_back_at_the_stand_in(standin):
     for i in range(5):
         standin.add_run(fake_sha(f"c{i}"))
-    status, headers, body = call(standin, "GET", "/repos/acme/rag-app/actions/workflows/ci-eval.yml/runs?per_page=2&page=2")
+    status, headers, body = call(
+        standin, "GET", "/repos/acme/rag-app/actions/workflows/ci-eval.yml/runs?per_page=2&page=2"
+    )
     assert status == 200 and body["total_count"] == 5 and len(body["workflow_runs"]) == 2
     link = headers["Link"]
-    assert f'<{standin.api_url}/repos/acme/rag-app/actions/workflows/ci-eval.yml/runs?per_page=2&page=3>; rel="next"' in link
+    assert (
+        f'<{standin.api_url}/repos/acme/rag-app/actions/workflows/ci-eval.yml/runs?per_page=2&page=3>; rel="next"'
+        in link
+    )
     assert 'rel="last"' in link and 'rel="prev"' in link and 'rel="first"' in link
 
 
 def test_the_blob_host_refuses_and_reports_an_authorization_header(standin):
     ids = populate(standin)
-    status, headers, _ = call(standin, "GET", f"/repos/acme/rag-app/actions/artifacts/{ids['artifact']}/zip")
+    status, headers, _ = call(
+        standin, "GET", f"/repos/acme/rag-app/actions/artifacts/{ids['artifact']}/zip"
+    )
     assert status == 302 and headers["Location"].startswith(standin.blob_url)
 
     with urllib.request.urlopen(headers["Location"], timeout=10) as response:
         assert response.read() == standin.state.blobs[ids["artifact"]]
     assert standin.blob_auth_violations == []
 
-    leaky = urllib.request.Request(headers["Location"], headers={"Authorization": f"token {standin.token}"})
+    leaky = urllib.request.Request(
+        headers["Location"], headers={"Authorization": f"token {standin.token}"}
+    )
     with pytest.raises(urllib.error.HTTPError) as caught:
         urllib.request.urlopen(leaky, timeout=10)
     caught.value.close()

@@ -14,9 +14,10 @@ with the run's id in ``skip_run_ids``; the final reason then counts the runs it 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Iterable, Literal, Sequence
+from typing import Literal
 
 Kind = Literal["exact", "fallback", "none"]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import posixpath
 from dataclasses import dataclass, field
 from typing import Any
@@ -70,6 +71,24 @@ def _resolve(base_dir: str, path: str) -> str:
     return path if posixpath.isabs(path) or base_dir in ("", ".") else posixpath.join(base_dir, path)
 
 
+def _non_finite(data: Any, source: str, prefix: tuple) -> list[InputError]:
+    """TOML has ``nan`` and ``inf``; no cutoff, floor or timeout means anything with them, and
+    the artefact (strict JSON) could not record them."""
+    from ci_eval.core.validate import json_path
+
+    problems = []
+    stack: list[tuple[tuple, Any]] = [(tuple(prefix), data)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            problems.append(InputError(f"expected a finite number, got {node!r}", source, json_path(path)))
+        elif isinstance(node, dict):
+            stack.extend(((*path, k), v) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend(((*path, i), v) for i, v in enumerate(node))
+    return sorted(problems, key=lambda p: p.place or "")
+
+
 def parse_config(data: Any, source: str, base_dir: str = "", prefix: tuple = ()) -> Config:
     """Validate a parsed config table and build a Config. ``prefix`` names where the table
     sits in its file (``("tool", "ci-eval")`` for pyproject.toml) so paths point at it."""
@@ -90,8 +109,10 @@ def parse_config(data: Any, source: str, base_dir: str = "", prefix: tuple = ())
                         f"{here + '.' if here else ''}retriever",
                     )
                 )
+        problems += _non_finite(data, source, prefix)
         metric_names = []
-        for i, name in enumerate(data.get("metrics") or []):
+        metrics = data.get("metrics")
+        for i, name in enumerate(metrics if isinstance(metrics, list) else []):
             metric_names.append((f"metrics[{i}]", name))
         gate = data.get("gate") if isinstance(data.get("gate"), dict) else {}
         for rule in ("min", "max_drop"):

@@ -379,10 +379,12 @@ def _classify(b: QuestionRecord, h: QuestionRecord, k: int) -> tuple[str, str]:
         return "dropped", f"left the top {k3}"
     if not hk and h3 and not b3:
         return "rose", f"entered the top {k3}"
+    where = (f"still in the top {k}" if hk else f"still in the top {k3}" if h3
+             else f"below the top {k3}")
     if br is not None and (hr is None or hr > br):
-        return "down", f"rank {_rank(br)} → {_rank(hr)}"
+        return "down", f"moved down, {where}"
     if hr is not None and (br is None or hr < br):
-        return "up", f"rank {_rank(br)} → {_rank(hr)}"
+        return "up", f"moved up, {where}"
     return "same", ""
 
 

@@ -24,7 +24,10 @@ DEFAULT_LIMIT = 120
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]+")
 # Backslash-escapable punctuation that could start markdown syntax in a text cell.
-_MD_ACTIVE = re.compile(r"([\\`*_\[\]{}()#+!~|])")
+_MD_ACTIVE = re.compile(r"([\\`*_\[\]~|])")
+# "@" starts a mention (or an e-mail auto-link) unless it sits inside a word before digits,
+# as in the metric name "hit@5".
+_AT = re.compile(r"(?<!\w)@|@(?!\d+\b)")
 _SCHEME = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,31}):(?=//)")
 _WWW = re.compile(r"(?i)\bwww\.")
 
@@ -39,7 +42,7 @@ def _flatten(text: object, limit: int | None) -> str:
 
 def _defuse(s: str) -> str:
     """Break the patterns that GitHub acts on even inside plain text."""
-    s = s.replace("@", "@" + ZWJ)  # @user, @org/team, e-mail auto-links
+    s = _AT.sub("@" + ZWJ, s)  # @user, @org/team, e-mail auto-links
     s = s.replace("::", ":" + ZWJ + ":")  # workflow commands
     s = _SCHEME.sub(lambda m: m.group(1) + ZWJ + ":", s)  # https://, javascript://
     s = _WWW.sub(lambda m: m.group(0)[:3] + ZWJ + ".", s)  # www. auto-links
@@ -50,8 +53,8 @@ def escape_md(text: object, limit: int | None = DEFAULT_LIMIT) -> str:
     """Make ``text`` inert in GitHub-flavoured markdown: one line, plain text, capped.
 
     HTML is entity-escaped (``& < >``), markdown punctuation is backslash-escaped (so
-    ``|`` cannot split a table cell and ``[x](...)`` cannot become a link), ``@`` and
-    ``::`` get a zero-width joiner, URL schemes and ``www.`` are broken so GitHub does not
+    ``|`` cannot split a table cell and ``[x](...)`` cannot become a link), ``@`` (except
+    in ``hit@5``) and ``::`` get a zero-width joiner, URL schemes and ``www.`` are broken so GitHub does not
     auto-link them. ``limit`` counts characters of the original text; ``None`` keeps all.
     """
     s = _flatten(text, limit)

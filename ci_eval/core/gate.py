@@ -187,10 +187,13 @@ class RuleFailure:
     message: str
     question_ids: tuple[str, ...]
     subject: str = ""  # the metric (or tag/metric) the rule is about
+    value: float | None = None  # what was measured, when the rule compares a number
+    threshold: float | None = None  # the floor, allowed drop or cap
 
     def as_dict(self) -> dict:
         return {"rule": self.rule, "subject": self.subject, "message": self.message,
-                "questions": list(self.question_ids)}
+                "questions": list(self.question_ids), "value": self.value,
+                "threshold": self.threshold}
 
 
 @dataclass(frozen=True)
@@ -235,7 +238,7 @@ def evaluate_gate(policy: GatePolicy, diff: Diff) -> GateResult:
         elif mc.head_overall < floor - _EPS:
             failures.append(RuleFailure(
                 "min", f"{metric} is {_f(mc.head_overall)}, below the floor {_f(floor)}",
-                _below(measured, metric, floor), metric))
+                _below(measured, metric, floor), metric, mc.head_overall, floor))
 
     if policy.max_drop and not diff.has_base:
         notes.append("max_drop: no baseline, no comparison (floors still applied)")
@@ -258,7 +261,7 @@ def evaluate_gate(policy: GatePolicy, diff: Diff) -> GateResult:
             failures.append(RuleFailure(
                 "max_drop", f"{metric} fell {_f(mc.base)} → {_f(mc.head)} "
                 f"({-drop:+.3f}, more than the {_f(allowed)} allowed; {label}, {stat})",
-                lowered, metric))
+                lowered, metric, drop, allowed))
         else:
             notes.append(f"max_drop {metric}: fell {drop:.3f} (more than {_f(allowed)}) but "
                          f"within noise ({stat}); not failing because regressions = "
@@ -290,7 +293,8 @@ def evaluate_gate(policy: GatePolicy, diff: Diff) -> GateResult:
             if len(lost) > policy.max_new_misses:
                 failures.append(RuleFailure(
                     "max_new_misses", f"{len(lost)} questions lost their gold chunk at k={k} "
-                    f"(at most {policy.max_new_misses} allowed)", lost))
+                    f"(at most {policy.max_new_misses} allowed)", lost, "",
+                    float(len(lost)), float(policy.max_new_misses)))
 
     for tag, table in policy.tag_min:
         group = [q for q in measured if tag in q.tags]
@@ -307,14 +311,14 @@ def evaluate_gate(policy: GatePolicy, diff: Diff) -> GateResult:
                 if mean < floor - _EPS:
                     failures.append(RuleFailure(
                         "tag_min", f"tag {tag}: {metric} is {_f(mean)}, below the floor "
-                        f"{_f(floor)}", _below(group, metric, floor), subject))
+                        f"{_f(floor)}", _below(group, metric, floor), subject, mean, floor))
 
     stale = diff.stale.ids
     if policy.max_stale is not None and len(stale) > policy.max_stale:
         failures.append(RuleFailure(
             "max_stale", f"{len(stale)} questions have gold ids missing from index "
             f"{diff.head_info.index_version or '(unversioned)'} (at most {policy.max_stale} "
-            "allowed)", stale))
+            "allowed)", stale, "", float(len(stale)), float(policy.max_stale)))
     if stale:
         notes.append(f"{len(stale)} questions with stale gold are kept out of the comparison")
 

@@ -44,7 +44,9 @@ def _place(path: str, data: Any) -> str:
         if index.isdigit() and isinstance(questions, list) and int(index) < len(questions):
             item = questions[int(index)]
             if isinstance(item, dict) and isinstance(item.get("id"), str):
-                return f"question {item['id']!r} ({path})"
+                # The same shape as the semantic checks below: question 'q1' (questions[0]).gold
+                head = f"questions[{index}]"
+                return f"question {item['id']!r} ({head}){path[len(head):]}"
     return path
 
 

@@ -123,7 +123,7 @@ def mdc(deltas: np.ndarray, head: np.ndarray, binary: bool, alpha: float = ALPHA
     below ``m / n`` with ``m = min_one_sided_flips(alpha)`` (6 at alpha 0.05): fewer flipped
     questions can never reach significance, whatever their direction. When no question
     moved, ``s`` is unknown; the SD of the head values is used instead, which is the paired
-    SD at a between-run correlation of 0.5.
+    SD at a between-run correlation of 0.5. Metrics live in [0, 1], so the MDC is capped at 1.
     """
     n = int(deltas.size)
     if n == 0:
@@ -135,7 +135,7 @@ def mdc(deltas: np.ndarray, head: np.ndarray, binary: bool, alpha: float = ALPHA
     value = z * s / math.sqrt(n)
     if binary:
         value = max(value, min_one_sided_flips(alpha) / n)
-    return min(value, 1.0) if binary else value
+    return min(value, 1.0)  # every metric lives in [0, 1]
 
 
 def _stream(seed: int, metric: str) -> np.random.Generator:

@@ -14,8 +14,9 @@ ours, the oldest (lowest id) is kept and the others are deleted.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, Literal
+from typing import Literal
 
 CommentMode = Literal["always", "on-change", "off"]
 COMMENT_MODES: tuple[str, ...] = ("always", "on-change", "off")
@@ -72,7 +73,9 @@ def plan_comment(
     if mode == "off":
         return CommentPlan(create=False, update_id=None, delete_ids=())
 
-    ours = sorted((c for c in comments if is_ours(c, marker.strip(), author_login)), key=lambda c: c.id)
+    ours = sorted(
+        (c for c in comments if is_ours(c, marker.strip(), author_login)), key=lambda c: c.id
+    )
     if ours:
         keep, extra = ours[0], ours[1:]
         update_id = None if keep.body == body else keep.id

@@ -72,6 +72,19 @@ def _message(error) -> str:
     return " ".join(error.message.split())[:200]
 
 
+def _wrong_type_for_every_branch(error) -> str | None:
+    """``"gold": "kb/a"`` fails both branches of a oneOf on type alone: say which types fit
+    instead of "is not valid under any of the given schemas"."""
+    if not all(e.validator == "type" and len(e.absolute_path) == len(error.absolute_path) for e in error.context):
+        return None
+    wanted: list[str] = []
+    for e in error.context:
+        value = e.validator_value
+        wanted += [value] if isinstance(value, str) else list(value)
+    names = " or ".join(dict.fromkeys(_TYPE_NAMES.get(w, w) for w in wanted))
+    return f"expected {names}, got {_describe(error.instance)}"
+
+
 def schema_problems(data: Any, schema: dict, source: str, prefix=()) -> list[InputError]:
     """Every schema violation in ``data``, sorted by location, as one-line InputErrors."""
     from jsonschema import Draft202012Validator
@@ -81,12 +94,14 @@ def schema_problems(data: Any, schema: dict, source: str, prefix=()) -> list[Inp
     for error in validator.iter_errors(data):
         # oneOf/anyOf: report the branch closest to what the user wrote, not the envelope.
         best = error
+        message = None
         if error.context:
             best = min(error.context, key=lambda e: (-len(e.absolute_path), e.validator == "type"))
             if len(best.absolute_path) <= len(error.absolute_path):
                 best = error
+                message = _wrong_type_for_every_branch(error)
         problems.append(
-            InputError(_message(best), source, json_path([*prefix, *best.absolute_path]))
+            InputError(message or _message(best), source, json_path([*prefix, *best.absolute_path]))
         )
     problems.sort(key=lambda p: (p.place or "", p.message))
     return problems
