@@ -102,7 +102,7 @@ def read_event(env: Mapping[str, str]) -> Event:
     path = require(env, "GITHUB_EVENT_PATH")
     payload = parse_json(decode(read_bytes(path, "event payload", 64 * 1024 * 1024), path), path)
     if not isinstance(payload, dict):
-        raise InputError("the event payload is not a JSON object", path)
+        raise InputError("the event payload is not a JSON object", path, "(top level)")
     event = {
         "name": name,
         "repository": repository,
@@ -114,8 +114,11 @@ def read_event(env: Mapping[str, str]) -> Event:
         pr = payload.get("pull_request")
         number = _get(pr, "number")
         base_sha = _get(pr, "base", "sha")
-        if not isinstance(number, int) or not isinstance(base_sha, str):
-            raise InputError("a pull_request event needs pull_request.number and pull_request.base.sha", path)
+        for place, value, kind in (("pull_request.number", number, int), ("pull_request.base.sha", base_sha, str)):
+            if not isinstance(value, kind) or isinstance(value, bool):
+                raise InputError(
+                    f"a {name} event needs {place} ({'a number' if kind is int else 'a string'})", path, place
+                )
         head_repo = _get(pr, "head", "repo", "full_name")
         event.update(
             pr_number=number,
@@ -129,8 +132,8 @@ def read_event(env: Mapping[str, str]) -> Event:
     elif name == "workflow_run":
         run = payload.get("workflow_run")
         run_id = _get(run, "id")
-        if not isinstance(run_id, int):
-            raise InputError("a workflow_run event needs workflow_run.id", path)
+        if not isinstance(run_id, int) or isinstance(run_id, bool):
+            raise InputError("a workflow_run event needs workflow_run.id (a number)", path, "workflow_run.id")
         event.update(
             run_id=run_id,
             head_sha=_get(run, "head_sha"),

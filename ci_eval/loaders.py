@@ -61,7 +61,7 @@ class Manifest:
 
 def _manifest_from(data, source: str, version: str | None) -> Manifest:
     if not isinstance(data, dict):
-        raise InputError('expected {"version": ..., "ids": [...]}', source)
+        raise InputError('expected {"version": ..., "ids": [...]}', source, "(top level)")
     ids = data.get("ids")
     if not isinstance(ids, (list, tuple, set, frozenset)):
         raise InputError('"ids" must be a list of chunk ids', source, "ids")
@@ -94,7 +94,8 @@ def load_manifest(config) -> Manifest | None:
     path = config.manifest
     raw = read_bytes(path, "index manifest")
     text = decode(raw, path)
-    if text.lstrip().startswith("{"):
+    # JSON when it looks like JSON: a bare list of ids must not be read as one id per line.
+    if text.lstrip().startswith(("{", "[")):
         from ci_eval.files import parse_json
 
         return _manifest_from(parse_json(text, path), path, config.index_version)
@@ -140,6 +141,8 @@ def load_artefact(path: str | os.PathLike, max_bytes: int = MAX_ARTEFACT_BYTES) 
     from ci_eval.core.artefact import validate_artefact
 
     data, _ = read_json(path, "run artefact", max_bytes)
+    if not isinstance(data, dict):
+        raise InputError("a run artefact must be a JSON object", str(path), "(top level)")
     return validate_artefact(data, str(path))
 
 
@@ -150,7 +153,10 @@ def parse_artefact_bytes(raw: bytes, source: str) -> dict:
 
     if len(raw) > MAX_ARTEFACT_BYTES:
         raise InputError(f"run artefact is over the {MAX_ARTEFACT_BYTES:,}-byte limit", source)
-    return validate_artefact(parse_json(decode(raw, source), source), source)
+    data = parse_json(decode(raw, source), source)
+    if not isinstance(data, dict):
+        raise InputError("a run artefact must be a JSON object", source, "(top level)")
+    return validate_artefact(data, source)
 
 
 __all__ = [

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Sequence
 
 from ci_eval.core.results import ResultError, Retrieved, clean, failed
+from ci_eval.core.results import _pair as _check_pair
 from ci_eval.errors import InputError, RetrieverError
 
 
@@ -207,7 +208,8 @@ class _Process:
         self.lines: queue.Queue = queue.Queue()
         self.stderr_tail: deque[str] = deque(maxlen=5)
         threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
 
     def _read_stdout(self) -> None:
         for line in self.proc.stdout:
@@ -229,6 +231,12 @@ class _Process:
             return False
 
     def why_gone(self) -> str:
+        # stdout can close a moment before the process is reaped and its last stderr read.
+        try:
+            self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            pass
+        self._stderr_reader.join(timeout=1)
         code = self.proc.poll()
         tail = f"; its stderr ends: {_one_line(self.stderr_tail[-1], 200)}" if self.stderr_tail else ""
         return f"the retriever exited with code {code}{tail}" if code is not None else "the retriever stopped answering"
@@ -391,6 +399,13 @@ def read_run_file(path: str, fmt: str, source: str) -> dict[str, list[tuple[str,
             raise InputError('expected "results": a list of {"id", "score"}', path, f"line {n}")
         if msg["id"] in run:
             raise InputError(f"question {msg['id']!r} appears twice", path, f"line {n}")
+        # The file is the user's input, not a live retriever: a bad entry is a bad file
+        # (exit 2, with its line), not a question the retriever failed on.
+        for position, item in enumerate(msg["results"], 1):
+            try:
+                _check_pair(item, position)
+            except ResultError as exc:
+                raise InputError(f"question {msg['id']!r}: {exc}", path, f"line {n}") from None
         run[msg["id"]] = msg["results"]
     return run
 

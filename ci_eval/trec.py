@@ -42,14 +42,14 @@ _MASKS_LE = np.array(
 
 @dataclass(frozen=True)
 class _Columns:
-    """Fields of the records of one file: absolute start and end offsets, (rows x fields)."""
+    """Fields of the records of one file: absolute start and end offsets, (fields x rows)."""
 
     text: bytes
     starts: np.ndarray
     ends: np.ndarray
 
     def line_of(self, row: int) -> int:
-        return self.text.count(b"\n", 0, int(self.starts[row, 0])) + 1
+        return self.text.count(b"\n", 0, int(self.starts[0, row])) + 1
 
 
 def _read(path: str, what: str) -> bytes:
@@ -64,8 +64,9 @@ def _split(text: bytes, fields: tuple[int, ...], least: int, most: int | None,
     size = len(text)
     buf = np.frombuffer(text, dtype=np.uint8)
     capacity = text.count(b"\n") + 1
-    starts = np.empty((capacity, len(fields)), dtype=np.int64)
-    ends = np.empty((capacity, len(fields)), dtype=np.int64)
+    # (fields x rows): each field's offsets contiguous, as they are used one field at a time
+    starts = np.empty((len(fields), capacity), dtype=np.int64)
+    ends = np.empty((len(fields), capacity), dtype=np.int64)
     wanted = np.asarray(fields)
     rows = 0
     pos = 0
@@ -116,14 +117,14 @@ def _split(text: bytes, fields: tuple[int, ...], least: int, most: int | None,
                     place=f"line {line_base + at + 1}",
                 )
             first = first_tok[record]
-        idx = first[:, None] + wanted[None, :]
+        idx = first[None, :] + wanted[:, None]
         got = len(first)
-        np.add(tok_start[idx], base, out=starts[rows:rows + got])
-        np.add(tok_end[idx], base, out=ends[rows:rows + got])
+        np.add(tok_start[idx], base, out=starts[:, rows:rows + got])
+        np.add(tok_end[idx], base, out=ends[:, rows:rows + got])
         rows += got
         line_base += n_lines
         pos = end
-    return _Columns(text, starts[:rows], ends[:rows])
+    return _Columns(text, starts[:, :rows], ends[:, :rows])
 
 
 def _words(text: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -131,18 +132,23 @@ def _words(text: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     lengths = ends - starts
     longest = int(lengths.max()) if len(lengths) else 0
     n = max(1, -(-longest // 8))
-    out = np.zeros((len(starts), n), dtype=np.uint64)
     last = len(text) - 8  # the last offset an 8-byte load may start at
     if last >= 0 and len(starts):
         # Every byte offset of the text read as a native uint64 (unaligned loads are
-        # fine): one gather per word, then one byte swap for the lot.
+        # fine): one gather per word, then one byte swap.
         loads = np.ndarray(shape=(last + 1,), dtype=np.uint64, buffer=text, strides=(1,))
+        columns = []
         for k in range(n):
-            at = np.minimum(starts + 8 * k, last)
-            left = np.minimum(np.maximum(lengths - 8 * k, 0), 8)
-            np.bitwise_and(loads[at], _MASKS_LE[left], out=out[:, k])
+            at = np.minimum(starts + 8 * k, last) if k else np.minimum(starts, last)
+            left = np.minimum(np.maximum(lengths - 8 * k, 0), 8) if k else np.minimum(lengths, 8)
+            word = loads[at]
+            word &= _MASKS_LE[left]
+            columns.append(word)
+        out = columns[0][:, None] if n == 1 else np.column_stack(columns)
         if np.little_endian:
             out.byteswap(inplace=True)
+    else:
+        out = np.zeros((len(starts), n), dtype=np.uint64)
     # Tokens too close to the end of the text for 8-byte loads: done one by one.
     for row in np.flatnonzero(starts + 8 * n > last).tolist():
         token = text[starts[row]:ends[row]].ljust(8 * n, b"\0")
@@ -309,8 +315,8 @@ class Run(_Records):
 
 def _records(cols: _Columns, source: str, what: str) -> dict:
     """Query codes, id words and hashes of a file's rows; rejects a repeated (qid, id)."""
-    qid = _as_bytes(_words(cols.text, cols.starts[:, 0], cols.ends[:, 0]))
-    words = _words(cols.text, cols.starts[:, 1], cols.ends[:, 1])
+    qid = _as_bytes(_words(cols.text, cols.starts[0], cols.ends[0]))
+    words = _words(cols.text, cols.starts[1], cols.ends[1])
     distinct, code = _codes(qid)
     hashes = _hash(_qid_keys(distinct)[code], words)
     dup = _first_duplicate(code, words, hashes)
@@ -349,7 +355,7 @@ def _finite(raw: bytes) -> bool:
 def parse_qrels(text: bytes, source: str) -> Qrels:
     """Judgments from the bytes of a qrels file (``qid iter docid grade``)."""
     cols = _split(text, (0, 2, 3), 4, 4, source)
-    grade_text = _as_bytes(_words(cols.text, cols.starts[:, 2], cols.ends[:, 2]))
+    grade_text = _as_bytes(_words(cols.text, cols.starts[2], cols.ends[2]))
     try:
         grades = grade_text.astype(np.int64)
     except (ValueError, OverflowError):
@@ -364,7 +370,7 @@ def parse_qrels(text: bytes, source: str) -> Qrels:
 def parse_run(text: bytes, source: str) -> Run:
     """Results from the bytes of a run file (``qid Q0 docid rank score tag``)."""
     cols = _split(text, (0, 2, 4), 6, None, source)
-    score_words = _words(cols.text, cols.starts[:, 2], cols.ends[:, 2])
+    score_words = _words(cols.text, cols.starts[2], cols.ends[2])
     scores = _parse_scores(score_words)
     slow = np.flatnonzero(np.isnan(scores))
     if len(slow):

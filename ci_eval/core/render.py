@@ -174,7 +174,10 @@ def verdict(ctx: ReportContext) -> str:
     more = f" (+{_plural(extra, 'more failed rule')})" if extra > 0 else ""
     if failures:
         f = failures[0]
-        by_rule = {x.rule: x for x in failures}
+        prefer = {f"hit@{diff.k}": 0, "mrr": 1}
+        by_rule: dict = {}
+        for x in sorted(failures, key=lambda x: prefer.get(x.subject, 2)):
+            by_rule.setdefault(x.rule, x)
         if "errors" in by_rule:
             f = by_rule["errors"]
             return (f"❌ The retriever failed on {_plural(len(f.question_ids), 'question')} "

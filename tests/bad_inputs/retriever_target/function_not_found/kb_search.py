@@ -1,0 +1,2 @@
+def find(question, k):
+    return []

@@ -1,0 +1,2 @@
+def manifest():
+    raise ConnectionError('vector store unreachable')

@@ -1,0 +1,1 @@
+raise RuntimeError('KB_API_KEY is not set')

@@ -1,0 +1,148 @@
+"""Base vs head: what moved, on which questions, and what is left out of the comparison."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from ci_eval.core.diff import config_diff, diff
+from factories import artefact, ranked_with_gold_at as at, spec
+
+
+def _pair(base_ranks: dict, head_ranks: dict, **kw):
+    b = artefact([spec(q, ["g"], at(r)) for q, r in base_ranks.items()], **kw)
+    h = artefact([spec(q, ["g"], at(r)) for q, r in head_ranks.items()], **kw)
+    return b, h
+
+
+def test_transitions_at_k_and_3k():
+    b, h = _pair({"a": 1, "b": 2, "c": None, "d": 7, "e": 6, "f": 1, "g": 4, "h": 3},
+                 {"a": 7, "b": None, "c": 2, "d": 3, "e": None, "f": 4, "g": 1, "h": 3})
+    got = {q.id: (q.kind, q.base_rank, q.head_rank) for q in diff(b, h).questions}
+    assert got == {
+        "a": ("lost", 1, 7),  # fell just past k: still within 3k = 15
+        "b": ("lost", 2, None),  # vanished
+        "c": ("gained", None, 2),
+        "d": ("gained", 7, 3),
+        "e": ("dropped", 6, None),  # was past k, now out of 3k too
+        "f": ("down", 1, 4),
+        "g": ("up", 4, 1),
+        "h": ("same", 3, 3),
+    }
+    by_id = {q.id: q for q in diff(b, h).questions}
+    assert "just past k" in by_id["a"].detail and "vanished" in by_id["b"].detail
+
+
+def test_metric_deltas_are_over_the_shared_questions():
+    b, h = _pair({"a": 1, "b": 1, "c": 2, "d": None}, {"a": 1, "b": 9, "c": 2, "d": None})
+    m = diff(b, h).metric("hit@5")
+    assert (m.base, m.head, m.delta) == (3 / 4, 2 / 4, -1 / 4)
+    mrr = diff(b, h).metric("mrr")
+    assert mrr.delta == pytest.approx((1 / 9 - 1) / 4)
+    assert m.test.lost == 1 and m.test.gained == 0
+
+
+def test_no_base_is_a_normal_branch():
+    _, h = _pair({}, {"a": 1, "b": None})
+    d = diff(None, h)
+    assert not d.has_base and d.compared == () and d.questions == ()
+    m = d.metric("hit@5")
+    assert m.base is None and m.test is None and m.head_overall == 1 / 2
+
+
+def test_gold_set_edits_are_listed_and_left_out():
+    b = artefact([spec("a", ["g"], at(1)), spec("b", ["g"], at(1)), spec("gone", ["g"], at(1)),
+                  spec("re", ["g"], at(1)), spec("flip", ["g"], at(1))])
+    h = artefact([spec("a", ["g"], at(1)), spec("b", ["g"], at(None)), spec("new", ["g"], at(3)),
+                  spec("re", ["g", "g2"], at(1)),
+                  spec("flip", unanswerable=True, ranking=["x"], top=1.0)])
+    d = diff(b, h)
+    g = d.goldset
+    assert [r.id for r in g.added] == ["new"]
+    assert [r.id for r in g.removed] == ["gone"]
+    assert {r.id: r.note for r in g.relabelled} == {"re": "+1 gold", "flip": "now unanswerable"}
+    assert d.compared == ("a", "b")
+    assert d.metric("hit@5").base == 1.0 and d.metric("hit@5").head == 1 / 2
+
+
+def test_regrading_counts_as_a_relabel():
+    b = artefact([spec("a", {"g": 1}, at(1))])
+    h = artefact([spec("a", {"g": 2}, at(1))])
+    assert [r.note for r in diff(b, h).goldset.relabelled] == ["1 gold regraded"]
+
+
+def test_stale_gold_after_reingestion_is_not_a_regression():
+    b = artefact([spec("a", ["g"], at(1)), spec("b", ["g", "h"], at(2)), spec("c", ["g"], at(1))],
+                 index_version="v1")
+    h = artefact([spec("a", ["g"], at(None), stale=["g"]),
+                  spec("b", ["g", "h"], at(None), stale=["g"]),
+                  spec("c", ["g"], at(1))], index_version="v2")
+    d = diff(b, h)
+    assert d.index_changed
+    assert d.compared == ("c",)
+    assert d.regressions == ()
+    assert [q.id for q in d.stale.new] == ["a", "b"]
+    assert {q.id: q.status for q in d.stale.head} == {"a": "stale", "b": "ok"}
+    assert d.stale.head_ids == 2 and d.stale.base_ids == 0
+
+
+def test_resolved_stale_ids_are_reported():
+    b = artefact([spec("a", ["g"], at(None), stale=["g"])])
+    h = artefact([spec("a", ["g"], at(1))])
+    d = diff(b, h)
+    assert [(q.id, q.ids) for q in d.stale.resolved] == [("a", ("g",))]
+
+
+def test_errors_are_compared_and_fail_as_regressions():
+    b = artefact([spec("a", ["g"], at(1))])
+    h = artefact([spec("a", ["g"], at(1), error="timeout after 30 s")])
+    d = diff(b, h)
+    (q,) = d.questions
+    assert q.kind == "error" and "timeout" in q.detail
+    assert [e.id for e in d.errors] == ["a"]
+
+
+def test_per_tag_deltas():
+    b = artefact([spec("a", ["g"], at(1), tags=["how-to"]), spec("b", ["g"], at(1), tags=["api"]),
+                  spec("c", ["g"], at(2), tags=["how-to", "api"])])
+    h = artefact([spec("a", ["g"], at(None), tags=["how-to"]), spec("b", ["g"], at(1), tags=["api"]),
+                  spec("c", ["g"], at(2), tags=["how-to", "api"])])
+    tags = {t.tag: t for t in diff(b, h).tags}
+    assert tags["how-to"].n == 2 and tags["how-to"].delta("hit@5") == -1 / 2
+    assert tags["api"].delta("hit@5") == 0.0
+
+
+def test_config_diff_as_dotted_paths():
+    changes = config_diff({"retriever": {"params": {"b": 0.75, "k1": 1.2}}, "k": 5},
+                          {"retriever": {"params": {"b": 0.9, "k1": 1.2}}, "k": 5, "x": [1]})
+    assert [(c.path, c.base, c.head) for c in changes] == [
+        ("retriever.params.b", "0.75", "0.9"), ("x", "(unset)", "[1]")]
+
+
+def test_config_diff_tells_one_from_true():
+    (c,) = config_diff({"a": 1}, {"a": True})
+    assert (c.base, c.head) == ("1", "true")
+
+
+def test_latency_and_history_are_carried():
+    b, h = _pair({"a": 1}, {"a": 1})
+    h["history"] = [{"sha": "b" * 40, "created_at": "2026-11-01T00:00:00Z", "means": {"hit@5": 0.5}}]
+    d = diff(b, h)
+    assert dict((s, (x, y)) for s, x, y in d.latency)["mean"] == (2.0, 2.0)
+    assert d.history[0][2] == (("hit@5", 0.5),)
+
+
+def test_inputs_are_not_mutated():
+    b, h = _pair({"a": 1, "b": 3}, {"a": 4, "b": None})
+    before = copy.deepcopy((b, h))
+    diff(b, h)
+    assert (b, h) == before
+
+
+def test_the_metric_missing_on_one_side_is_named():
+    b = artefact([spec("a", ["g"], at(1))], metrics=["hit@5"])
+    h = artefact([spec("a", ["g"], at(1))], metrics=["hit@5", "mrr"])
+    d = diff(b, h)
+    assert d.metric("mrr").missing == "base" and d.metric("mrr").test is None
+    assert d.metric("hit@5").missing is None

@@ -1,0 +1,86 @@
+"""Tie order: score descending, then id descending in UTF-8 byte order (trec_eval's)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from ci_eval.core.ranking import Ranking, order, order_rows
+from ci_eval.errors import InputError
+
+
+def test_orders_by_score_descending():
+    r = order([("a", 0.1), ("b", 0.9), ("c", 0.5)])
+    assert r == Ranking(("b", "c", "a"), (0.9, 0.5, 0.1))
+
+
+def test_ties_break_by_id_descending():
+    assert order([("a", 1.0), ("c", 1.0), ("b", 1.0)]).ids == ("c", "b", "a")
+
+
+def test_ties_compare_utf8_bytes_not_code_points_or_case():
+    # "Z" (0x5A) < "a" (0x61) < "é" (0xC3 0xA9): byte order, as strcmp.
+    assert order([("a", 1.0), ("é", 1.0), ("Z", 1.0)]).ids == ("é", "a", "Z")
+    # A prefix sorts before the longer id, so it comes after it in descending order.
+    assert order([("doc1", 2.0), ("doc10", 2.0)]).ids == ("doc10", "doc1")
+
+
+def test_order_does_not_depend_on_input_order():
+    pairs = [("a", 1.0), ("b", 1.0), ("c", 0.5), ("d", 2.0)]
+    results = {order(p).ids for p in itertools.permutations(pairs)}
+    assert results == {("d", "b", "a", "c")}
+
+
+def test_near_equal_scores_are_distinct():
+    # 1.00000001 and 1.0 differ as doubles: no tie, "a" first despite its smaller id.
+    assert order([("b", 1.0), ("a", 1.00000001)]).ids == ("a", "b")
+
+
+def test_empty_and_non_finite():
+    assert order([]) == Ranking((), ())
+    with pytest.raises(InputError, match="non-finite"):
+        order([("a", math.nan)])
+
+
+def test_ranking_needs_one_score_per_id():
+    with pytest.raises(ValueError):
+        Ranking(("a",), ())
+
+
+def _words(ids):
+    width = max(len(i) for i in ids) if ids else 1
+    raw = np.array([i.encode().ljust(8 * -(-width // 8), b"\0") for i in ids])
+    big = np.frombuffer(raw.tobytes(), dtype=">u8").reshape(len(ids), -1).astype(np.uint64)
+    return [big[:, k] for k in range(big.shape[1])]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_order_rows_agrees_with_order(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    ids = [f"d{int(x)}" + "x" * int(rng.integers(0, 12)) for x in rng.integers(0, 1000, n)]
+    ids = list(dict.fromkeys(ids))
+    n = len(ids)
+    groups = rng.integers(0, 4, n)
+    if seed % 2:
+        groups = np.sort(groups)
+    scores = rng.integers(0, 3, n).astype(float)
+    perm = order_rows(groups, scores, _words(ids))
+    rows = np.arange(n) if perm is None else perm
+    seen: list[int] = []
+    for g in groups[rows]:
+        if not seen or seen[-1] != g:
+            assert g not in seen  # each group contiguous
+            seen.append(g)
+    for g in seen:
+        got = [ids[i] for i in rows if groups[i] == g]
+        expected = order([(ids[i], scores[i]) for i in range(n) if groups[i] == g]).ids
+        assert tuple(got) == expected
+
+
+def test_order_rows_returns_none_when_already_in_order():
+    ids = ["c", "b", "a"]
+    assert order_rows(np.zeros(3, int), np.array([1.0, 1.0, 1.0]), _words(ids)) is None
