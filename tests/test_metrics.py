@@ -176,3 +176,14 @@ def test_every_family_documents_its_convention_and_formula():
     for family in FAMILIES:
         text = describe(family.key)
         assert "=" in text and len(text.splitlines()) >= 3, family.key
+
+
+def test_docs_metrics_md_is_generated_from_the_registry():
+    from pathlib import Path
+
+    from ci_eval.commands.metrics import render
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "metrics.md"
+    assert page.read_text("utf-8") == render(markdown=True), (
+        "docs/metrics.md is out of date: run `ci-eval metrics --markdown > docs/metrics.md`"
+    )

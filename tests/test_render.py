@@ -3,6 +3,7 @@ them; review the diff) and against the properties every report must have."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -145,9 +146,14 @@ def case_hostile():
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 
-def _report(name: str):
+def _fresh(name: str):
     base, head, gate, info = CASES[name]()
     return build_report(base, head, policy_from(gate), info)
+
+
+@functools.lru_cache(maxsize=None)
+def _report(name: str):
+    return _fresh(name)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -171,7 +177,7 @@ def test_every_report_opens_with_marker_verdict_and_baseline(name):
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_rendering_is_deterministic(name):
-    a, b = _report(name), _report(name)
+    a, b = _report(name), _fresh(name)
     assert (a.markdown, a.full_markdown, a.json, a.svg) == (b.markdown, b.full_markdown, b.json, b.svg)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -216,19 +217,19 @@ class Diff:
                 return m
         return None
 
-    @property
+    @cached_property
     def regressions(self) -> tuple[QuestionChange, ...]:
         return tuple(sorted((q for q in self.questions if q.regression), key=_severity))
 
-    @property
+    @cached_property
     def improvements(self) -> tuple[QuestionChange, ...]:
         return tuple(sorted((q for q in self.questions if q.improvement), key=_severity))
 
-    @property
+    @cached_property
     def unchanged(self) -> tuple[QuestionChange, ...]:
         return tuple(q for q in self.questions if q.kind == "same")
 
-    @property
+    @cached_property
     def errors(self) -> tuple[QuestionRecord, ...]:
         return tuple(q for q in self.head_questions if q.status == "error")
 
