@@ -207,7 +207,8 @@ def test_bad_input(case, tmp_path):
     if "lines" in case:
         assert len(problems) == case["lines"], shown
     if "shows" in case:
-        assert case["shows"] in problems, shown
+        # A source given as an absolute path (GITHUB_EVENT_PATH) is shown relative in the docs.
+        assert any(p == case["shows"] or p.endswith("/" + case["shows"]) for p in problems), shown
 
     if case.get("action"):
         # Workflow commands (::add-mask::, ::error::) may go to stdout; a report may not.

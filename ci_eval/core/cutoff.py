@@ -143,7 +143,7 @@ def histogram(side: CutoffSide, bins: int = 10, width: int = 20) -> str:
         cu[bin_of(x)] += 1
     top = max(ca + cu) or 1
     edges = [f"{_fmt(lo + i * step)}–{_fmt(lo + (i + 1) * step)}" for i in range(bins)]
-    ew = max(len(e) for e in edges)
+    ew = max([len(e) for e in edges] + [len("top score")])
     lines = [f"{'top score':<{ew}}  {'answerable':<{width + 5}}  unanswerable"]
     for i in range(bins - 1, -1, -1):
         bar_a = "█" * math.ceil(ca[i] * width / top) if ca[i] else ""

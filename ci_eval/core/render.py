@@ -623,7 +623,8 @@ def _run_details(ctx: ReportContext, limit: int | None) -> str:
                         if len(diff.config) > len(shown) else ""))
     if diff.latency:
         lines.append("Latency (ms): " + ", ".join(
-            f"{stat} {_ms(b)} → {_ms(h)}" for stat, b, h in diff.latency))
+            f"{stat} {_ms(b)} → {_ms(h)}" if diff.has_base else f"{stat} {_ms(h)}"
+            for stat, b, h in diff.latency))
     hi = diff.head_info
     head = _short_sha(hi.sha) if hi.sha else "(no git sha)"
     lines.append(f"Head {head}, k={hi.k}, {_plural(hi.questions, 'question')}, "
