@@ -59,10 +59,34 @@ def parse_json(text: str, source: str) -> Any:
     # long number can do that, so the slow parse runs only when the text holds one.
     if _MAYBE_OVERFLOW.search(text):
         _raise_unrepresentable(text, source)
+    # "\ud800" alone is valid JSON but no character: it could never be written back as UTF-8.
+    if _SURROGATE_ESCAPE.search(text):
+        _reject_lone_surrogates(data, source)
     return data
 
 
 _MAYBE_OVERFLOW = re.compile(r"[eE][+-]?\d{3}|\d{300}")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _reject_lone_surrogates(data: Any, source: str) -> None:
+    from ci_eval.core.validate import json_path
+
+    stack: list[tuple[tuple, Any]] = [((), data)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, str) and _LONE_SURROGATE.search(node):
+            raise InputError("invalid JSON: a \\ud800-\\udfff escape without its pair is not a character",
+                             source, json_path(path))
+        if isinstance(node, dict):
+            for k, v in reversed(list(node.items())):
+                if _LONE_SURROGATE.search(k):
+                    raise InputError("invalid JSON: a key holds a \\ud800-\\udfff escape without its pair",
+                                     source, json_path(path))
+                stack.append(((*path, k), v))
+        elif isinstance(node, list):
+            stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(node))))
 
 
 class _Unrepresentable:

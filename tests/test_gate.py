@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from factories import artefact, spec
+from factories import ranked_with_gold_at as at
 
 from ci_eval.core.diff import diff
 from ci_eval.core.gate import GatePolicy, evaluate_gate, merge_overrides, parse_override
 from ci_eval.errors import InputErrors, UsageError
-from factories import artefact, ranked_with_gold_at as at, spec
 
 
 def _run(ranks: dict, tags: dict | None = None, **kw):
@@ -156,3 +157,9 @@ def test_cli_overrides_win_metric_by_metric():
 def test_bad_override_is_a_usage_error(text):
     with pytest.raises(UsageError):
         parse_override(text, "--min")
+
+
+def test_an_unknown_metric_in_the_gate_is_named_with_its_place():
+    with pytest.raises(InputErrors) as err:
+        GatePolicy.from_mapping({"max_drop": {"hitt@5": 0.1}, "tag_min": {"api": {"nope": 1}}})
+    assert sorted(p.place for p in err.value.problems) == ["max_drop.hitt@5", "tag_min.api.nope"]

@@ -9,10 +9,11 @@ import re
 from pathlib import Path
 
 import pytest
+from factories import artefact, spec
+from factories import ranked_with_gold_at as at
 
 from ci_eval.commands.compare import build_report, policy_from
 from ci_eval.core.render import MARKER, BaselineInfo, marker
-from factories import artefact, ranked_with_gold_at as at, spec
 
 GOLDEN = Path(__file__).parent / "golden"
 TEXTS = ["How do I rotate an API key?", "Which regions support private endpoints?",
@@ -119,7 +120,7 @@ def case_big_5000():
     n = 5000
     base_r = [1 + (i * 7) % 6 if i % 9 else None for i in range(n)]
     head_r = [r if i % 5 else (None if i % 2 else (r or 0) % 15 + 1) for i, r in enumerate(base_r)]
-    mk = lambda ranks: artefact([_q(i, r, answer_correct=bool(i % 3))  # noqa: E731
+    mk = lambda ranks: artefact([_q(i, r, answer_correct=bool(i % 3))
                                  for i, r in enumerate(ranks)] + UNANS)
     gate = {"min": {"hit@5": 0.95}, "max_drop": {"hit@5": 0.01}, "max_new_misses": 10,
             "protected": [f"q-{i:03d}" for i in range(0, 200, 5)]}
@@ -133,7 +134,7 @@ def case_hostile():
         "[click](javascript:alert(1)) ![img](https://evil.example/p.png) <!-- hide",
         "```\ncode fence``` and **bold** and https://evil.example/?a=1&b=2",
     ]
-    qs = lambda ranks: [spec(f"<b>id{i}</b>|x", ["kb/g"], at(r, "kb/g"), text=t,  # noqa: E731
+    qs = lambda ranks: [spec(f"<b>id{i}</b>|x", ["kb/g"], at(r, "kb/g"), text=t,
                              tags=["@team", "a|b", "<i>t</i>"])
                         for i, (t, r) in enumerate(zip(evil, ranks))]
     base = artefact(qs([1, 1, 2, 1]), config={"retriever": {"params": {"x": "<img src=x>"}}})
@@ -151,7 +152,7 @@ def _fresh(name: str):
     return build_report(base, head, policy_from(gate), info)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _report(name: str):
     return _fresh(name)
 

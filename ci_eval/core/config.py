@@ -99,7 +99,7 @@ def parse_config(data: Any, source: str, base_dir: str = "", prefix: tuple = ())
     if isinstance(data, dict):
         here = ".".join(prefix)
         retriever = data.get("retriever")
-        if isinstance(retriever, dict) and retriever.get("type") in _RUNNER_NEEDS:
+        if isinstance(retriever, dict) and isinstance(retriever.get("type"), str) and retriever["type"] in _RUNNER_NEEDS:
             needed = _RUNNER_NEEDS[retriever["type"]]
             if needed not in retriever:
                 problems.append(

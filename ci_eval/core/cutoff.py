@@ -157,7 +157,7 @@ def histogram(side: CutoffSide, bins: int = 10, width: int = 20) -> str:
     none_a = sum(1 for _, s in side.answerable if s is None)
     none_u = sum(1 for _, s in side.unanswerable if s is None)
     if none_a or none_u:
-        lines.append(f"{'nothing':>{ew}}  {str(none_a or '·'):<{width + 5}}  {none_u or '·'}")
+        lines.append(f"{'nothing':>{ew}}  {none_a or '·'!s:<{width + 5}}  {none_u or '·'}")
     return "\n".join(lines)
 
 
@@ -183,8 +183,8 @@ def render_svg(side: CutoffSide, title: str = "Top score: answerable vs unanswer
         return f"{left + (v - lo) / (hi - lo) * (w - left - right):.2f}"
 
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
-        f'viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">',
+        (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+         f'viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">'),
         f"<title>{_xml(title)}</title>",
         f'<rect width="{w}" height="{h}" fill="#ffffff"/>',
         f'<text x="{left}" y="24" font-size="14">{_xml(title)}</text>',

@@ -77,7 +77,7 @@ def code_span(text: object, limit: int | None = DEFAULT_LIMIT, in_table: bool = 
         s = s or " "
     runs = [len(r) for r in re.findall(r"`+", s)]
     fence = "`" * (max(runs, default=0) + 1)
-    pad = " " if (s.startswith("`") or s.endswith("`") or s.startswith(" ")) else ""
+    pad = " " if (s.startswith(("`", " ")) or s.endswith("`")) else ""
     if in_table:
         s = s.replace("|", "\\|")
     return f"{fence}{pad}{s}{pad}{fence}"

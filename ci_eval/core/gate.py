@@ -21,10 +21,12 @@ questions that tripped it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ci_eval.core.diff import Diff
+from ci_eval.core.metrics import resolve_metric
 from ci_eval.errors import InputError, InputErrors
 
 REGRESSION_POLICIES = ("significant", "always")
@@ -116,12 +118,7 @@ class GatePolicy:
 
 
 def canonical_metric(name: str) -> str:
-    """The registry's canonical name (``success_5`` -> ``hit@5``) when the registry is
-    available; the name as typed otherwise."""
-    try:
-        from ci_eval.core.metrics import resolve_metric
-    except ImportError:
-        return name
+    """The registry's canonical name: ``success_5`` -> ``hit@5``; InputError if unknown."""
     return resolve_metric(name).name
 
 
@@ -143,8 +140,8 @@ def _metric_table(raw, place: str, err, nonnegative: bool = False):
             continue
         try:
             canonical = canonical_metric(str(name))
-        except Exception as exc:  # the registry's own message names the problem
-            err(where, str(exc))
+        except InputError as exc:  # the registry's own message names the problem
+            err(where, exc.message)
             continue
         out[canonical] = float(value)
     return tuple(sorted(out.items()))
@@ -160,12 +157,12 @@ def parse_override(text: str, flag: str) -> tuple[str, float]:
         number = float(value)
     except ValueError:
         number = None
-    if not sep or not name or number is None or number != number:
+    if not sep or not name or number is None or math.isnan(number):
         raise UsageError(f"{flag} expects METRIC=VALUE (e.g. {flag} hit@5=0.8), got {text!r}")
     try:
         return canonical_metric(name), number
-    except Exception as exc:
-        raise UsageError(f"{flag} {text}: {exc}") from exc
+    except InputError as exc:
+        raise UsageError(f"{flag} {text}: {exc.message}") from exc
 
 
 def merge_overrides(policy: GatePolicy, mins: list[str] | None = (),
@@ -211,6 +208,10 @@ def _f(x: float) -> str:
     return f"{x:.3f}"
 
 
+def _p(p: float) -> str:
+    return "p<0.001" if p < 0.001 else f"p={p:.3f}"
+
+
 def _below(questions, metric: str, floor: float) -> tuple[str, ...]:
     rows = sorted((q.value(metric), q.id) for q in questions if q.value(metric) < floor - _EPS)
     return tuple(qid for _, qid in rows)
@@ -254,7 +255,7 @@ def evaluate_gate(policy: GatePolicy, diff: Diff) -> GateResult:
             continue
         t = mc.test
         lowered = tuple(q.id for q in diff.regressions if q.delta(metric) < 0)
-        stat = f"p={t.p_value:.3f}" if t.p_value is not None else (
+        stat = _p(t.p_value) if t.p_value is not None else (
             f"95% CI [{t.ci_low:+.3f}, {t.ci_high:+.3f}]")
         if policy.regressions == "always" or t.significant:
             label = "significant" if t.significant else "counted although within noise"
@@ -267,22 +268,28 @@ def evaluate_gate(policy: GatePolicy, diff: Diff) -> GateResult:
                          f"within noise ({stat}); not failing because regressions = "
                          '"significant"')
 
+    unprotected, reasons = [], []
     for qid in policy.protected:
         q = diff.head_question(qid)
         if q is None:
-            failures.append(RuleFailure("protected", f"protected question {qid} is not in "
-                                        "this run", (qid,), qid))
+            unprotected.append(qid)
+            reasons.append(f"{qid} is not in this run")
         elif q.status == "stale":
             notes.append(f"protected {qid}: gold is stale, counted under max_stale")
         elif q.status == "unanswerable":
             notes.append(f"protected {qid}: unanswerable, judged by the cutoff only")
         elif not (q.status == "ok" and q.hit(k)):
-            failures.append(RuleFailure(
-                "protected", f"protected question {qid} is not a hit at {k}"
-                + (" (retriever error)" if q.status == "error" else
-                   f" (first gold at rank {q.first_gold_rank})" if q.first_gold_rank else
-                   " (no gold chunk retrieved)"),
-                (qid,), qid))
+            unprotected.append(qid)
+            reasons.append(f"{qid} " + ("hit a retriever error" if q.status == "error" else
+                                        f"has its first gold at rank {q.first_gold_rank}"
+                                        if q.first_gold_rank else "has no gold retrieved"))
+    if unprotected:
+        shown = "; ".join(reasons[:3]) + (f"; +{len(reasons) - 3} more" if len(reasons) > 3
+                                           else "")
+        failures.append(RuleFailure(
+            "protected", f"{len(unprotected)} protected question"
+            f"{'s are' if len(unprotected) != 1 else ' is'} not a hit at k={k} ({shown})",
+            tuple(unprotected), "", float(len(unprotected)), 0.0))
 
     if policy.max_new_misses is not None:
         if not diff.has_base:

@@ -14,8 +14,8 @@ import json
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from tabulate import tabulate
 
@@ -97,6 +97,8 @@ def _plural(n: int, word: str, many: str | None = None) -> str:
 def _ids(ids, limit: int | None = None) -> str:
     ids = list(ids)
     shown = ids if limit is None else ids[:limit]
+    if not shown and ids:
+        return f"{_plural(len(ids), 'question')} (listed in the job summary)"
     text = ", ".join(code_span(i, 60, in_table=False) for i in shown)
     if len(ids) > len(shown):
         text += f" (+{len(ids) - len(shown)} more)"
@@ -142,6 +144,11 @@ def _stat(m: MetricChange) -> str:
 
 def _where(diff: Diff, questions: tuple[QuestionChange, ...]) -> str:
     tags = Counter(t for q in questions for t in set(q.tags))
+    if len(questions) <= 3:
+        return ": " + ", ".join(
+            code_span(q.id, 40, in_table=False)
+            + (f" ({', '.join(escape_md(t, 30) for t in q.tags[:2])})" if q.tags else "")
+            for q in questions)
     if tags:
         top = sorted(tags.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
         return "; by tag: " + ", ".join(f"{escape_md(t, 30)} {n}" for t, n in top)
@@ -164,6 +171,27 @@ def _moved(m: MetricChange, verb: str) -> str:
     label = "significant" if m.test and m.test.significant else "within noise"
     stat = _stat(m)
     return f"{m.name} {verb} {_f(m.base)} → {_f(m.head)} ({label}{', ' + stat if stat else ''})"
+
+
+def _aside(diff: Diff) -> str:
+    """What a passing verdict must not hide: stale gold, gold-set edits, a lost cutoff gap."""
+    parts = []
+    if diff.stale.new:
+        drift = (f" after the index changed to {code_span(diff.head_info.index_version, 40, False)}"
+                 if diff.index_changed and diff.head_info.index_version else "")
+        parts.append(f"{_plural(len(diff.stale.new), 'question')} now "
+                     f"{'has' if len(diff.stale.new) == 1 else 'have'} stale gold{drift} "
+                     "(kept out, not a regression)")
+    g = diff.goldset
+    if g.any:
+        parts.append(f"the gold set changed ({len(g.added)} added, {len(g.removed)} removed, "
+                     f"{len(g.relabelled)} relabelled; compared on the rest)")
+    base, head = diff.cutoff.base, diff.cutoff.head
+    if head.checkable and not head.has_gap and (base is None or base.has_gap):
+        parts.append("answerable and unanswerable top scores "
+                     + ("now overlap" if base is not None else "overlap")
+                     + ": no cutoff separates them")
+    return "".join(f"; {p}" for p in parts)
 
 
 def verdict(ctx: ReportContext) -> str:
@@ -194,15 +222,15 @@ def verdict(ctx: ReportContext) -> str:
                     f"(floor {_f(f.threshold)})"
                     f"{_lost_clause(diff)}{more}.")
         if "protected" in by_rule:
-            ids = [x.subject for x in failures if x.rule == "protected"]
+            ids = by_rule["protected"].question_ids
             return (f"❌ {_plural(len(ids), 'protected question')} not a hit at k={diff.k}: "
-                    f"{_ids(ids, 3)}{more}.")
+                    f"{_ids(ids, 3)}{_lost_clause(diff)}{more}.")
         return f"❌ {escape_md(f.message, 300)}{more}."
     if not diff.has_base:
         m = _headline_metric(diff)
         head = f"{m.name} {_f(m.head_overall)}" if m else "no metrics"
         return (f"✅ No baseline to compare against, so nothing was compared; this run alone: "
-                f"{head}, and the floors pass.")
+                f"{head}, and the floors pass{_aside(diff)}.")
     downs = [m for m in diff.metrics if m.test and m.test.significant and m.test.delta < 0]
     ups = [m for m in diff.metrics if m.test and m.test.significant and m.test.delta > 0]
     prefer = {f"hit@{diff.k}": 0, "mrr": 1}
@@ -210,26 +238,27 @@ def verdict(ctx: ReportContext) -> str:
     ups.sort(key=lambda m: prefer.get(m.name, 2))
     if downs:
         return (f"⚠️ Gate passed, but retrieval regressed: {_moved(downs[0], 'fell')}"
-                f"{_lost_clause(diff)}.")
+                f"{_lost_clause(diff)}{_aside(diff)}.")
     if ups:
         gained = [q for q in diff.improvements if q.kind == "gained"]
         tail = (f"; {_plural(len(gained), 'question')} found "
                 f"{'its' if len(gained) == 1 else 'their'} gold chunk again at k={diff.k}"
                 if gained else "")
-        return f"✅ Retrieval improved: {_moved(ups[0], 'rose')}{tail}."
+        return f"✅ Retrieval improved: {_moved(ups[0], 'rose')}{tail}{_aside(diff)}."
     moved = [q for q in diff.questions if q.kind != "same"]
     m = _headline_metric(diff)
     if not moved:
         n = len(diff.compared)
         what = f" ({m.name} {_f(m.head)})" if m and m.head is not None else ""
         return (f"✅ No change: all {_plural(n, 'compared question')} rank their gold as "
-                f"before{what}.")
+                f"before{what}{_aside(diff)}.")
     lost = len(_lost(diff))
     gained = sum(1 for q in diff.improvements if q.kind == "gained")
     mm = m if m and m.test else None
     head = f"{_moved(mm, 'moved')}; " if mm and mm.delta else ""
     return (f"✅ No significant change: {head}{lost} lost and {gained} gained "
-            f"their gold chunk at k={diff.k}, {_plural(len(moved), 'question')} moved.")
+            f"their gold chunk at k={diff.k}, {_plural(len(moved), 'question')} moved"
+            f"{_aside(diff)}.")
 
 
 # --------------------------------------------------------------------------- sections
@@ -364,6 +393,8 @@ def _rank_move(q: QuestionChange) -> str:
 
 def _question_rows(questions, limit: int | None) -> tuple[str, int]:
     shown = questions if limit is None else questions[:limit]
+    if not shown:
+        return "", len(questions)
     rows = [[_question_cell(q.id, q.question), _rank_move(q), escape_md(q.detail, 120),
              ", ".join(escape_md(t, 30) for t in q.tags) or "—"] for q in shown]
     return _table(["question", "gold rank", "what happened", "tags"], rows), \
@@ -379,7 +410,8 @@ def _regressions(ctx: ReportContext, limit: int | None) -> str:
     head = (f"#### Regressions ({len(regs)}): {lost} lost at k={k}, "
             f"{len(regs) - lost} moved down")
     table, rest = _question_rows(regs, limit)
-    return head + "\n\n" + table + (_more(rest, "regressions") if rest else "")
+    return (head + ("\n\n" + table if table else "")
+            + (_more(rest, "regressions") if rest else ""))
 
 
 def _matrix(ctx: ReportContext, limit: int | None) -> str:
@@ -510,9 +542,9 @@ def _goldset(ctx: ReportContext, limit: int | None) -> str:
     if g.base_sha256 and g.head_sha256 and g.base_sha256 != g.head_sha256:
         sha = f" (sha256 {_short_sha(g.base_sha256)} → {_short_sha(g.head_sha256)})"
     out = [f"#### Gold set changed in this PR{sha}",
-           f"{len(g.added)} added, {len(g.removed)} removed, {len(g.relabelled)} relabelled; "
-           f"the comparison uses only the {_plural(len(ctx.diff.compared), 'question')} "
-           "both sides share with the same labels."]
+           (f"{len(g.added)} added, {len(g.removed)} removed, {len(g.relabelled)} relabelled; "
+            f"the comparison uses only the {_plural(len(ctx.diff.compared), 'question')} "
+            "both sides share with the same labels.")]
     rows = []
     for what, refs in (("added", g.added), ("removed", g.removed),
                        ("relabelled", g.relabelled)):
@@ -601,7 +633,7 @@ def _improvements(ctx: ReportContext, limit: int | None) -> str:
         return ""
     table, rest = _question_rows(imps, limit)
     return _details(f"Improvements ({len(imps)})",
-                    table + (_more(rest, "improvements") if rest else ""))
+                    (table + _more(rest, "improvements") if rest else table).strip())
 
 
 def _unchanged(ctx: ReportContext, limit: int | None) -> str:
@@ -644,7 +676,7 @@ class _Section:
     key: str
     render: Callable[[int | None], str]
     size: int  # items, for the budget's limit search
-    limit: int | None = None
+    floor: int = 0  # the budget never cuts below this many items
     text: str = ""
 
 
@@ -654,16 +686,16 @@ def _sections(ctx: ReportContext) -> list[_Section]:
     g = diff.goldset
     return [
         _Section("gate", lambda n: _gate_section(ctx, n),
-                 max((len(f.question_ids) for f in ctx.gate.failures), default=0)),
-        _Section("regressions", lambda n: _regressions(ctx, n), len(diff.regressions)),
+                 max((len(f.question_ids) for f in ctx.gate.failures), default=0), 5),
+        _Section("regressions", lambda n: _regressions(ctx, n), len(diff.regressions), 10),
         _Section("matrix", lambda n: _matrix(ctx, n),
-                 len(diff.matrix.transitions) + len(diff.matrix.own_knowledge)),
-        _Section("stale", lambda n: _stale(ctx, n), len(st.head) + len(st.resolved)),
+                 len(diff.matrix.transitions) + len(diff.matrix.own_knowledge), 5),
+        _Section("stale", lambda n: _stale(ctx, n), len(st.head) + len(st.resolved), 10),
         _Section("cutoff", lambda n: _cutoff(ctx, n, with_histogram=n is None or n > 0),
-                 len(diff.cutoff.head.false_answers) + 1),
+                 len(diff.cutoff.head.false_answers) + 1, 1),
         _Section("goldset", lambda n: _goldset(ctx, n),
-                 len(g.added) + len(g.removed) + len(g.relabelled)),
-        _Section("tags", lambda n: _tags(ctx, n), max(len(diff.tags), 1)),
+                 len(g.added) + len(g.removed) + len(g.relabelled), 10),
+        _Section("tags", lambda n: _tags(ctx, n), max(len(diff.tags), 1), 10),
         _Section("trend", lambda n: _trend(ctx) if n is None or n > 0 else "", 1),
         _Section("improvements", lambda n: _improvements(ctx, n), len(diff.improvements)),
         _Section("unchanged", lambda n: _unchanged(ctx, n), len(diff.unchanged)),
@@ -712,8 +744,9 @@ def render_markdown(ctx: ReportContext, budget: int | None = DEFAULT_BUDGET) -> 
             break
         s = by_key[key]
         others = total - len(s.text)
-        lo, hi = 0, s.size  # the largest limit that fits, found by bisection
-        best = s.render(0)
+        floor = min(s.floor, s.size)
+        lo, hi = floor, s.size  # the largest limit that fits, found by bisection
+        best = s.render(floor)
         while lo <= hi:
             mid = (lo + hi) // 2
             candidate = s.render(mid)

@@ -7,8 +7,12 @@ per-question error recorded in the artefact instead of aborting the run.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class ResultError(ValueError):
@@ -50,12 +54,17 @@ def _pair(item: Any, position: int) -> tuple[str, float]:
             score = float(score)
         except (TypeError, ValueError):
             raise ResultError(f"result {position} has a score of type {type(score).__name__}") from None
-    score = float(score)
+    try:
+        score = float(score)
+    except OverflowError:  # an int past float range, e.g. 10**400
+        raise ResultError(f"result {position} has a non-finite score (too large)") from None
     if not math.isfinite(score):
         raise ResultError(f"result {position} has a non-finite score ({score})")
     cid = str(cid)
     if not cid:
         raise ResultError(f"result {position} has an empty id")
+    if _LONE_SURROGATE.search(cid):  # "\ud800" from JSON: not a character, cannot be written
+        raise ResultError(f"result {position} has an id that is not valid Unicode")
     return cid, score
 
 

@@ -1,0 +1,56 @@
+"""The cutoff on the top score: gap, suggested cutoff, false "not found" and false answers."""
+
+from __future__ import annotations
+
+from factories import artefact, spec
+from factories import ranked_with_gold_at as at
+
+from ci_eval.core.cutoff import NO_GAP, analyse_cutoff, cutoff_side, histogram, render_svg
+
+
+def _run(answerable_tops, unanswerable_tops, cutoff=5.0):
+    qs = [spec(f"a{i}", ["g"], at(1), top=t) for i, t in enumerate(answerable_tops)]
+    qs += [spec(f"u{i}", unanswerable=True, ranking=["x"] if t is not None else [],
+                **({"top": t} if t is not None else {})) for i, t in enumerate(unanswerable_tops)]
+    return artefact(qs, abstain_below=cutoff)
+
+
+def test_gap_and_its_midpoint():
+    side = cutoff_side(_run([8.0, 9.5, 12.0], [2.0, 4.0]))
+    assert side.gap == (4.0, 8.0) and side.suggested == (4.0 + 8.0) / 2
+    assert side.false_not_found == () and side.false_answers == ()
+
+
+def test_no_gap_counts_the_overlap():
+    side = cutoff_side(_run([3.0, 8.0, 9.0], [2.0, 8.5]))
+    assert side.gap is None and not side.has_gap and side.suggested is None
+    assert side.overlap == (2, 1)  # 3.0 and 8.0 <= 8.5; 8.5 >= 3.0
+
+
+def test_configured_cutoff_errors_on_both_sides():
+    side = cutoff_side(_run([3.0, 8.0], [6.0, 2.0, None], cutoff=5.0))
+    assert side.false_not_found == ("a0",)  # 3.0 < 5.0: "I could not find this"
+    assert side.false_answers == ("u0",)  # 6.0 >= 5.0: answered anyway
+    # nothing returned abstains, which is right for an unanswerable question
+    assert "u2" not in side.false_answers
+
+
+def test_base_and_head_sides():
+    rep = analyse_cutoff(_run([8.0], [2.0]), _run([8.0], [9.0]))
+    assert rep.base.has_gap and not rep.head.has_gap
+
+
+def test_histogram_fits_a_code_block_and_marks_the_cutoff():
+    text = histogram(cutoff_side(_run([8.0, 9.5, 12.0], [2.0, 4.0])))
+    lines = text.splitlines()
+    assert len(lines) == 11 and "```" not in text
+    assert sum("◀ cutoff 5" in x for x in lines) == 1
+    assert max(len(x) for x in lines) < 80
+
+
+def test_svg_escapes_its_title_and_is_deterministic():
+    side = cutoff_side(_run([3.0, 8.0], [8.5]))
+    svg = render_svg(side, title="<b>&'\"")
+    assert "<b>" not in svg and "&lt;b&gt;&amp;&#39;&quot;" in svg
+    assert svg == render_svg(side, title="<b>&'\"")
+    assert NO_GAP in svg
