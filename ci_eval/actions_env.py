@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 from dataclasses import dataclass
 from typing import Mapping
@@ -182,9 +183,16 @@ def annotation(level: str, message: str, file: str | None = None, line: int | No
     return f"::{level} {','.join(props)}::{_escape_data(message)}" if props else f"::{level}::{_escape_data(message)}"
 
 
+# The runner reads the log as .NET's ReadLine does: "\r\n", "\r" and "\n" all end a line.
+# It trims leading white space before looking for "::"; so does this pattern (blanks other
+# than line ends: Python's set is wider than .NET's, which errs on the safe side).
+_COMMAND_START = re.compile(r"(\A|\r\n|\r|\n)([^\S\r\n]*::)")
+
+
 def safe_log(text: str) -> str:
-    """A log line that cannot be read as a workflow command (``::set-output``, ``::stop-commands``)."""
-    return "\n".join(("\u200b" + line) if line.lstrip().startswith("::") else line for line in text.split("\n"))
+    """A log line that cannot be read as a workflow command (``::set-output``, ``::stop-commands``):
+    a zero-width space goes before any ``::`` that would start a line."""
+    return _COMMAND_START.sub(lambda m: m.group(1) + "\u200b" + m.group(2), text)
 
 
 def mask(secret: str | None) -> str | None:

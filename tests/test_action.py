@@ -328,10 +328,10 @@ def test_the_base_commits_own_run_is_the_baseline(gh, checkout, tmp_path, base_a
     [body] = bodies(gh)
     assert body.splitlines()[0] == MARKER
     assert verdict_line(body) == (
-        "### ✅ No change: all 3 compared questions rank their gold as before (hit@1 1.000).")
+        "### ✅ No change: all 2 compared questions rank their gold as before (hit@1 1.000).")
     assert baseline_line(body) == (
         f"**Baseline:** the push run of base commit {BASE[:7]} on main (2 hours old) "
-        f"([run]({run_url(exact)})); index `idx-2`; 3 questions compared.")
+        f"([run]({run_url(exact)})); index `idx-2`; 2 questions compared.")
     head = json.loads((job.bundle / "ci-eval-run.json").read_text())
     assert [entry["sha"] for entry in head["history"]] == [BASE]
     assert json.loads((job.bundle / "ci-eval-base.json").read_text())["git"]["sha"] == BASE
@@ -357,7 +357,7 @@ def test_fallback_baseline_names_its_commit_and_age(gh, checkout, tmp_path, base
     assert baseline_line(body) == (
         f"**Baseline:** fallback: base commit {BASE[:7]} was never evaluated by a push run, so "
         f"the newest push run on main is used instead: {OLDER[:7]}, 3 days old "
-        f"([run]({run_url(older)})); index `idx-2`; 3 questions compared.")
+        f"([run]({run_url(older)})); index `idx-2`; 2 questions compared.")
     assert baseline_line(job.summary) == baseline_line(body)
 
 
@@ -587,7 +587,7 @@ def test_pagination_finds_the_base_run_and_our_comment_on_later_pages(gh, checko
                                                                       base_zip):
     exact, artifact = add_push_run(gh, BASE, base_zip, THREE_DAYS)
     for i in range(130):  # main moved on 130 times since the PR branched off
-        gh.add_run(fake_sha(f"main-{i}"), created_at=datetime.now(timezone.utc) - timedelta(hours=i))
+        add_push_run(gh, fake_sha(f"main-{i}"), None, timedelta(minutes=i))
     for i in range(120):
         gh.add_comment(PR, f"review comment {i}", user_login="octo-dev")
     ours = gh.add_comment(PR, f"{MARKER}\nthe previous report")

@@ -480,7 +480,8 @@ def test_outputs_cannot_forge_other_outputs(scratch, outputs):
     path = scratch / "github_output"
     path.write_text("earlier=kept\n", encoding="utf-8")
     actions_env.write_outputs(str(path), outputs)
-    parsed = parse_github_output(path.read_text(encoding="utf-8"))
+    # Read as the runner does (File.ReadAllText): no newline translation, "\r" stays.
+    parsed = parse_github_output(path.read_bytes().decode("utf-8"))
     assert parsed == {"earlier": "kept", **outputs}
 
 
@@ -489,7 +490,7 @@ def test_an_output_value_holding_the_first_delimiter_gets_another(tmp_path):
     forged = f"x\nci_eval_{'0' * 32}\nverdict=passed"
     with mock.patch.object(actions_env.secrets, "token_hex", side_effect=["0" * 32, "1" * 32]):
         actions_env.write_outputs(str(path), {"gate": forged})
-    assert parse_github_output(path.read_text(encoding="utf-8")) == {"gate": forged}
+    assert parse_github_output(path.read_bytes().decode("utf-8")) == {"gate": forged}
 
 
 # The runner reads the log line by line the way .NET's ReadLine does ("\r\n", "\r" or "\n"

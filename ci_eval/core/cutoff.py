@@ -169,15 +169,18 @@ def _xml(text: object) -> str:
 def render_svg(side: CutoffSide, title: str = "Top score: answerable vs unanswerable") -> str:
     """An SVG strip plot of both top-score distributions with the configured and suggested
     cutoffs. Written by hand, deterministic (fixed decimals), every text node escaped."""
-    w, h, left, right = 640, 220, 120, 20
-    rows = (("answerable", side.answerable_scores, 80, "#2f6fb0"),
-            ("unanswerable", side.unanswerable_scores, 140, "#c2452d"))
+    w, h, left, right = 640, 250, 130, 24
+    top, bottom = 78, 200  # the plotting band, below the title, the note and cutoff labels
+    rows = (("answerable", side.answerable_scores, 115, "#2f6fb0"),
+            ("unanswerable", side.unanswerable_scores, 170, "#c2452d"))
     scores = side.answerable_scores + side.unanswerable_scores
     marks = [x for x in (side.cutoff, side.suggested) if x is not None]
     lo = min(scores + marks, default=0.0)
     hi = max(scores + marks, default=1.0)
     if hi == lo:
         hi = lo + 1.0
+    pad = (hi - lo) * 0.03  # keep the extreme points off the frame
+    lo, hi = lo - pad, hi + pad
 
     def x_of(v: float) -> str:
         return f"{left + (v - lo) / (hi - lo) * (w - left - right):.2f}"
@@ -187,8 +190,10 @@ def render_svg(side: CutoffSide, title: str = "Top score: answerable vs unanswer
          f'viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">'),
         f"<title>{_xml(title)}</title>",
         f'<rect width="{w}" height="{h}" fill="#ffffff"/>',
-        f'<text x="{left}" y="24" font-size="14">{_xml(title)}</text>',
+        f'<text x="8" y="20" font-size="14" font-weight="bold">{_xml(title)}</text>',
     ]
+    if not side.has_gap and side.checkable:
+        out.append(f'<text x="8" y="40" fill="#c2452d">{_xml(NO_GAP)}</text>')
     for label, values, y, color in rows:
         out.append(f'<text x="8" y="{y + 4}">{_xml(label)} ({len(values)})</text>')
         out.append(f'<line x1="{left}" y1="{y}" x2="{w - right}" y2="{y}" stroke="#dddddd"/>')
@@ -200,19 +205,21 @@ def render_svg(side: CutoffSide, title: str = "Top score: answerable vs unanswer
             cy = y - 6 * (stack % 4) + 9 * (stack // 4 % 2)
             out.append(f'<circle cx="{cx}" cy="{cy}" r="4" fill="{color}" '
                        f'fill-opacity="0.6"><title>{_xml(_fmt(v))}</title></circle>')
-    for value, label, dash in ((side.cutoff, "configured cutoff", "6 3"),
-                               (side.suggested, "suggested cutoff", "2 2")):
+    for value, label, dash, label_y in ((side.cutoff, "configured cutoff", "6 3", top - 8),
+                                        (side.suggested, "suggested cutoff", "2 2", bottom + 14)):
         if value is None:
             continue
         x = x_of(value)
-        out.append(f'<line x1="{x}" y1="44" x2="{x}" y2="170" stroke="#333333" '
+        out.append(f'<line x1="{x}" y1="{top}" x2="{x}" y2="{bottom}" stroke="#333333" '
                    f'stroke-dasharray="{dash}"/>')
-        out.append(f'<text x="{x}" y="{40 if dash == "6 3" else 186}" text-anchor="middle">'
+        out.append(f'<text x="{x}" y="{label_y}" text-anchor="middle">'
                    f"{_xml(label)} {_xml(_fmt(value))}</text>")
-    out.append(f'<text x="{left}" y="{h - 12}">{_xml(_fmt(lo))}</text>')
-    out.append(f'<text x="{w - right}" y="{h - 12}" text-anchor="end">{_xml(_fmt(hi))}</text>')
-    if not side.has_gap and side.checkable:
-        out.append(f'<text x="{w - right}" y="24" text-anchor="end" fill="#c2452d">'
-                   f"{_xml(NO_GAP)}</text>")
+    axis_y = h - 14
+    out.append(f'<line x1="{left}" y1="{axis_y - 14}" x2="{w - right}" y2="{axis_y - 14}" stroke="#999999"/>')
+    for i in range(5):
+        v = lo + (hi - lo) * i / 4
+        anchor = "start" if i == 0 else "end" if i == 4 else "middle"
+        out.append(f'<text x="{x_of(v)}" y="{axis_y}" text-anchor="{anchor}" fill="#555555">{_xml(_fmt(v))}</text>')
+    out.append(f'<text x="8" y="{axis_y}" fill="#555555">top score</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
