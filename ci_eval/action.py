@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from itertools import islice
 from pathlib import Path
 
 from ci_eval.actions_env import (
@@ -22,8 +24,12 @@ from ci_eval.artifact_zip import COMMENT_MEMBER, PR_MEMBER, RUN_MEMBER, read_art
 from ci_eval.errors import EXIT_GATE_FAILED, EXIT_OK, EXIT_RETRIEVER_FAILED, GitHubError, InputError
 
 BASE_MEMBER = "ci-eval-base.json"
+# What the action's own artifact may hold besides the run artefact.
+BUNDLE_MEMBERS = (COMMENT_MEMBER, PR_MEMBER, BASE_MEMBER, "summary.md", "scores.svg")
 # How many candidate runs to try before saying "no baseline": each costs two requests.
 MAX_BASELINE_TRIES = 10
+# One page of the runs listing; older base commits are asked for by SHA.
+MAX_RUNS_LISTED = 100
 MAX_ARTIFACT_ZIP = 20 * 1024 * 1024
 
 
@@ -48,6 +54,15 @@ def workflow_file(workflow_ref: str | None) -> str | None:
     return path.rsplit("/", 1)[-1] or None
 
 
+def _branch_and_commit(event: Event) -> tuple[str | None, str | None]:
+    """Where the baseline lives: a PR's base branch and commit; for a push, the pushed branch
+    and commit (an earlier run of the same commit, else the branch's newest run)."""
+    if event.name == "push":
+        ref = event.ref or ""
+        return (ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else None), event.sha
+    return event.base_ref, event.base_sha
+
+
 def find_baseline(port, event: Event, workflow: str | None, artifact_name: str, now: datetime) -> Baseline:
     from ci_eval.core.baseline import choose_artifact, choose_baseline
     from ci_eval.github_api import ArtifactGone
@@ -55,33 +70,41 @@ def find_baseline(port, event: Event, workflow: str | None, artifact_name: str, 
 
     if workflow is None:
         return Baseline(None, "none", "no baseline: GITHUB_WORKFLOW_REF is not set, so the workflow is unknown")
-    branch = event.base_ref
-    runs = []
-    for run in port.workflow_runs(workflow, branch, event="push", status="success"):
-        runs.append(run)
-        if len(runs) >= 100:
-            break
+    branch, sha = _branch_and_commit(event)
+    if not branch or not sha:
+        return Baseline(None, "none", f"no baseline: the {event.name} event names no branch to look on")
+    runs = list(islice(port.workflow_runs(workflow, branch, event="push", status="success"), MAX_RUNS_LISTED))
+    if len(runs) == MAX_RUNS_LISTED and not any(r.head_sha == sha for r in runs):
+        # The branch moved on more than a page of runs since the PR branched off: ask for the
+        # base commit's run by SHA rather than settle for a fallback.
+        listed = {r.id for r in runs}
+        exact = port.workflow_runs(workflow, branch, event="push", status="success", head_sha=sha)
+        runs += [r for r in islice(exact, MAX_BASELINE_TRIES) if r.id not in listed]
     skipped: list[int] = []
     for _ in range(MAX_BASELINE_TRIES):
-        choice = choose_baseline(runs, event.base_sha, event.repository, branch, now, skipped)
+        choice = choose_baseline(runs, sha, event.repository, branch, now, skipped)
         if choice.kind == "none":
             return Baseline(None, "none", choice.reason)
         run = choice.run
+        source = f"run {run.id}"
         try:
             artifact = choose_artifact(port.run_artifacts(run.id), artifact_name)
             if artifact is None:
                 skipped.append(run.id)
                 continue
+            source = f"artifact {artifact_name} (id {artifact.id}) of run {run.id}"
+            if artifact.size_in_bytes > MAX_ARTIFACT_ZIP:
+                raise InputError(f"the zip is {artifact.size_in_bytes} bytes, over the "
+                                 f"{MAX_ARTIFACT_ZIP}-byte limit", source)
             raw = port.download_artifact(artifact.id, MAX_ARTIFACT_ZIP)
+            members = read_artifact_zip(raw, source, optional=BUNDLE_MEMBERS)
+            base = parse_artefact_bytes(members[RUN_MEMBER], source)
         except ArtifactGone:
             skipped.append(run.id)
             continue
-        source = f"artifact {artifact_name} (id {artifact.id}) of run {run.id}"
-        try:
-            members = read_artifact_zip(raw, source, optional=(COMMENT_MEMBER, PR_MEMBER, BASE_MEMBER, "summary.md", "scores.svg"))
-            base = parse_artefact_bytes(members[RUN_MEMBER], source)
         except InputError as exc:
-            # A corrupt or hostile baseline is said plainly and not used; the next run is tried.
+            # A corrupt, oversized or hostile baseline is said plainly and not used; the next
+            # run is tried.
             log(f"ci-eval: warning: skipping the baseline from run {run.id}: {exc}")
             skipped.append(run.id)
             continue
@@ -157,6 +180,28 @@ def write_bundle(out_dir: Path, head: dict, base: dict | None, report, pr: dict 
     return out_dir / RUN_MEMBER
 
 
+class _Background:
+    """One call on a daemon thread; ``result()`` waits for it and re-raises its error. A
+    daemon, so an evaluation that fails never waits for GitHub before exiting."""
+
+    def __init__(self, fn):
+        self._value = self._error = None
+        self._thread = threading.Thread(target=self._run, args=(fn,), daemon=True, name="ci-eval-baseline")
+        self._thread.start()
+
+    def _run(self, fn) -> None:
+        try:
+            self._value = fn()
+        except BaseException as exc:  # re-raised in the caller's thread by result()
+            self._error = exc
+
+    def result(self):
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
 def now_utc() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -167,23 +212,35 @@ def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int
     from ci_eval.core.artefact import carry_history
     from ci_eval.pipeline import retriever_failed
 
+    workflow = workflow_file(env.get("GITHUB_WORKFLOW_REF"))
+    port = port_factory() if plan.find_baseline or plan.carry_history else None
+    # GitHub's round trips (runs, artifacts, the zip) overlap the retriever's run.
+    lookup = None
+    if plan.find_baseline:
+        lookup = _Background(lambda: find_baseline(port, event, workflow, inputs.artifact_name, now_utc()))
+    elif plan.carry_history:
+        lookup = _Background(lambda: _previous_history(port, event, workflow, inputs.artifact_name))
     head, config_gate, gold_path, builtin_base = _evaluate(inputs, event, env)
     baseline = Baseline(None, "none", f"{event.name}: this run records the baseline for later pull requests")
-    port = None
     if plan.find_baseline:
-        port = port_factory()
-        baseline = find_baseline(port, event, workflow_file(env.get("GITHUB_WORKFLOW_REF")), inputs.artifact_name, now_utc())
+        baseline = lookup.result()
         if baseline.artefact is None and builtin_base is not None:
             baseline = Baseline(builtin_base, "builtin", f"{baseline.description}; the demo compares with its built-in baseline configuration instead")
+        head["history"] = carry_history(baseline.artefact)
+    elif plan.carry_history:
+        head["history"] = lookup.result()
     log(f"ci-eval: {baseline.description}")
-    head["history"] = carry_history(baseline.artefact)
     report = build_report(
         baseline.artefact,
         head,
         policy_from(config_gate),
         BaselineInfo(kind=baseline.kind, description=baseline.description, url=baseline.run_url),
     )
-    pr = {"number": event.pr_number, "head_sha": event.head_sha, "base_sha": event.base_sha} if event.pr_number else None
+    pr = None
+    if event.pr_number:
+        # The poster of a fork's comment repeats this run's provenance line from here.
+        pr = {"number": event.pr_number, "head_sha": event.head_sha, "base_sha": event.base_sha,
+              "baseline": {"kind": baseline.kind, "description": baseline.description, "url": baseline.run_url}}
     out_dir = Path(inputs.out_dir)
     artefact_path = write_bundle(out_dir, head, baseline.artefact, report, pr)
     append_summary(env.get("GITHUB_STEP_SUMMARY"), report.full_markdown)
@@ -219,6 +276,22 @@ def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int
     return EXIT_OK
 
 
+def _previous_history(port, event: Event, workflow: str | None, artifact_name: str) -> list:
+    """A push run carries its branch's previous artefact's history forward, so the trend in
+    later comments grows run by run. Best effort: without it the artefact is still a
+    baseline, so a GitHub failure here is a warning, not a failed push job."""
+    from ci_eval.core.artefact import carry_history
+
+    try:
+        previous = find_baseline(port, event, workflow, artifact_name, now_utc())
+    except GitHubError as exc:
+        log(f"ci-eval: warning: the branch's previous artefact was not read, so the trend starts over: {exc}")
+        return []
+    if previous.artefact is not None:
+        log(f"ci-eval: carrying the history of {previous.run_url or 'the previous run'} forward")
+    return carry_history(previous.artefact)
+
+
 def _evaluate(inputs: ActionInputs, event: Event, env):
     """The head run. ``config: demo`` runs the embedded demo's changed configuration, with
     the demo's own baseline configuration as the fallback when no stored baseline exists."""
@@ -250,7 +323,7 @@ def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
     Nothing from that run is trusted: the artifact is read as a hostile zip, the artefacts
     are schema-validated and the comment is rendered again here from them (so every string
     passes our escaping), and the PR must exist with the head SHA the run built."""
-    from ci_eval.commands.compare import BaselineInfo, build_report, policy_from
+    from ci_eval.commands.compare import build_report, policy_from
     from ci_eval.core.baseline import choose_artifact
     from ci_eval.files import parse_json
     from ci_eval.loaders import parse_artefact_bytes
@@ -264,7 +337,7 @@ def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
     members = read_artifact_zip(
         port.download_artifact(artifact.id, MAX_ARTIFACT_ZIP),
         source,
-        optional=(COMMENT_MEMBER, PR_MEMBER, BASE_MEMBER, "summary.md", "scores.svg"),
+        optional=BUNDLE_MEMBERS,
     )
     if PR_MEMBER not in members:
         log(f"ci-eval: {source} belongs to no pull request: nothing to post")
@@ -287,14 +360,31 @@ def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
     head = parse_artefact_bytes(members[RUN_MEMBER], f"{source}:{RUN_MEMBER}")
     base = parse_artefact_bytes(members[BASE_MEMBER], f"{source}:{BASE_MEMBER}") if BASE_MEMBER in members else None
     gate = head.get("config", {}).get("gate", {})
-    description = (
-        f"baseline: the base-branch artefact the pull request run found (run {run.id})"
-        if base is not None
-        else "no baseline was found by the pull request run"
-    )
     report = build_report(base, head, policy_from(gate if isinstance(gate, dict) else {}),
-                          BaselineInfo(kind="exact" if base else "none", description=description, url=run.html_url))
+                          _recorded_baseline(pr_info, base is not None, run))
     url = publish_comment(port, number, report.markdown, inputs, report.changed, report.marker)
     write_outputs(env.get("GITHUB_OUTPUT"), {"comment-url": url or "", "verdict": "pass" if report.passed else "fail"})
     log(f"ci-eval: posted the report of run {run.id} on pull request #{number}" if url else "ci-eval: nothing to post")
     return EXIT_OK
+
+
+def _recorded_baseline(pr_info: dict, has_base: bool, run):
+    """The provenance line the pull request run wrote into pr.json (which commit, how old),
+    when it is well-formed and agrees with the artefacts; else a generic one. It is the
+    run's own text: the renderer escapes it like every other string from the artifact."""
+    from ci_eval.commands.compare import BaselineInfo
+
+    recorded = pr_info.get("baseline")
+    if isinstance(recorded, dict):
+        kind, description, url = recorded.get("kind"), recorded.get("description"), recorded.get("url")
+        kinds = ("exact", "fallback", "builtin") if has_base else ("none",)
+        # Links only to a run of this repository: no link to anywhere a fork likes.
+        runs_prefix = run.html_url.rsplit("/", 1)[0] + "/"
+        if not (isinstance(url, str) and url.startswith(runs_prefix) and url[len(runs_prefix):].isdigit()):
+            url = run.html_url
+        if kind in kinds and isinstance(description, str) and description.strip():
+            return BaselineInfo(kind=kind, description=description[:500], url=url)
+    if has_base:
+        return BaselineInfo(kind="exact", url=run.html_url,
+                            description=f"baseline: the base-branch artefact the pull request run found (run {run.id})")
+    return BaselineInfo(kind="none", url=run.html_url, description="no baseline was found by the pull request run")

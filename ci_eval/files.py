@@ -65,7 +65,7 @@ def parse_json(text: str, source: str) -> Any:
     return data
 
 
-_MAYBE_OVERFLOW = re.compile(r"[eE][+-]?\d{3}|\d{300}")
+_MAYBE_OVERFLOW = re.compile(r"\d[eE][+-]?\d{3}|\d{300}")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -127,6 +127,8 @@ def _raise_unrepresentable(text: str, source: str) -> None:
 
     try:
         data = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
+    except json.JSONDecodeError as exc:  # past the NaN, the text is broken too
+        raise InputError(f"invalid JSON: {exc.msg}", source, f"line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise InputError("invalid JSON: nested too deeply", source) from None
     stack: list[tuple[tuple, Any]] = [((), data)]

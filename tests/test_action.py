@@ -435,14 +435,22 @@ def test_only_a_forks_run_means_no_baseline_and_says_so(gh, checkout, tmp_path, 
         f"{FORK})")
 
 
-def test_push_records_the_baseline_a_later_pull_request_uses(gh, checkout, tmp_path):
+def test_push_records_the_baseline_a_later_pull_request_uses(gh, checkout, tmp_path,
+                                                             base_artefact):
+    older, older_artifact = add_push_run(
+        gh, OLDER, build_zip({"ci-eval-run.json": artefact_with_sha(base_artefact, OLDER)}),
+        THREE_DAYS)
+
     push = run_action(gh, tmp_path, checkout, "push", push_event(BASE), sha=BASE,
                       ref="refs/heads/main")
 
     assert push.code == 0, push.stderr
-    assert [c for c in calls(gh) if c[0] != "GET"] == []  # a push job posts nothing
+    # No comment; only the branch's previous artefact is read, for its history.
+    assert calls(gh) == [("GET", RUNS), ("GET", f"/actions/runs/{older}/artifacts"),
+                         ("GET", f"/actions/artifacts/{older_artifact}/zip")]
     artefact = json.loads((push.bundle / "ci-eval-run.json").read_text())
     assert artefact["git"]["sha"] == BASE and artefact["git"]["ref"] == "refs/heads/main"
+    assert [entry["sha"] for entry in artefact["history"]] == [OLDER]
     assert sorted(p.name for p in push.bundle.iterdir()) == [
         "ci-eval-run.json", "comment.md", "scores.svg", "summary.md"]
     assert push.outputs["verdict"] == "pass" and push.outputs["comment-url"] == ""
@@ -455,24 +463,46 @@ def test_push_records_the_baseline_a_later_pull_request_uses(gh, checkout, tmp_p
     pr = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
 
     assert pr.code == 0, pr.stderr
-    assert ("GET", f"/actions/runs/{run_id}/artifacts") in calls(gh)
+    assert calls(gh)[:2] == [("GET", RUNS), ("GET", f"/actions/runs/{run_id}/artifacts")]
     body = bodies(gh)[0]
     assert baseline_line(body).startswith(
         f"**Baseline:** the push run of base commit {BASE[:7]} on main (2 hours old)")
     assert verdict_line(body).startswith("### ✅ No change")
+    # The trend: OLDER (carried by the push run), BASE (the baseline), this run.
+    assert "**Trend** hit@1 over the last 3 runs (this one last): ▄▄▄ 1.000 → 1.000" in body
+    head = json.loads((pr.bundle / "ci-eval-run.json").read_text())
+    assert [entry["sha"] for entry in head["history"]] == [OLDER, BASE]
+
+
+def test_a_push_job_survives_github_failing_to_list_its_history(gh, checkout, tmp_path):
+    gh.fail("actions/list-workflow-runs", 403, message="Resource not accessible by integration")
+
+    push = run_action(gh, tmp_path, checkout, "push", push_event(BASE), sha=BASE,
+                      ref="refs/heads/main")
+
+    assert push.code == 0, push.stderr
+    assert "warning: the branch's previous artefact was not read, so the trend starts over" in (
+        push.stderr)
+    assert "add `actions: read` under `permissions:`" in push.stderr
+    assert json.loads((push.bundle / "ci-eval-run.json").read_text())["history"] == []
+    assert push.outputs["verdict"] == "pass"
 
 
 def test_the_demo_compares_with_its_built_in_baseline_when_none_is_stored(gh, tmp_path):
     job = run_action(gh, tmp_path, tmp_path, "pull_request", pr_event(), config="demo")
 
-    assert job.code in (0, 1), job.stderr  # the demo's change may or may not pass its gate
-    assert job.outputs["verdict"] == ("pass" if job.code == 0 else "fail")
+    # The demo's change is built to regress; its gate says so (the numbers depend on the
+    # Python version, whose documentation is the corpus).
+    assert (job.code, job.outputs["verdict"]) in ((0, "pass"), (1, "fail")), job.stderr
+    assert calls(gh) == [("GET", RUNS), ("GET", COMMENTS), ("POST", COMMENTS)]
     [body] = bodies(gh)
     assert body.splitlines()[0] == MARKER
     assert baseline_line(body).startswith(
         "**Baseline:** no successful push run of this workflow on main was found; this is the "
         "first run or main was never evaluated; the demo compares with its built-in baseline "
-        "configuration instead")
+        "configuration instead; index `pydoc-topics-")
+    assert "**Changed:** `retriever.params.stopwords` `true` → `false`" in body
+    assert job.stderr.rstrip().splitlines()[-1] == "ci-eval: " + verdict_line(body)[4:]
 
 
 # -- pull_request: the one sticky comment --------------------------------------------------
@@ -544,7 +574,10 @@ def test_a_read_only_token_still_evaluates_and_the_gate_alone_sets_the_exit_code
     assert comment.splitlines()[0] == MARKER
     assert verdict_line(job.summary) == verdict_line(comment)
     assert json.loads((job.bundle / "pr.json").read_text()) == {
-        "number": PR, "head_sha": HEAD, "base_sha": BASE}
+        "number": PR, "head_sha": HEAD, "base_sha": BASE,
+        "baseline": {"kind": "none", "url": None, "description": (
+            "no baseline: no successful push run of this workflow on main was found; this is the "
+            "first run or main was never evaluated")}}
 
 
 def test_server_errors_are_retried_until_github_answers(gh, checkout, tmp_path, base_zip):
@@ -599,6 +632,12 @@ def test_pagination_finds_the_base_run_and_our_comment_on_later_pages(gh, checko
     assert job.code == 0, job.stderr
     comment_pages = [c.query.get("page") for c in gh.calls("issues/list-comments")]
     assert comment_pages == [None, "2"]
+    # One page of runs, then the base commit's run asked for by SHA.
+    assert [c.query for c in gh.calls("actions/list-workflow-runs")] == [
+        {"branch": "main", "event": "push", "status": "success", "per_page": "100"},
+        {"branch": "main", "event": "push", "status": "success", "head_sha": BASE,
+         "per_page": "100"},
+    ]
     assert ("GET", f"/actions/artifacts/{artifact}/zip") in calls(gh)
     assert calls(gh)[-1] == ("PATCH", f"/issues/comments/{ours}")
     assert ("POST", COMMENTS) not in calls(gh)
@@ -684,23 +723,25 @@ def test_a_fork_pull_request_leaves_its_comment_in_the_artifact(fork_job):
     assert sorted(p.name for p in job.bundle.iterdir()) == [
         "ci-eval-base.json", "ci-eval-run.json", "comment.md", "pr.json", "scores.svg",
         "summary.md"]
-    assert json.loads((job.bundle / "pr.json").read_text()) == {
-        "number": FORK_PR, "head_sha": FORK_HEAD, "base_sha": BASE}
+    pr = json.loads((job.bundle / "pr.json").read_text())
+    assert (pr["number"], pr["head_sha"], pr["base_sha"]) == (FORK_PR, FORK_HEAD, BASE)
+    assert pr["baseline"]["kind"] == "exact"
+    assert pr["baseline"]["description"].startswith(f"baseline: the push run of base commit {BASE[:7]}")
     assert (job.bundle / "comment.md").read_text().splitlines()[0] == MARKER
     assert job.outputs["verdict"] == "pass" and job.outputs["comment-url"] == ""
     assert verdict_line(job.summary).startswith("### ✅ No change")
 
 
-def _fork_pr_run(gh: GitHubStandIn, fork_job: ForkJob, pr_head: str) -> tuple[int, int]:
+def _fork_pr_run(gh: GitHubStandIn, bundle: bytes, pr_head: str = FORK_HEAD) -> tuple[int, int]:
     gh.add_pull(FORK_PR, head_sha=pr_head, base_sha=BASE, head_repo=FORK)
     # Runs of fork pull requests list no pull requests: the poster must use pr.json.
     run_id = gh.add_run(FORK_HEAD, head_branch="main", event="pull_request", head_repo=FORK,
                         conclusion="success")
-    return run_id, gh.add_artifact(run_id, fork_job.job.bundle_zip())
+    return run_id, gh.add_artifact(run_id, bundle)
 
 
 def test_the_workflow_run_poster_posts_the_fork_runs_comment(gh, fork_job, tmp_path):
-    run_id, artifact = _fork_pr_run(gh, fork_job, pr_head=FORK_HEAD)
+    run_id, artifact = _fork_pr_run(gh, fork_job.job.bundle_zip())
 
     job = run_action(gh, tmp_path, tmp_path, "workflow_run", workflow_run_event(run_id),
                      sha=BASE, ref="refs/heads/main", mode="comment")
@@ -716,8 +757,12 @@ def test_the_workflow_run_poster_posts_the_fork_runs_comment(gh, fork_job, tmp_p
     ]
     [body] = bodies(gh, FORK_PR)
     assert body.splitlines()[0] == MARKER
-    assert verdict_line(body) == verdict_line(fork_job.job.summary)
-    assert baseline_line(body).startswith("**Baseline:** ")
+    # The same report the fork's own run rendered, provenance line included.
+    fork_comment = (fork_job.job.bundle / "comment.md").read_text()
+    assert verdict_line(body) == verdict_line(fork_comment)
+    assert baseline_line(body) == baseline_line(fork_comment)
+    assert baseline_line(body).startswith(
+        f"**Baseline:** the push run of base commit {BASE[:7]} on main (2 hours old) ([run](")
     [comment] = gh.comments_on(FORK_PR)
     assert job.outputs == {
         "comment-url": f"https://github.com/{REPO}/pull/{FORK_PR}#issuecomment-{comment['id']}",
@@ -726,8 +771,27 @@ def test_the_workflow_run_poster_posts_the_fork_runs_comment(gh, fork_job, tmp_p
     assert bodies(gh, PR) == []
 
 
+def test_the_poster_renders_again_and_posts_nothing_the_fork_wrote_itself(gh, fork_job, tmp_path):
+    members = {p.name: p.read_bytes() for p in sorted(fork_job.job.bundle.iterdir())}
+    members["comment.md"] = f"{MARKER}\n### ✅ LGTM, merge now @everyone".encode()
+    pr = json.loads(members["pr.json"])
+    pr["baseline"]["url"] = "https://evil.example/actions/runs/1"
+    pr["baseline"]["description"] += " [verify your account](https://evil.example/login)"
+    members["pr.json"] = json.dumps(pr).encode()
+    run_id, _ = _fork_pr_run(gh, build_zip(members))
+
+    job = run_action(gh, tmp_path, tmp_path, "workflow_run", workflow_run_event(run_id),
+                     sha=BASE, ref="refs/heads/main", mode="comment")
+
+    assert job.code == 0, job.stderr
+    [body] = bodies(gh, FORK_PR)
+    assert "LGTM" not in body and "@everyone" not in body
+    assert "](https://evil.example" not in body
+    assert f"([run](https://github.com/{REPO}/actions/runs/{run_id}))" in baseline_line(body)
+
+
 def test_the_poster_refuses_when_the_pull_request_moved_on(gh, fork_job, tmp_path):
-    run_id, _ = _fork_pr_run(gh, fork_job, pr_head=fake_sha("a newer fork commit"))
+    run_id, _ = _fork_pr_run(gh, fork_job.job.bundle_zip(), pr_head=fake_sha("a newer fork commit"))
 
     job = run_action(gh, tmp_path, tmp_path, "workflow_run", workflow_run_event(run_id),
                      sha=BASE, ref="refs/heads/main", mode="comment")
@@ -744,7 +808,22 @@ def test_the_poster_refuses_when_the_pull_request_moved_on(gh, fork_job, tmp_pat
     ]
 
 
-# -- inputs ---------------------------------------------------------------------------------
+# -- inputs and the log ---------------------------------------------------------------------
+
+
+def test_the_token_is_masked_before_anything_else_and_never_logged(gh, checkout, tmp_path):
+    rejected = "ghs_revokedTOKENrevokedTOKEN42"
+
+    job = run_action(gh, tmp_path, checkout, "pull_request", pr_event(), github_token=rejected)
+
+    assert job.code == 5
+    assert job.stdout.splitlines()[0] == f"::add-mask::{rejected}"
+    assert rejected not in job.stdout.split("\n", 1)[1] and rejected not in job.stderr
+    assert job.stderr.splitlines()[-1] == (
+        "ci-eval: error: GitHub rejected the token while listing runs of workflow ci-eval.yml "
+        "(HTTP 401: Bad credentials); pass a valid token, usually ${{ github.token }}")
+    assert [r.headers["authorization"] for r in gh.requests] == [f"token {rejected}"]
+
 
 
 def test_an_unknown_comment_mode_is_exit_2_with_one_line(gh, checkout, tmp_path):
@@ -770,5 +849,7 @@ def test_pull_request_target_is_refused(gh, checkout, tmp_path):
     job = run_action(gh, tmp_path, checkout, "pull_request_target", pr_event())
 
     assert job.code == 2
-    assert gh.requests == [] and not job.bundle.exists()
-    assert "pull_request_target is refused" in job.stderr
+    assert job.stderr.splitlines() == [
+        "ci-eval: error: GITHUB_EVENT_NAME: pull_request_target is refused: use pull_request "
+        "plus a workflow_run poster"]
+    assert gh.requests == [] and not job.bundle.exists() and job.outputs == {}

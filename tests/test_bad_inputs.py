@@ -18,6 +18,8 @@ holds only what is wrong. ``case.toml`` keys:
   shows     one error line exactly (without the prefix); the docs quote it
   delete    project files to remove; ``mkdir``: folders to create (a folder where a file
             is expected)
+  existing_out  true: the ``--out`` file exists before the run (an earlier artefact) and
+            must come out byte-identical; otherwise it must not be created
   env       extra environment; ``unset``: variables to remove (``action`` cases)
   action    true: run with a minimal GitHub Actions environment
   needs     ``ci_eval.<module>`` the case exercises; when it does not exist yet the case
@@ -147,6 +149,9 @@ def prepare(case: dict, root: Path) -> dict:
         # Earlier steps of the job wrote here; a failed run must leave their lines as they are.
         (runner / "output").write_text("earlier<<EOF\nfrom an earlier step\nEOF\n")
         (runner / "summary").write_text("## An earlier step\n")
+    if case.get("existing_out"):
+        out = case["args"][case["args"].index("--out") + 1]
+        (root / out).write_text('{"an": "artefact from an earlier run"}\n', encoding="utf-8")
     env.update(case.get("env", {}))
     for name in case.get("unset", []):
         env.pop(name, None)
@@ -182,6 +187,12 @@ def test_the_project_the_cases_start_from_is_valid(tmp_path):
     ran = run_cli(["run", "--quiet", "--base", "base.json", "--out", "out.json"], root, env)
     assert ran.returncode == 0, ran.stderr
     assert (root / "out.json").is_file()
+    if not _missing("ci_eval.commands.compare"):
+        compared = run_cli(["compare", "base.json", "head.json"], root, env)
+        assert compared.returncode in (0, 1), compared.stderr  # the gate's verdict, not an error
+    if not _missing("ci_eval.commands.evaluate"):
+        evaluated = run_cli(["evaluate", "qrels.txt", "run.trec"], root, env)
+        assert evaluated.returncode == 0, evaluated.stderr
 
 
 @pytest.mark.parametrize("case", [_param(c) for c in CASES])

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from ci_eval.core.metrics import (
+    FAMILIES,
     Metric,
     compute,
     default_metrics,
     describe,
-    FAMILIES,
     resolve_metric,
 )
 from ci_eval.errors import InputError

@@ -140,7 +140,7 @@ def test_judge_orders_joins_and_cuts():
 
 def _cli(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "ci_eval", *args], capture_output=True,
-                          text=True, cwd=cwd)
+                          text=True, cwd=cwd, check=False)
 
 
 @pytest.mark.parametrize(

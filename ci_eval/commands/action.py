@@ -5,11 +5,13 @@ from __future__ import annotations
 HELP = """Run inside a GitHub Actions job (action.yml calls it). Reads its inputs from INPUT_*
 variables and the event from GITHUB_EVENT_NAME / GITHUB_EVENT_PATH:
 
-  push          evaluate and write the artefact: a baseline for later pull requests
+  push          evaluate and write the artefact: a baseline for later pull requests,
+                carrying the branch's previous artefact's history forward (the trend)
   pull_request  evaluate, compare with the artefact of the PR's base commit (or the
                 nearest older one, said so), upsert one sticky comment, write the job
                 summary and outputs, annotate stale gold ids, then exit 1 if the gate fails
   workflow_run  with INPUT_MODE=comment: post the comment of a fork's pull-request run
+  pull_request_target is refused (exit 2): it runs the PR's code with a write token
 
 example (what action.yml does):
   INPUT_CONFIG=ci-eval.toml INPUT_GITHUB-TOKEN=$GITHUB_TOKEN ci-eval action
@@ -30,6 +32,7 @@ def run(args) -> int:
     from ci_eval.action import comment_mode, log, run_mode
     from ci_eval.actions_env import mask, read_event, read_inputs, require
     from ci_eval.core.plan import plan_action
+    from ci_eval.errors import InputError
 
     env = dict(os.environ)
     inputs = read_inputs(env)
@@ -38,6 +41,8 @@ def run(args) -> int:
         print(mask(inputs.token), flush=True)
     event = read_event(env)
     plan = plan_action(event.name, inputs.mode, event.is_fork, inputs.comment)
+    if plan.refused:
+        raise InputError(plan.note, "GITHUB_EVENT_NAME")
     log(f"ci-eval: {plan.note}")
 
     def port_factory():

@@ -27,11 +27,12 @@ _NICKNAMES = {
 _OURS = {"P": "precision", "recall": "recall", "ndcg_cut": "ndcg", "success": "hit",
          "recip_rank": "mrr", "map": "map"}
 # Measures trec_eval knows that ci-eval does not compute: named so the error can say so.
-_NOT_COMPUTED = (
-    "runid gm_map Rprec bpref iprec_at_recall relstring infAP gm_bpref Rprec_mult utility "
-    "11pt_avg binG G dcg ideal_dcg ndcg ndcg_rel Rndcg map_cut relative_P set_P "
-    "set_relative_P set_recall set_map set_F num_nonrel_judged_ret rbp rbp_resid unj yaap"
-).split()
+_NOT_COMPUTED = frozenset({
+    "runid", "gm_map", "Rprec", "bpref", "iprec_at_recall", "relstring", "infAP", "gm_bpref",
+    "Rprec_mult", "utility", "11pt_avg", "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel",
+    "Rndcg", "map_cut", "relative_P", "set_P", "set_relative_P", "set_recall", "set_map",
+    "set_F", "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj", "yaap",
+})
 
 HELP = """\
 Evaluate a TREC run file against TREC qrels, printing what trec_eval 10.0 prints, line

@@ -20,9 +20,8 @@ All metrics are computed from one (queries x depth) matrix of grades built once.
 from __future__ import annotations
 
 import difflib
-import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -255,7 +254,6 @@ class Metric:
 
 
 _FAMILY = {f.key: f for f in FAMILIES}
-_NAME = re.compile(r"^([a-z_]+?)(?:(@|_|\.)(.*))?$")
 
 
 def describe(family: str) -> str:

@@ -8,10 +8,13 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class ActionPlan:
     evaluate: bool  # run the retriever and write the artefact
-    find_baseline: bool  # look up the base commit's stored artefact
+    find_baseline: bool  # look up the base commit's stored artefact and compare with it
     post_comment: bool  # upsert the sticky comment from this job
     post_from_artifact: bool  # the workflow_run poster: comment from another run's artifact
     note: str  # one sentence for the log and the job summary
+    # push: carry the branch's previous artefact's history forward (the comment's trend)
+    carry_history: bool = False
+    refused: bool = False  # a setup ci-eval will not run in: exit 2 with the note
 
 
 def plan_action(event_name: str, mode: str, is_fork: bool, comment: str) -> ActionPlan:
@@ -24,7 +27,8 @@ def plan_action(event_name: str, mode: str, is_fork: bool, comment: str) -> Acti
     if event_name == "pull_request_target":
         # Running a PR's code with the base repository's token is how secrets leak.
         return ActionPlan(False, False, False, False,
-                          "pull_request_target is refused: use pull_request plus a workflow_run poster")
+                          "pull_request_target is refused: use pull_request plus a workflow_run poster",
+                          refused=True)
     if event_name == "pull_request":
         if is_fork:
             return ActionPlan(True, True, False, False,
@@ -34,5 +38,9 @@ def plan_action(event_name: str, mode: str, is_fork: bool, comment: str) -> Acti
     if event_name == "workflow_run":
         return ActionPlan(False, False, False, False,
                           "workflow_run event in mode 'run': set mode: comment to post comments")
-    # push, schedule, workflow_dispatch: record a baseline for later pull requests.
-    return ActionPlan(True, False, False, False, f"{event_name}: recording a baseline run")
+    if event_name == "push":
+        return ActionPlan(True, False, False, False, "push: recording a baseline run for later pull requests",
+                          carry_history=True)
+    # schedule, workflow_dispatch: pull requests compare only with push runs.
+    return ActionPlan(True, False, False, False,
+                      f"{event_name}: evaluating; only push runs become baselines for pull requests")

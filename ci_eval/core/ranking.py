@@ -9,8 +9,8 @@ and two tools given the same scores agree on who ranks first in a tie.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import numpy as np
 

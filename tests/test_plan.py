@@ -1,0 +1,48 @@
+"""What `ci-eval action` does for each event, mode, fork-ness and comment setting."""
+
+from __future__ import annotations
+
+import pytest
+
+from ci_eval.core.plan import plan_action
+
+# evaluate, find_baseline, post_comment, post_from_artifact, carry_history, refused
+RUN_AND_COMMENT = (True, True, True, False, False, False)
+RUN_NO_COMMENT = (True, True, False, False, False, False)
+RECORD_BASELINE = (True, False, False, False, True, False)
+EVALUATE_ONLY = (True, False, False, False, False, False)
+POST_FROM_ARTIFACT = (False, False, False, True, False, False)
+NOTHING = (False, False, False, False, False, False)
+REFUSED = (False, False, False, False, False, True)
+
+TABLE = [
+    # event, mode, is_fork, comment -> plan, a phrase of the note
+    ("pull_request", "run", False, "always", RUN_AND_COMMENT, "compare with the base commit"),
+    ("pull_request", "run", False, "on-change", RUN_AND_COMMENT, "compare with the base commit"),
+    ("pull_request", "run", False, "off", RUN_NO_COMMENT, "compare with the base commit"),
+    # A fork's token is read-only: evaluate and gate here, the poster comments.
+    ("pull_request", "run", True, "always", RUN_NO_COMMENT, "workflow_run poster"),
+    ("pull_request", "run", True, "off", RUN_NO_COMMENT, "workflow_run poster"),
+    ("push", "run", False, "always", RECORD_BASELINE, "recording a baseline run"),
+    ("push", "run", False, "off", RECORD_BASELINE, "recording a baseline run"),
+    ("schedule", "run", False, "always", EVALUATE_ONLY, "only push runs become baselines"),
+    ("workflow_dispatch", "run", False, "always", EVALUATE_ONLY, "only push runs become baselines"),
+    ("workflow_run", "comment", False, "always", POST_FROM_ARTIFACT, "pull request run"),
+    ("workflow_run", "comment", False, "on-change", POST_FROM_ARTIFACT, "pull request run"),
+    ("workflow_run", "comment", False, "off", NOTHING, "pull request run"),
+    ("workflow_run", "run", False, "always", NOTHING, "set mode: comment"),
+    ("pull_request", "comment", False, "always", NOTHING, "runs on workflow_run events"),
+    ("push", "comment", False, "always", NOTHING, "not push: nothing to do"),
+    # The PR's code with the base repository's write token: never, whatever else is set.
+    ("pull_request_target", "run", False, "always", REFUSED, "pull_request_target is refused"),
+    ("pull_request_target", "run", True, "off", REFUSED, "pull_request_target is refused"),
+]
+
+
+@pytest.mark.parametrize(("event", "mode", "is_fork", "comment", "expected", "note"), TABLE)
+def test_plan_action(event, mode, is_fork, comment, expected, note):
+    plan = plan_action(event, mode, is_fork, comment)
+    assert (plan.evaluate, plan.find_baseline, plan.post_comment, plan.post_from_artifact,
+            plan.carry_history, plan.refused) == expected
+    assert note in plan.note
+    assert "\n" not in plan.note
