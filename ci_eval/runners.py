@@ -18,8 +18,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Sequence
 
-from ci_eval.core.results import ResultError, Retrieved, clean, failed
-from ci_eval.core.results import _pair as _check_pair
+from ci_eval.core.results import ResultError, Retrieved, clean, failed, parse_pair
 from ci_eval.errors import InputError, RetrieverError
 
 
@@ -401,11 +400,16 @@ def read_run_file(path: str, fmt: str, source: str) -> dict[str, list[tuple[str,
             raise InputError(f"question {msg['id']!r} appears twice", path, f"line {n}")
         # The file is the user's input, not a live retriever: a bad entry is a bad file
         # (exit 2, with its line), not a question the retriever failed on.
+        seen: set[str] = set()
         for position, item in enumerate(msg["results"], 1):
             try:
-                _check_pair(item, position)
+                cid, _ = parse_pair(item, position)
             except ResultError as exc:
                 raise InputError(f"question {msg['id']!r}: {exc}", path, f"line {n}") from None
+            # As trec_eval does for a TREC run: one document twice in a query is an error.
+            if cid in seen:
+                raise InputError(f"question {msg['id']!r}: document {cid!r} appears twice", path, f"line {n}")
+            seen.add(cid)
         run[msg["id"]] = msg["results"]
     return run
 

@@ -36,7 +36,7 @@ def failed(message: str, latency_ms: float | None = None) -> Retrieved:
     return Retrieved(latency_ms=latency_ms, error=message)
 
 
-def _pair(item: Any, position: int) -> tuple[str, float]:
+def parse_pair(item: Any, position: int) -> tuple[str, float]:
     if isinstance(item, dict):
         if "id" not in item or "score" not in item:
             raise ResultError(f"result {position} needs \"id\" and \"score\"")
@@ -81,7 +81,7 @@ def clean(raw: Any, depth: int, latency_ms: float | None = None, known_ids=None)
     warnings: list[str] = []
     duplicates = 0
     for position, item in enumerate(raw, 1):
-        cid, score = _pair(item, position)
+        cid, score = parse_pair(item, position)
         if cid in seen:
             duplicates += 1
             continue
