@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from itertools import islice
@@ -179,6 +180,28 @@ def write_bundle(out_dir: Path, head: dict, base: dict | None, report, pr: dict 
     return out_dir / RUN_MEMBER
 
 
+class _Background:
+    """One call on a daemon thread; ``result()`` waits for it and re-raises its error. A
+    daemon, so an evaluation that fails never waits for GitHub before exiting."""
+
+    def __init__(self, fn):
+        self._value = self._error = None
+        self._thread = threading.Thread(target=self._run, args=(fn,), daemon=True, name="ci-eval-baseline")
+        self._thread.start()
+
+    def _run(self, fn) -> None:
+        try:
+            self._value = fn()
+        except Exception as exc:  # noqa: BLE001 - re-raised in the caller's thread by result()
+            self._error = exc
+
+    def result(self):
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
 def now_utc() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -189,19 +212,23 @@ def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int
     from ci_eval.core.artefact import carry_history
     from ci_eval.pipeline import retriever_failed
 
-    head, config_gate, gold_path, builtin_base = _evaluate(inputs, event, env)
     workflow = workflow_file(env.get("GITHUB_WORKFLOW_REF"))
-    baseline = Baseline(None, "none", f"{event.name}: this run records the baseline for later pull requests")
-    port = None
+    port = port_factory() if plan.find_baseline or plan.carry_history else None
+    # GitHub's round trips (runs, artifacts, the zip) overlap the retriever's run.
+    lookup = None
     if plan.find_baseline:
-        port = port_factory()
-        baseline = find_baseline(port, event, workflow, inputs.artifact_name, now_utc())
+        lookup = _Background(lambda: find_baseline(port, event, workflow, inputs.artifact_name, now_utc()))
+    elif plan.carry_history:
+        lookup = _Background(lambda: _previous_history(port, event, workflow, inputs.artifact_name))
+    head, config_gate, gold_path, builtin_base = _evaluate(inputs, event, env)
+    baseline = Baseline(None, "none", f"{event.name}: this run records the baseline for later pull requests")
+    if plan.find_baseline:
+        baseline = lookup.result()
         if baseline.artefact is None and builtin_base is not None:
             baseline = Baseline(builtin_base, "builtin", f"{baseline.description}; the demo compares with its built-in baseline configuration instead")
         head["history"] = carry_history(baseline.artefact)
     elif plan.carry_history:
-        port = port_factory()
-        head["history"] = _previous_history(port, event, workflow, inputs.artifact_name)
+        head["history"] = lookup.result()
     log(f"ci-eval: {baseline.description}")
     report = build_report(
         baseline.artefact,
@@ -262,7 +289,8 @@ def _previous_history(port, event: Event, workflow: str | None, artifact_name: s
         return []
     if previous.artefact is not None:
         log(f"ci-eval: carrying the history of {previous.run_url or 'the previous run'} forward")
-    return carry_history(previous.artefact)
+    # A re-run of this very commit would list it twice in the trend.
+    return [entry for entry in carry_history(previous.artefact) if entry.get("sha") != event.sha]
 
 
 def _evaluate(inputs: ActionInputs, event: Event, env):

