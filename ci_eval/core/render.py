@@ -110,7 +110,17 @@ def _short_sha(sha: str | None) -> str:
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
-    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    # tabulate pads by display width when the optional wcwidth package happens to be
+    # installed and by code points otherwise; the comment must not depend on which (the
+    # same inputs give the same bytes everywhere), so pin it to code points.
+    import tabulate as _tabulate_module
+
+    wide = _tabulate_module.WIDE_CHARS_MODE
+    _tabulate_module.WIDE_CHARS_MODE = False
+    try:
+        return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    finally:
+        _tabulate_module.WIDE_CHARS_MODE = wide
 
 
 def _question_cell(qid: str, text: str, limit: int = 80) -> str:
