@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ci_eval.core.validate import schema_problems
+from ci_eval.core.validate import problems_or_none
 from ci_eval.errors import InputError, InputErrors
 
 SCHEMA_VERSION = 1
@@ -106,7 +106,7 @@ def validate_artefact(data: Any, source: str) -> dict:
             source,
             "schema_version",
         )
-    problems = schema_problems(data, load("artefact"), source)
+    problems = problems_or_none(data, load("artefact"), source)
     if problems:
         raise InputErrors(problems[:20])
     return data

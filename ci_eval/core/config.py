@@ -7,7 +7,7 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
-from ci_eval.core.validate import schema_problems
+from ci_eval.core.validate import problems_or_none
 from ci_eval.errors import InputError, InputErrors
 
 _RUNNER_NEEDS = {"python": "target", "command": "command", "run-file": "path"}
@@ -95,7 +95,7 @@ def parse_config(data: Any, source: str, base_dir: str = "", prefix: tuple = ())
     from ci_eval.core.metrics import default_metrics, resolve_metric
     from ci_eval.schemas import load
 
-    problems = schema_problems(data, load("config"), source, prefix)
+    problems = problems_or_none(data, load("config"), source, prefix)
     if isinstance(data, dict):
         here = ".".join(prefix)
         retriever = data.get("retriever")

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ci_eval.core.validate import schema_problems
+from ci_eval.core.validate import problems_or_none
 from ci_eval.errors import InputError, InputErrors
 
 
@@ -54,7 +54,7 @@ def parse_gold_set(data: Any, source: str) -> GoldSet:
     """Validate a parsed gold-set document and build a GoldSet, reporting every problem."""
     from ci_eval.schemas import load
 
-    problems = schema_problems(data, load("goldset"), source)
+    problems = problems_or_none(data, load("goldset"), source)
     for p in problems:
         p.place = _place(p.place or "", data)
     if problems:
