@@ -21,11 +21,17 @@ from ci_eval.actions_env import (
     write_outputs,
 )
 from ci_eval.artifact_zip import COMMENT_MEMBER, PR_MEMBER, RUN_MEMBER, read_artifact_zip
-from ci_eval.errors import EXIT_GATE_FAILED, EXIT_OK, EXIT_RETRIEVER_FAILED, GitHubError, InputError
+from ci_eval.errors import (
+    EXIT_GATE_FAILED,
+    EXIT_GITHUB_FAILED,
+    EXIT_OK,
+    EXIT_RETRIEVER_FAILED,
+    GitHubError,
+    InputError,
+)
 
-BASE_MEMBER = "ci-eval-base.json"
 # What the action's own artifact may hold besides the run artefact.
-BUNDLE_MEMBERS = (COMMENT_MEMBER, PR_MEMBER, BASE_MEMBER, "summary.md", "scores.svg")
+BUNDLE_MEMBERS = (COMMENT_MEMBER, PR_MEMBER, "summary.md", "scores.svg")
 # How many candidate runs to try before saying "no baseline": each costs two requests.
 MAX_BASELINE_TRIES = 10
 # One page of the runs listing; older base commits are asked for by SHA.
@@ -69,7 +75,7 @@ def find_baseline(port, event: Event, workflow: str | None, artifact_name: str, 
     from ci_eval.loaders import parse_artefact_bytes
 
     if workflow is None:
-        return Baseline(None, "none", "no baseline: GITHUB_WORKFLOW_REF is not set, so the workflow is unknown")
+        return Baseline(None, "none", "no baseline: the workflow is unknown (GITHUB_WORKFLOW_REF, or workflow_run.path, is not set)")
     branch, sha = _branch_and_commit(event)
     if not branch or not sha:
         return Baseline(None, "none", f"no baseline: the {event.name} event names no branch to look on")
@@ -163,7 +169,7 @@ def stale_annotations(head: dict, gold_path: str | None) -> list[str]:
     return out
 
 
-def write_bundle(out_dir: Path, head: dict, base: dict | None, report, pr: dict | None) -> Path:
+def write_bundle(out_dir: Path, head: dict, report, pr: dict | None) -> Path:
     """The workflow artifact's contents: the artefact (a later PR's baseline), and for the
     fork poster the comment, the base it was compared with and the PR it belongs to."""
     from ci_eval.core.artefact import dumps
@@ -173,8 +179,6 @@ def write_bundle(out_dir: Path, head: dict, base: dict | None, report, pr: dict 
     atomic_write(out_dir / COMMENT_MEMBER, report.markdown)
     atomic_write(out_dir / "summary.md", report.full_markdown)
     atomic_write(out_dir / "scores.svg", report.svg)
-    if base is not None:
-        atomic_write(out_dir / BASE_MEMBER, dumps(base))
     if pr is not None:
         atomic_write(out_dir / PR_MEMBER, json.dumps(pr, sort_keys=True) + "\n")
     return out_dir / RUN_MEMBER
@@ -217,10 +221,10 @@ def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int
     # GitHub's round trips (runs, artifacts, the zip) overlap the retriever's run.
     lookup = None
     if plan.find_baseline:
-        lookup = _Background(lambda: find_baseline(port, event, workflow, inputs.artifact_name, now_utc()))
+        lookup = _Background(lambda: _baseline_or_outage(port, event, workflow, inputs.artifact_name))
     elif plan.carry_history:
         lookup = _Background(lambda: _previous_history(port, event, workflow, inputs.artifact_name))
-    head, config_gate, gold_path, builtin_base = _evaluate(inputs, event, env)
+    head, config, builtin_base = _evaluate(inputs, event, env)
     baseline = Baseline(None, "none", f"{event.name}: this run records the baseline for later pull requests")
     if plan.find_baseline:
         baseline = lookup.result()
@@ -233,31 +237,36 @@ def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int
     report = build_report(
         baseline.artefact,
         head,
-        policy_from(config_gate),
+        policy_from(config.gate),
         BaselineInfo(kind=baseline.kind, description=baseline.description, url=baseline.run_url),
+        marker_suffix=config.report.get("marker", ""),
+        title=config.report.get("title", ""),
     )
-    pr = None
-    if event.pr_number:
-        # The poster of a fork's comment repeats this run's provenance line from here.
-        pr = {"number": event.pr_number, "head_sha": event.head_sha, "base_sha": event.base_sha,
-              "baseline": {"kind": baseline.kind, "description": baseline.description, "url": baseline.run_url}}
     out_dir = Path(inputs.out_dir)
-    artefact_path = write_bundle(out_dir, head, baseline.artefact, report, pr)
     append_summary(env.get("GITHUB_STEP_SUMMARY"), report.full_markdown)
 
     comment_url = None
+    posted = False
     if plan.post_comment:
         port = port or port_factory()
         try:
             comment_url = publish_comment(port, event.pr_number, report.markdown, inputs, report.changed, report.marker)
+            posted = True
         except GitHubError as exc:
             # No write access (a fork, or missing permissions): the report is in the job
             # summary and the artefact; say how to get the comment, do not hide the gate.
             log(f"ci-eval: warning: the comment was not posted: {exc}")
     elif event.is_fork and event.pr_number:
         log("ci-eval: fork pull request: the comment is in the artifact for the workflow_run poster")
+    pr = None
+    if event.pr_number:
+        # What the workflow_run poster needs: which PR and commit; whether this job posted.
+        pr = {"number": event.pr_number, "head_sha": event.head_sha, "base_sha": event.base_sha,
+              "comment_posted": posted}
+    artefact_path = write_bundle(out_dir, head, report, pr)
 
-    for line in stale_annotations(head, gold_path):
+    # The demo's gold set lives in the package, not in the repository: nothing to annotate.
+    for line in stale_annotations(head, None if inputs.config == "demo" else config.gold_set):
         print(line, flush=True)
     verdict = "pass" if report.passed else "fail"
     failure = retriever_failed(head)
@@ -273,7 +282,20 @@ def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int
         return EXIT_RETRIEVER_FAILED
     if not report.passed and inputs.fail_on_gate:
         return EXIT_GATE_FAILED
+    if baseline.kind == "outage":
+        # Everything is written and said; the comparison the gate promised did not happen.
+        log(f"ci-eval: error: {baseline.description}")
+        return EXIT_GITHUB_FAILED
     return EXIT_OK
+
+
+def _baseline_or_outage(port, event: Event, workflow: str | None, artifact_name: str) -> Baseline:
+    """A GitHub that fails while the baseline is looked up must not lose the run: the report
+    says so, everything is written, and the job then exits 5 (GitHub failed)."""
+    try:
+        return find_baseline(port, event, workflow, artifact_name, now_utc())
+    except GitHubError as exc:
+        return Baseline(None, "outage", f"no baseline: GitHub failed while it was looked up ({exc})")
 
 
 def _previous_history(port, event: Event, workflow: str | None, artifact_name: str) -> list:
@@ -312,19 +334,20 @@ def _evaluate(inputs: ActionInputs, event: Event, env):
         head = demo_artefact("head", show_progress=True)
         head["git"] = git
         builtin = demo_artefact("base", show_progress=False) if event.name == "pull_request" else None
-        return head, load_config(demo_config_path("head")).gate, None, builtin
+        return head, load_config(demo_config_path("head")), builtin
     config = load_config(inputs.config)
     head = run_evaluation(load_inputs(config), git=git)
-    return head, config.gate, config.gold_set, None
+    return head, config, None
 
 
 def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
-    """The workflow_run poster: post the comment of a (possibly fork's) pull-request run.
+    """The workflow_run poster: post the comment of a pull-request run that could not.
 
-    Nothing from that run is trusted: the artifact is read as a hostile zip, the artefacts
-    are schema-validated and the comment is rendered again here from them (so every string
-    passes our escaping), and the PR must exist with the head SHA the run built."""
-    from ci_eval.commands.compare import build_report, policy_from
+    Nothing from that run is trusted: the artifact is read as a hostile zip, the head
+    artefact is schema-validated, the PR must exist with the head SHA the run built, the
+    baseline is looked up here (never taken from the run), and the comment is rendered here
+    (so every string passes our escaping)."""
+    from ci_eval.commands.compare import BaselineInfo, build_report, policy_from
     from ci_eval.core.baseline import choose_artifact
     from ci_eval.files import parse_json
     from ci_eval.loaders import parse_artefact_bytes
@@ -335,11 +358,8 @@ def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
         log(f"ci-eval: run {run.id} left no artifact named {inputs.artifact_name!r}: nothing to post")
         return EXIT_OK
     source = f"artifact {inputs.artifact_name} (id {artifact.id}) of run {run.id}"
-    members = read_artifact_zip(
-        port.download_artifact(artifact.id, MAX_ARTIFACT_ZIP),
-        source,
-        optional=BUNDLE_MEMBERS,
-    )
+    members = read_artifact_zip(port.download_artifact(artifact.id, MAX_ARTIFACT_ZIP), source,
+                                optional=BUNDLE_MEMBERS)
     if PR_MEMBER not in members:
         log(f"ci-eval: {source} belongs to no pull request: nothing to post")
         return EXIT_OK
@@ -348,8 +368,8 @@ def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
     if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
         raise InputError("pr.json must hold a positive pull request number", source, PR_MEMBER)
     pr = port.pull_request(number)
-    if not pr.is_fork:
-        log(f"ci-eval: pull request #{number} is not from a fork: its own run posts the comment")
+    if not pr.is_fork and pr_info.get("comment_posted") is True:
+        log(f"ci-eval: pull request #{number} is not from a fork and its own run posted the comment")
         return EXIT_OK
     if pr.head_sha != run.head_sha:
         raise InputError(
@@ -359,33 +379,30 @@ def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
             PR_MEMBER,
         )
     head = parse_artefact_bytes(members[RUN_MEMBER], f"{source}:{RUN_MEMBER}")
-    base = parse_artefact_bytes(members[BASE_MEMBER], f"{source}:{BASE_MEMBER}") if BASE_MEMBER in members else None
-    gate = head.get("config", {}).get("gate", {})
-    report = build_report(base, head, policy_from(gate if isinstance(gate, dict) else {}),
-                          _recorded_baseline(pr_info, base is not None, run))
+    pr_event = Event(name="pull_request", repository=event.repository, sha=pr.head_sha, ref=None,
+                     pr_number=number, base_sha=pr.base_sha, base_ref=pr.base_ref,
+                     head_sha=pr.head_sha, head_repo=pr.head_repo, is_fork=pr.is_fork)
+    baseline = find_baseline(port, pr_event, workflow_file(event.workflow_path), inputs.artifact_name, now_utc())
+    if baseline.artefact is None and _is_demo(head):
+        # The demo compares with its built-in baseline when none is stored: our own code.
+        from ci_eval.commands.demo import demo_artefact
+
+        baseline = Baseline(demo_artefact("base", show_progress=False), "builtin",
+                            f"{baseline.description}; the demo compares with its built-in baseline configuration instead")
+    config = head.get("config") if isinstance(head.get("config"), dict) else {}
+    gate = config.get("gate") if isinstance(config.get("gate"), dict) else {}
+    report_cfg = config.get("report") if isinstance(config.get("report"), dict) else {}
+    report = build_report(
+        baseline.artefact, head, policy_from(gate),
+        BaselineInfo(kind=baseline.kind, description=baseline.description, url=baseline.run_url),
+        marker_suffix=str(report_cfg.get("marker", "")), title=str(report_cfg.get("title", "")),
+    )
     url = publish_comment(port, number, report.markdown, inputs, report.changed, report.marker)
     write_outputs(env.get("GITHUB_OUTPUT"), {"comment-url": url or "", "verdict": "pass" if report.passed else "fail"})
     log(f"ci-eval: posted the report of run {run.id} on pull request #{number}" if url else "ci-eval: nothing to post")
     return EXIT_OK
 
 
-def _recorded_baseline(pr_info: dict, has_base: bool, run):
-    """The provenance line the pull request run wrote into pr.json (which commit, how old),
-    when it is well-formed and agrees with the artefacts; else a generic one. It is the
-    run's own text: the renderer escapes it like every other string from the artifact."""
-    from ci_eval.commands.compare import BaselineInfo
-
-    recorded = pr_info.get("baseline")
-    if isinstance(recorded, dict):
-        kind, description, url = recorded.get("kind"), recorded.get("description"), recorded.get("url")
-        kinds = ("exact", "fallback", "builtin") if has_base else ("none",)
-        # Links only to a run of this repository: no link to anywhere a fork likes.
-        runs_prefix = run.html_url.rsplit("/", 1)[0] + "/"
-        if not (isinstance(url, str) and url.startswith(runs_prefix) and url[len(runs_prefix):].isdigit()):
-            url = run.html_url
-        if kind in kinds and isinstance(description, str) and description.strip():
-            return BaselineInfo(kind=kind, description=description[:500], url=url)
-    if has_base:
-        return BaselineInfo(kind="exact", url=run.html_url,
-                            description=f"baseline: the base-branch artefact the pull request run found (run {run.id})")
-    return BaselineInfo(kind="none", url=run.html_url, description="no baseline was found by the pull request run")
+def _is_demo(head: dict) -> bool:
+    retriever = (head.get("config") or {}).get("retriever") or {}
+    return isinstance(retriever, dict) and retriever.get("target") == "ci_eval.demo.retriever:search"

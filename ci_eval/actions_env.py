@@ -85,6 +85,9 @@ class Event:
     head_repo: str | None = None
     is_fork: bool = False
     run_id: int | None = None  # workflow_run: the run whose artefact is posted
+    # workflow_run: the evaluating workflow's file (.github/workflows/ci-eval.yml), whose push
+    # runs hold the baselines; the poster's own workflow holds none.
+    workflow_path: str | None = None
     default_branch: str | None = None
 
 
@@ -139,6 +142,7 @@ def read_event(env: Mapping[str, str]) -> Event:
             run_id=run_id,
             head_sha=_get(run, "head_sha"),
             head_repo=_get(run, "head_repository", "full_name"),
+            workflow_path=_get(run, "path") if isinstance(_get(run, "path"), str) else None,
         )
     return Event(**event)
 

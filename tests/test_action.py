@@ -151,6 +151,7 @@ def workflow_run_event(run_id: int, head_sha: str = FORK_HEAD) -> dict:
     return {
         "action": "completed",
         "workflow_run": {"id": run_id, "head_sha": head_sha, "event": "pull_request",
+                         "path": ".github/workflows/ci-eval.yml",
                          "head_repository": {"full_name": FORK}},
         "repository": {"full_name": REPO, "default_branch": "main"},
     }
@@ -334,7 +335,8 @@ def test_the_base_commits_own_run_is_the_baseline(gh, checkout, tmp_path, base_a
         f"([run]({run_url(exact)})); index `idx-2`; 2 questions compared.")
     head = json.loads((job.bundle / "ci-eval-run.json").read_text())
     assert [entry["sha"] for entry in head["history"]] == [BASE]
-    assert json.loads((job.bundle / "ci-eval-base.json").read_text())["git"]["sha"] == BASE
+    # The bundle carries no copy of the base: the poster looks the baseline up itself.
+    assert not (job.bundle / "ci-eval-base.json").exists()
     assert job.outputs["verdict"] == "pass"
 
 
@@ -582,11 +584,9 @@ def test_a_read_only_token_still_evaluates_and_the_gate_alone_sets_the_exit_code
     comment = (job.bundle / "comment.md").read_text()
     assert comment.splitlines()[0] == MARKER
     assert verdict_line(job.summary) == verdict_line(comment)
+    # The poster posts for this same-repository PR too, because this job could not.
     assert json.loads((job.bundle / "pr.json").read_text()) == {
-        "number": PR, "head_sha": HEAD, "base_sha": BASE,
-        "baseline": {"kind": "none", "url": None, "description": (
-            "no baseline: no successful push run of this workflow on main was found; this is the "
-            "first run or main was never evaluated")}}
+        "number": PR, "head_sha": HEAD, "base_sha": BASE, "comment_posted": False}
 
 
 def test_server_errors_are_retried_until_github_answers(gh, checkout, tmp_path, base_zip):
@@ -621,8 +621,14 @@ def test_github_failing_for_good_is_exit_5_with_one_line(gh, checkout, tmp_path)
     assert job.code == 5
     assert len(gh.calls("actions/list-workflow-runs")) == 5  # the first try and 4 retries
     errors = [line for line in job.stderr.splitlines() if "error" in line]
-    assert errors == [("ci-eval: error: GitHub kept failing while listing runs of workflow "
-                       "ci-eval.yml (HTTP 503) after 5 attempts")]
+    assert errors == [("ci-eval: error: no baseline: GitHub failed while it was looked up (GitHub "
+                       "kept failing while listing runs of workflow ci-eval.yml (HTTP 503) after 5 "
+                       "attempts)")]
+    # Nothing is lost: the comment says why there is no comparison, summary and bundle exist.
+    [body] = bodies(gh)
+    assert baseline_line(body).startswith("**Baseline:** none: GitHub failed while it was looked up")
+    assert verdict_line(job.summary) == verdict_line(body)
+    assert (job.bundle / "ci-eval-run.json").is_file() and job.outputs["verdict"] == "pass"
 
 
 def test_pagination_finds_the_base_run_and_our_comment_on_later_pages(gh, checkout, tmp_path,
@@ -730,12 +736,9 @@ def test_a_fork_pull_request_leaves_its_comment_in_the_artifact(fork_job):
     assert [path for method, path in fork_job.calls if "/issues/" in path] == []
     assert "fork pull request: the comment is in the artifact for the workflow_run poster" in job.stderr
     assert sorted(p.name for p in job.bundle.iterdir()) == [
-        "ci-eval-base.json", "ci-eval-run.json", "comment.md", "pr.json", "scores.svg",
-        "summary.md"]
+        "ci-eval-run.json", "comment.md", "pr.json", "scores.svg", "summary.md"]
     pr = json.loads((job.bundle / "pr.json").read_text())
-    assert (pr["number"], pr["head_sha"], pr["base_sha"]) == (FORK_PR, FORK_HEAD, BASE)
-    assert pr["baseline"]["kind"] == "exact"
-    assert pr["baseline"]["description"].startswith(f"baseline: the push run of base commit {BASE[:7]}")
+    assert pr == {"number": FORK_PR, "head_sha": FORK_HEAD, "base_sha": BASE, "comment_posted": False}
     assert (job.bundle / "comment.md").read_text().splitlines()[0] == MARKER
     assert job.outputs["verdict"] == "pass" and job.outputs["comment-url"] == ""
     assert verdict_line(job.summary).startswith("### ✅ No change")
@@ -749,7 +752,8 @@ def _fork_pr_run(gh: GitHubStandIn, bundle: bytes, pr_head: str = FORK_HEAD) -> 
     return run_id, gh.add_artifact(run_id, bundle)
 
 
-def test_the_workflow_run_poster_posts_the_fork_runs_comment(gh, fork_job, tmp_path):
+def test_the_workflow_run_poster_posts_the_fork_runs_comment(gh, fork_job, tmp_path, base_zip):
+    exact, base_artifact = add_push_run(gh, BASE, base_zip, TWO_HOURS)
     run_id, artifact = _fork_pr_run(gh, fork_job.job.bundle_zip())
 
     job = run_action(gh, tmp_path, tmp_path, "workflow_run", workflow_run_event(run_id),
@@ -761,6 +765,10 @@ def test_the_workflow_run_poster_posts_the_fork_runs_comment(gh, fork_job, tmp_p
         ("GET", f"/actions/runs/{run_id}/artifacts"),
         ("GET", f"/actions/artifacts/{artifact}/zip"),
         ("GET", f"/pulls/{FORK_PR}"),
+        # The baseline is looked up here, from the base commit the API names.
+        ("GET", RUNS),
+        ("GET", f"/actions/runs/{exact}/artifacts"),
+        ("GET", f"/actions/artifacts/{base_artifact}/zip"),
         ("GET", f"/issues/{FORK_PR}/comments"),
         ("POST", f"/issues/{FORK_PR}/comments"),
     ]
@@ -784,8 +792,8 @@ def test_the_poster_renders_again_and_posts_nothing_the_fork_wrote_itself(gh, fo
     members = {p.name: p.read_bytes() for p in sorted(fork_job.job.bundle.iterdir())}
     members["comment.md"] = f"{MARKER}\n### ✅ LGTM, merge now @everyone".encode()
     pr = json.loads(members["pr.json"])
-    pr["baseline"]["url"] = "https://evil.example/actions/runs/1"
-    pr["baseline"]["description"] += " [verify your account](https://evil.example/login)"
+    pr["baseline"] = {"kind": "exact", "url": "https://evil.example/actions/runs/1",
+                      "description": "baseline: [verify your account](https://evil.example/login)"}
     members["pr.json"] = json.dumps(pr).encode()
     run_id, _ = _fork_pr_run(gh, build_zip(members))
 
@@ -795,8 +803,8 @@ def test_the_poster_renders_again_and_posts_nothing_the_fork_wrote_itself(gh, fo
     assert job.code == 0, job.stderr
     [body] = bodies(gh, FORK_PR)
     assert "LGTM" not in body and "@everyone" not in body
-    assert "](https://evil.example" not in body
-    assert f"([run](https://github.com/{REPO}/actions/runs/{run_id}))" in baseline_line(body)
+    assert "evil.example" not in body and "verify your account" not in body
+    assert baseline_line(body).startswith("**Baseline:** none: no successful push run")
 
 
 def test_the_poster_refuses_when_the_pull_request_moved_on(gh, fork_job, tmp_path):
@@ -835,9 +843,12 @@ def test_the_token_is_masked_before_anything_else_and_never_logged(gh, checkout,
     assert job.stdout.splitlines()[0] == f"::add-mask::{rejected}"
     assert rejected not in job.stdout.split("\n", 1)[1] and rejected not in job.stderr
     assert job.stderr.splitlines()[-1] == (
-        "ci-eval: error: GitHub rejected the token while listing runs of workflow ci-eval.yml "
-        "(HTTP 401: Bad credentials); pass a valid token, usually ${{ github.token }}")
-    assert [r.headers["authorization"] for r in gh.requests] == [f"token {rejected}"]
+        "ci-eval: error: no baseline: GitHub failed while it was looked up (GitHub rejected the "
+        "token while listing runs of workflow ci-eval.yml (HTTP 401: Bad credentials); pass a "
+        "valid token, usually ${{ github.token }})")
+    # The baseline lookup and the comment listing, each refused once, never retried.
+    assert [r.headers["authorization"] for r in gh.requests] == [f"token {rejected}"] * 2
+    assert rejected not in (job.bundle / "ci-eval-run.json").read_text()
 
 
 
@@ -868,3 +879,40 @@ def test_pull_request_target_is_refused(gh, checkout, tmp_path):
         ("ci-eval: error: GITHUB_EVENT_NAME: pull_request_target is refused: use pull_request "
          "plus a workflow_run poster")]
     assert gh.requests == [] and not job.bundle.exists() and job.outputs == {}
+
+
+def test_the_poster_posts_for_a_same_repository_pr_whose_run_could_not(gh, checkout, tmp_path):
+    # A same-repository PR with a read-only token (Dependabot's, say): its run cannot comment.
+    gh.read_only = True
+    pr_job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
+    assert json.loads((pr_job.bundle / "pr.json").read_text())["comment_posted"] is False
+    gh.read_only = False
+    run_id = gh.add_run(HEAD, head_branch="feature", event="pull_request", conclusion="success")
+    gh.add_artifact(run_id, pr_job.bundle_zip())
+    gh.requests.clear()
+
+    event = workflow_run_event(run_id, head_sha=HEAD)
+    event["workflow_run"]["head_repository"] = {"full_name": REPO}
+    job = run_action(gh, tmp_path, tmp_path, "workflow_run", event, sha=BASE, ref="refs/heads/main",
+                     mode="comment")
+
+    assert job.code == 0, job.stderr
+    [body] = bodies(gh)
+    assert verdict_line(body) == verdict_line((pr_job.bundle / "comment.md").read_text())
+
+
+def test_the_poster_leaves_a_same_repository_pr_its_run_commented_on(gh, checkout, tmp_path):
+    pr_job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
+    assert json.loads((pr_job.bundle / "pr.json").read_text())["comment_posted"] is True
+    run_id = gh.add_run(HEAD, head_branch="feature", event="pull_request", conclusion="success")
+    gh.add_artifact(run_id, pr_job.bundle_zip())
+    posted = len(bodies(gh))
+
+    event = workflow_run_event(run_id, head_sha=HEAD)
+    event["workflow_run"]["head_repository"] = {"full_name": REPO}
+    job = run_action(gh, tmp_path, tmp_path, "workflow_run", event, sha=BASE, ref="refs/heads/main",
+                     mode="comment")
+
+    assert job.code == 0, job.stderr
+    assert "its own run posted the comment" in job.stderr
+    assert len(bodies(gh)) == posted

@@ -30,9 +30,10 @@ TABLE = [
     ("workflow_run", "comment", False, "always", POST_FROM_ARTIFACT, "pull request run"),
     ("workflow_run", "comment", False, "on-change", POST_FROM_ARTIFACT, "pull request run"),
     ("workflow_run", "comment", False, "off", NOTHING, "pull request run"),
-    ("workflow_run", "run", False, "always", NOTHING, "set mode: comment"),
-    ("pull_request", "comment", False, "always", NOTHING, "runs on workflow_run events"),
-    ("push", "comment", False, "always", NOTHING, "not push: nothing to do"),
+    # Misconfigurations that would otherwise end green having done nothing.
+    ("workflow_run", "run", False, "always", REFUSED, "needs mode: comment"),
+    ("pull_request", "comment", False, "always", REFUSED, "runs on workflow_run events"),
+    ("push", "comment", False, "always", REFUSED, "not push"),
     # The PR's code with the base repository's write token: never, whatever else is set.
     ("pull_request_target", "run", False, "always", REFUSED, "pull_request_target is refused"),
     ("pull_request_target", "run", True, "off", REFUSED, "pull_request_target is refused"),

@@ -64,6 +64,7 @@ class Config:
             "retriever": retriever,
             "gate": self.gate,
             "index": {k: v for k, v in self.raw.get("index", {}).items()},
+            "report": self.report,
         }
 
 

@@ -30,6 +30,11 @@ from ci_eval.core.metrics import resolve_metric
 from ci_eval.errors import InputError, InputErrors
 
 REGRESSION_POLICIES = ("significant", "always")
+
+
+def _count(n: int, one: str = "has", many: str = "have") -> str:
+    """ "1 question has", "3 questions have": the gate's sentences read as sentences."""
+    return f"{n} question {one}" if n == 1 else f"{n} questions {many}"
 _EPS = 1e-9  # means are float sums; 4/5 must reach a floor of 0.8
 
 
@@ -323,11 +328,13 @@ def evaluate_gate(policy: GatePolicy, diff: Diff) -> GateResult:
     stale = diff.stale.ids
     if policy.max_stale is not None and len(stale) > policy.max_stale:
         failures.append(RuleFailure(
-            "max_stale", f"{len(stale)} questions have gold ids missing from index "
+            "max_stale", f"{_count(len(stale))} gold ids missing from index "
             f"{diff.head_info.index_version or '(unversioned)'} (at most {policy.max_stale} "
             "allowed)", stale, "", float(len(stale)), float(policy.max_stale)))
     if stale:
-        notes.append(f"{len(stale)} questions with stale gold are kept out of the comparison")
+        n = len(stale)
+        notes.append(f"{n} question{'' if n == 1 else 's'} with stale gold "
+                     f"{'is' if n == 1 else 'are'} kept out of the comparison")
 
     if policy.empty:
         notes.append("no gate rules configured: only retriever errors can fail this check")

@@ -20,8 +20,10 @@ class ActionPlan:
 def plan_action(event_name: str, mode: str, is_fork: bool, comment: str) -> ActionPlan:
     if mode == "comment":
         if event_name != "workflow_run":
+            # A green check that did nothing is how a misconfiguration hides: refuse it.
             return ActionPlan(False, False, False, False,
-                              f"mode 'comment' runs on workflow_run events, not {event_name}: nothing to do")
+                              f"mode 'comment' runs on workflow_run events, not {event_name}",
+                              refused=True)
         return ActionPlan(False, False, False, comment != "off",
                           "posting the comment of the pull request run that triggered this workflow")
     if event_name == "pull_request_target":
@@ -37,7 +39,8 @@ def plan_action(event_name: str, mode: str, is_fork: bool, comment: str) -> Acti
         return ActionPlan(True, True, comment != "off", False, "pull request: compare with the base commit")
     if event_name == "workflow_run":
         return ActionPlan(False, False, False, False,
-                          "workflow_run event in mode 'run': set mode: comment to post comments")
+                          "a workflow_run event needs mode: comment (the poster of fork comments)",
+                          refused=True)
     if event_name == "push":
         return ActionPlan(True, False, False, False, "push: recording a baseline run for later pull requests",
                           carry_history=True)
