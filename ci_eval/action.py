@@ -31,7 +31,7 @@ from ci_eval.errors import (
 )
 
 # What the action's own artifact may hold besides the run artefact.
-BUNDLE_MEMBERS = (COMMENT_MEMBER, PR_MEMBER, "summary.md", "scores.svg")
+BUNDLE_MEMBERS = (COMMENT_MEMBER, PR_MEMBER, "summary.md", "scores.svg", "trend.svg")
 # How many candidate runs to try before saying "no baseline": each costs two requests.
 MAX_BASELINE_TRIES = 10
 # One page of the runs listing; older base commits are asked for by SHA.
@@ -179,6 +179,7 @@ def write_bundle(out_dir: Path, head: dict, report, pr: dict | None) -> Path:
     atomic_write(out_dir / COMMENT_MEMBER, report.markdown)
     atomic_write(out_dir / "summary.md", report.full_markdown)
     atomic_write(out_dir / "scores.svg", report.svg)
+    atomic_write(out_dir / "trend.svg", report.trend_svg)
     if pr is not None:
         atomic_write(out_dir / PR_MEMBER, json.dumps(pr, sort_keys=True) + "\n")
     return out_dir / RUN_MEMBER

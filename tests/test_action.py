@@ -304,7 +304,7 @@ def test_first_run_says_plainly_that_there_is_no_baseline(gh, checkout, tmp_path
     # The PR's head commit is recorded, not the merge commit GITHUB_SHA names.
     assert head["git"]["sha"] == HEAD and head["history"] == []
     assert sorted(p.name for p in job.bundle.iterdir()) == [
-        "ci-eval-run.json", "comment.md", "pr.json", "scores.svg", "summary.md"]
+        "ci-eval-run.json", "comment.md", "pr.json", "scores.svg", "summary.md", "trend.svg"]
     assert gh.blob_requests == []
 
 
@@ -463,7 +463,7 @@ def test_push_records_the_baseline_a_later_pull_request_uses(gh, checkout, tmp_p
     assert artefact["git"]["sha"] == BASE and artefact["git"]["ref"] == "refs/heads/main"
     assert [entry["sha"] for entry in artefact["history"]] == [OLDER]
     assert sorted(p.name for p in push.bundle.iterdir()) == [
-        "ci-eval-run.json", "comment.md", "scores.svg", "summary.md"]
+        "ci-eval-run.json", "comment.md", "scores.svg", "summary.md", "trend.svg"]
     assert push.outputs["verdict"] == "pass" and push.outputs["comment-url"] == ""
     assert push.outputs["artefact"] == str(push.bundle / "ci-eval-run.json")
     assert "this run records the baseline for later pull requests" in baseline_line(push.summary)
@@ -736,7 +736,7 @@ def test_a_fork_pull_request_leaves_its_comment_in_the_artifact(fork_job):
     assert [path for method, path in fork_job.calls if "/issues/" in path] == []
     assert "fork pull request: the comment is in the artifact for the workflow_run poster" in job.stderr
     assert sorted(p.name for p in job.bundle.iterdir()) == [
-        "ci-eval-run.json", "comment.md", "pr.json", "scores.svg", "summary.md"]
+        "ci-eval-run.json", "comment.md", "pr.json", "scores.svg", "summary.md", "trend.svg"]
     pr = json.loads((job.bundle / "pr.json").read_text())
     assert pr == {"number": FORK_PR, "head_sha": FORK_HEAD, "base_sha": BASE, "comment_posted": False}
     assert (job.bundle / "comment.md").read_text().splitlines()[0] == MARKER

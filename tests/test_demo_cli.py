@@ -35,7 +35,7 @@ def demo(tmp_path_factory):
 def test_demo_exits_0_and_writes_the_files(demo):
     out, folder = demo
     assert out.returncode == 0, out.stderr
-    for name in ("base.json", "head.json", "comment.md", "summary.md", "scores.svg"):
+    for name in ("base.json", "head.json", "comment.md", "summary.md", "scores.svg", "trend.svg"):
         assert (folder / name).stat().st_size > 0, name
     assert "network use attempted" not in out.stderr
 

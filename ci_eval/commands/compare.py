@@ -38,6 +38,7 @@ class Report:
     full_markdown: str  # no budget: the job summary
     json: str
     svg: str
+    trend_svg: str  # headline metrics over the base branch's recent runs and this one
 
     @property
     def passed(self) -> bool:
@@ -77,6 +78,7 @@ def build_report(base: dict | None, head: dict, policy: GatePolicy,
                  title: str = "", budget: int | None = DEFAULT_BUDGET) -> Report:
     """Diff, significance, gate and every rendering of one comparison."""
     from ci_eval.core.cutoff import render_svg
+    from ci_eval.core.trend import render_trend_svg
     from ci_eval.core.diff import diff as compute_diff
 
     d = compute_diff(base, head)
@@ -89,7 +91,15 @@ def build_report(base: dict | None, head: dict, policy: GatePolicy,
         full_markdown=render_markdown(ctx, None),
         json=render_json(ctx),
         svg=render_svg(d.cutoff.head),
+        trend_svg=render_trend_svg(head, _trend_metrics(head)),
     )
+
+
+def _trend_metrics(head: dict) -> list[str]:
+    k = head.get("k")
+    wanted = [f"hit@{k}", "mrr", f"ndcg@{k}", f"hit@{3 * k}" if isinstance(k, int) else ""]
+    measured = (head.get("summary") or {}).get("overall", {}).get("means", {})
+    return [m for m in wanted if m in measured]
 
 
 def register(sub) -> None:

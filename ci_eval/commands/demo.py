@@ -13,6 +13,7 @@ writes:
   DIR/comment.md   the PR comment (what the action posts)
   DIR/summary.md   the full report (what the action writes to the job summary)
   DIR/scores.svg   top-score distributions, answerable vs unanswerable
+  DIR/trend.svg    headline metrics over the recent runs (here: base, then head)
 
 example:
   ci-eval demo --out demo-out"""
@@ -86,10 +87,11 @@ def run(args) -> int:
     atomic_write(out / "comment.md", report.markdown)
     atomic_write(out / "summary.md", report.full_markdown)
     atomic_write(out / "scores.svg", report.svg)
+    atomic_write(out / "trend.svg", report.trend_svg)
     if not args.quiet:
         print(report.markdown)
     print(f"ci-eval demo: wrote {out / 'base.json'}, {out / 'head.json'}, {out / 'comment.md'}, "
-          f"{out / 'summary.md'} and {out / 'scores.svg'}", file=sys.stderr)
+          f"{out / 'summary.md'}, {out / 'scores.svg'} and {out / 'trend.svg'}", file=sys.stderr)
     print("ci-eval demo: answer correctness in the failure matrix comes from a deterministic "
           "stand-in judge, not a real model", file=sys.stderr)
     # The demo shows what a failing gate looks like without failing the command itself.

@@ -55,36 +55,32 @@ def order(pairs: Iterable[tuple[str, float]]) -> Ranking:
     return Ranking(tuple(c for c, _ in items), tuple(s for _, s in items))
 
 
-def order_rows(
-    group: np.ndarray, scores: np.ndarray, id_words: Iterable[np.ndarray]
-) -> np.ndarray | None:
+def order_rows(group: np.ndarray, scores: np.ndarray, ids: np.ndarray) -> np.ndarray | None:
     """Permutation putting rows in trec_eval order within each group, or None if they are.
 
     The vectorised counterpart of ``order`` for the TREC file path. ``group`` holds an
-    integer code per row (the query), ``scores`` the float64 scores and ``id_words`` the
-    ids as big-endian uint64 words, most significant first, zero padded: comparing the
-    words in turn compares the ids byte by byte. Afterwards the rows of a group are
-    contiguous (groups already contiguous keep their place) and ordered by score
-    descending, then id descending.
+    integer code per row (the query), ``scores`` the float64 scores and ``ids`` the ids
+    as a fixed-width bytes array (numpy ``S``; ids hold no NUL byte), whose comparisons
+    go byte by byte like ``strcmp``. Afterwards the rows of a group are contiguous
+    (groups already contiguous keep their place) and ordered by score descending, then
+    id descending.
 
     Run files usually come grouped and in rank order, with ties in any order, so the
     work is done in steps that cost nothing when they have nothing to do: sort by
     (group, score) only if that order is broken, then re-sort only the rows inside runs
     of tied scores.
     """
-    words = list(id_words)
     n = len(scores)
     if n < 2:
         return None
     perm = None
     same = group[1:] == group[:-1]
-    in_order = same & (scores[1:] <= scores[:-1])
-    contiguous = np.count_nonzero(~same) + 1 == len(np.unique(group))
-    if not (contiguous and np.all(in_order | ~same)):
+    heads = group[np.concatenate(([0], np.flatnonzero(~same) + 1))]
+    contiguous = len(np.unique(heads)) == len(heads)
+    if not (contiguous and np.all((scores[1:] <= scores[:-1]) | ~same)):
         key = np.cumsum(np.concatenate(([0], ~same))) if contiguous else group
         perm = np.lexsort((-scores, key))
-        group, scores = group[perm], scores[perm]
-        words = [w[perm] for w in words]
+        group, scores, ids = group[perm], scores[perm], ids[perm]
         same = group[1:] == group[:-1]
     tie = same & (scores[1:] == scores[:-1])
     if not np.any(tie):
@@ -95,16 +91,14 @@ def order_rows(
     member[:-1] |= tie
     rows = np.flatnonzero(member)
     run_id = np.cumsum(np.concatenate(([True], ~tie)))[rows]
-    sub = [w[rows] for w in words]
-    later = np.zeros(len(rows) - 1, dtype=bool)
-    equal = run_id[1:] == run_id[:-1]
-    for w in sub:
-        later |= equal & (w[1:] < w[:-1])
-        equal &= w[1:] == w[:-1]
-    if np.all(later | (run_id[1:] != run_id[:-1])):
+    sub = ids[rows]
+    boundary = run_id[1:] != run_id[:-1]
+    if np.all((sub[1:] < sub[:-1]) | boundary):
         return perm
-    # np.lexsort sorts by its last key first; ~w reverses the order of unsigned words.
-    inner = np.lexsort([~w for w in reversed(sub)] + [run_id])
+    # Rank the tied ids (ascending byte order), then sort each run by rank descending;
+    # np.lexsort is stable and sorts by its last key first.
+    _, rank = np.unique(sub, return_inverse=True)
+    inner = np.lexsort((-rank.ravel(), run_id))
     fixed = np.arange(n)
     fixed[rows] = rows[inner]
     return fixed if perm is None else perm[fixed]
