@@ -14,6 +14,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ci_eval.core.svg import open_chart
+from ci_eval.core.svg import xml as _xml
+
 NO_GAP = "no gap: this system cannot tell when it has nothing"
 
 
@@ -161,9 +164,6 @@ def histogram(side: CutoffSide, bins: int = 10, width: int = 20) -> str:
     return "\n".join(lines)
 
 
-def _xml(text: object) -> str:
-    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;").replace("'", "&#39;"))
 
 
 def render_svg(side: CutoffSide, title: str = "Top score: answerable vs unanswerable") -> str:
@@ -185,13 +185,7 @@ def render_svg(side: CutoffSide, title: str = "Top score: answerable vs unanswer
     def x_of(v: float) -> str:
         return f"{left + (v - lo) / (hi - lo) * (w - left - right):.2f}"
 
-    out = [
-        (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
-         f'viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">'),
-        f"<title>{_xml(title)}</title>",
-        f'<rect width="{w}" height="{h}" fill="#ffffff"/>',
-        f'<text x="8" y="20" font-size="14" font-weight="bold">{_xml(title)}</text>',
-    ]
+    out = open_chart(w, h, title)
     if not side.has_gap and side.checkable:
         out.append(f'<text x="8" y="40" fill="#c2452d">{_xml(NO_GAP)}</text>')
     for label, values, y, color in rows:

@@ -5,7 +5,8 @@ job's artifact and the demo's output), for when the trend is worth looking at.""
 
 from __future__ import annotations
 
-from ci_eval.core.cutoff import _xml
+from ci_eval.core.svg import open_chart
+from ci_eval.core.svg import xml as _xml
 
 COLOURS = ("#2f6fb0", "#c2452d", "#3a9a5b", "#8a5ab8")
 
@@ -37,13 +38,7 @@ def render_trend_svg(head: dict, metrics: list[str], title: str = "Headline metr
     def y_of(v: float) -> float:
         return bottom - v * (bottom - top)  # every headline metric lives in [0, 1]
 
-    out = [
-        (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
-         f'viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">'),
-        f"<title>{_xml(title)}</title>",
-        f'<rect width="{w}" height="{h}" fill="#ffffff"/>',
-        f'<text x="8" y="20" font-size="14" font-weight="bold">{_xml(title)}</text>',
-    ]
+    out = open_chart(w, h, title)
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
         y = y_of(tick)
         out.append(f'<line x1="{left}" y1="{y:.2f}" x2="{w - right}" y2="{y:.2f}" stroke="#eeeeee"/>')
