@@ -8,8 +8,8 @@ import json
 import os
 import re
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from ci_eval.errors import InputError
 from ci_eval.files import atomic_append, decode, parse_json, read_bytes

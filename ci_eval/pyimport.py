@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 from ci_eval.errors import InputError
 

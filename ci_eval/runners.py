@@ -15,8 +15,8 @@ import subprocess
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Sequence
 
 from ci_eval.core.results import ResultError, Retrieved, clean, failed, parse_pair
 from ci_eval.errors import InputError, RetrieverError

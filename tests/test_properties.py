@@ -20,7 +20,7 @@ from ci_eval.core.artefact import validate_artefact
 from ci_eval.core.config import Config, parse_config
 from ci_eval.core.goldset import GoldSet, parse_gold_set
 from ci_eval.core.results import ResultError, Retrieved, clean
-from ci_eval.errors import CiEvalError, InputError
+from ci_eval.errors import InputError
 from ci_eval.files import decode, parse_json, read_toml
 from ci_eval.loaders import Manifest, load_answers, load_manifest
 

@@ -1,9 +1,9 @@
 import sys
 from pathlib import Path
 
+import fake_retrievers as fr
 import pytest
 
-import fake_retrievers as fr
 from ci_eval import runners
 from ci_eval.runners import Query
 

@@ -78,8 +78,8 @@ def build_report(base: dict | None, head: dict, policy: GatePolicy,
                  title: str = "", budget: int | None = DEFAULT_BUDGET) -> Report:
     """Diff, significance, gate and every rendering of one comparison."""
     from ci_eval.core.cutoff import render_svg
-    from ci_eval.core.trend import render_trend_svg
     from ci_eval.core.diff import diff as compute_diff
+    from ci_eval.core.trend import render_trend_svg
 
     d = compute_diff(base, head)
     if baseline_info is None:

@@ -14,8 +14,8 @@ Conventions (stated once, here):
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 from ci_eval.core.goldset import GoldSet, Question
 from ci_eval.core.results import Retrieved

@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 

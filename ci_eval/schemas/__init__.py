@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(name: str) -> dict:
     text = resources.files(__name__).joinpath(f"{name}.schema.json").read_text("utf-8")
     return json.loads(text)
