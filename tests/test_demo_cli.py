@@ -82,3 +82,18 @@ def test_demo_artefacts_validate(demo):
     for name in ("base.json", "head.json"):
         art = load_artefact(folder / name)
         assert art["gold_set"]["questions"] >= 40
+
+
+def test_readme_shows_the_comment_the_demo_really_writes(demo):
+    from pathlib import Path
+
+    from ci_eval.demo.corpus import index_version
+
+    _, folder = demo
+    head = json.loads((folder / "head.json").read_text())
+    if head["gold_set"]["index_version"] != index_version():
+        pytest.skip("this Python's pydoc topics differ from the gold set's: the demo's numbers differ")
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    lines = (folder / "comment.md").read_text().splitlines()
+    for line in lines[1:4] + lines[5:8]:
+        assert line in readme, line
