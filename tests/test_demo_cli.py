@@ -62,7 +62,11 @@ def test_comment_answers_the_question_in_its_first_three_lines(demo):
     def hits(art):
         return {q["id"] for q in art["questions"] if q["metrics"].get(f"hit@{k}") == 1.0}
 
-    lost = hits(base) - hits(head)
+    def comparable(art):
+        # On another Python the topics differ: questions with stale gold are not compared.
+        return {q["id"] for q in art["questions"] if q["status"] == "ok" and not q["stale"]}
+
+    lost = (hits(base) - hits(head)) & comparable(base) & comparable(head)
     assert f"{len(lost)} questions lost their gold chunk" in verdict
     assert "Baseline" in first[2]
     assert comment.strip() in out.stdout  # the demo prints the comment it wrote
