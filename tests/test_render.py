@@ -259,3 +259,12 @@ def test_svg_is_escaped_and_deterministic():
     svg = build_report(base, head, policy_from(gate), info).svg
     assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
     assert "cannot tell when it has nothing" in svg
+
+
+def test_without_an_index_manifest_the_report_says_stale_gold_was_not_checked():
+    head = _set(BASE_RANKS)
+    checked = build_report(None, head, policy_from({}), None).full_markdown
+    assert "Not checked: no index manifest" not in checked
+    head["index"] = {"version": None, "ids": None, "checked": False}
+    unchecked = build_report(None, head, policy_from({}), None).full_markdown
+    assert "#### Stale gold\n\nNot checked: no index manifest is configured" in unchecked

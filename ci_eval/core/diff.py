@@ -73,6 +73,7 @@ class RunInfo:
     k: int
     metrics: tuple[str, ...]
     questions: int
+    index_checked: bool = True  # False: no index manifest, so stale gold could not be seen
 
 
 @dataclass(frozen=True)
@@ -286,6 +287,7 @@ def _info(a: dict) -> RunInfo:
         k=int(a["k"]),
         metrics=tuple(a.get("metrics") or ()),
         questions=len(a.get("questions") or ()),
+        index_checked=bool(index.get("checked", True)),
     )
 
 

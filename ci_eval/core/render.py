@@ -464,6 +464,9 @@ def _matrix(ctx: ReportContext, limit: int | None) -> str:
 def _stale(ctx: ReportContext, limit: int | None) -> str:
     diff = ctx.diff
     st = diff.stale
+    if not diff.head_info.index_checked:
+        return ("#### Stale gold\n\nNot checked: no index manifest is configured (`[index]` "
+                "`manifest` or `callable`), so a gold id that left the index reads as a miss here.")
     if not st.head and not st.resolved:
         return ""
     hv = code_span(diff.head_info.index_version or "unversioned", 40, False)
