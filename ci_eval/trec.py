@@ -23,36 +23,29 @@ Parsing never builds a Python object per line:
   strided view of the text that has a row starting at every byte, and zero padded past
   the field's end. Ids are kept as rows of 64-bit words: equal words mean equal ids,
   and the same bytes read as a fixed-width string compare as trec_eval's ``strcmp``.
-* Scores are converted by ``_parse_scores``.
+* Scores are converted 8 bytes at a time, exactly as strtod rounds them (see
+  ``_plain_decimals``); other number spellings go through numpy's conversion.
 * Repeated (query, document) pairs and the join with the qrels go through a 64-bit
   hash of the pair; the hash only proposes, every match is confirmed on the words.
+* Each block is done with (split, gathered, converted, hashed) while it is in cache;
+  only per-row results are kept (id words, score, hash), never the offsets, and files
+  are memory-mapped rather than copied.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
-from ci_eval.core.metrics import GradeTable
-from ci_eval.core.ranking import order_rows
+from ci_eval.core.metrics import GradeTable, judged_matrix
+from ci_eval.core.ranking import order_moves
 from ci_eval.errors import InputError
 
 _BLOCK = 1 << 20  # bytes of text per splitting step: the temporaries stay in cache
 _ROWS = 1 << 14  # rows per step of the column-wise work, for the same reason
 _RUN_BYTES_LIMIT = 1 << 36
-
-
-@dataclass(frozen=True)
-class _Columns:
-    """Fields of the records of one file: absolute start and end offsets, (fields x rows)."""
-
-    text: bytes
-    starts: np.ndarray
-    ends: np.ndarray
-
-    def line_of(self, row: int) -> int:
-        return self.text.count(b"\n", 0, int(self.starts[0, row])) + 1
 
 
 def _read(path: str, what: str) -> bytes:
@@ -64,19 +57,15 @@ def _read(path: str, what: str) -> bytes:
 # --------------------------------------------------------------------------- splitting
 
 
-def _split(text: bytes, fields: tuple[int, ...], least: int, most: int | None,
-           source: str) -> _Columns:
-    """Offsets of the wanted fields of every record line of ``text``."""
+def _blocks(text, fields: tuple[int, ...], least: int, most: int | None, source: str):
+    """The record lines of ``text`` (bytes or a memory map), a block at a time, as
+    ``(chunk, first, last, line_base, lines)``: the block's bytes, start and end offsets
+    in it of the wanted fields ((fields x rows) int64), the number of lines before the
+    block, and each row's line within the block (None when every line of the block is a
+    row, in order)."""
     size = len(text)
-    buf = np.frombuffer(text, dtype=np.uint8)
-    # A record of `least` tokens takes at least 2 * least bytes with its separators and
-    # newline (one less for an unterminated last line): an upper bound on the rows that
-    # costs no pass over the text. Only the pages written to are ever touched.
-    capacity = size // (2 * least) + 1
-    starts = np.empty((len(fields), capacity), dtype=np.int64)
-    ends = np.empty((len(fields), capacity), dtype=np.int64)
+    buf = np.frombuffer(text, dtype=np.uint8) if size else np.zeros(0, dtype=np.uint8)
     wanted = np.asarray(fields)
-    rows = 0
     pos = 0
     line_base = 0
     while pos < size:
@@ -84,23 +73,39 @@ def _split(text: bytes, fields: tuple[int, ...], least: int, most: int | None,
         if end <= pos:  # one line longer than a block
             found = text.find(b"\n", pos + _BLOCK)
             end = size if found < 0 else found + 1
-        got = _split_plain(buf, pos, end, least, wanted)
+        chunk = buf[pos:end]
+        got = _split_plain(chunk, least, wanted)
         if got is None:
-            got = _split_general(buf, pos, end, least, most, wanted, source, line_base)
-        first, last, n_lines = got
-        n = first.shape[1]
-        starts[:, rows:rows + n] = first
-        ends[:, rows:rows + n] = last
-        rows += n
+            got = _split_general(chunk, least, most, wanted, source, line_base)
+        first, last, lines, n_lines = got
+        yield chunk, first, last, line_base, lines
         line_base += n_lines
         pos = end
-    return _Columns(text, starts[:, :rows], ends[:, :rows])
 
 
-def _split_plain(buf: np.ndarray, pos: int, end: int, k: int, wanted: np.ndarray):
-    """Field offsets of a block whose every line holds exactly ``k`` tokens, one
+class _LineMap:
+    """The line number of a row, from what ``_blocks`` reported."""
+
+    def __init__(self) -> None:
+        self.first_rows: list[int] = []
+        self.blocks: list[tuple[int, np.ndarray | None]] = []
+
+    def add(self, row: int, line_base: int, lines: np.ndarray | None) -> None:
+        self.first_rows.append(row)
+        self.blocks.append((line_base, lines))
+
+    def line_of(self, row: int) -> int:
+        import bisect
+
+        at = bisect.bisect_right(self.first_rows, row) - 1
+        line_base, lines = self.blocks[at]
+        offset = row - self.first_rows[at]
+        return line_base + 1 + (offset if lines is None else int(lines[offset]))
+
+
+def _split_plain(chunk: np.ndarray, k: int, wanted: np.ndarray):
+    """Field offsets in a block whose every line holds exactly ``k`` tokens, one
     whitespace byte apart, ending in a newline; None for any other block."""
-    chunk = buf[pos:end]
     if chunk[-1] != 10:  # the last block of a file without a final newline
         return None
     at = np.flatnonzero(chunk <= 32)  # blank, tab, CR, LF and other control bytes separate
@@ -110,10 +115,10 @@ def _split_plain(buf: np.ndarray, pos: int, end: int, k: int, wanted: np.ndarray
     if np.any(at[1:] - at[:-1] == 1):
         return None
     seps = at.reshape(-1, k)
-    kinds = chunk[at].reshape(-1, k)
-    # Row by row, each group of k separators must end on a newline and hold no other:
-    # then the groups are exactly the lines.
-    if not np.all(kinds[:, -1] == 10) or np.any(kinds[:, :-1] == 10):
+    kinds = chunk[at]
+    # Each group of k separators ends on a newline and there are no other newlines: the
+    # groups are exactly the lines.
+    if not np.all(kinds[k - 1::k] == 10) or np.count_nonzero(kinds == 10) != len(seps):
         return None
     line_start = np.empty(len(seps), dtype=np.int64)
     line_start[0] = 0
@@ -121,28 +126,21 @@ def _split_plain(buf: np.ndarray, pos: int, end: int, k: int, wanted: np.ndarray
     if np.any(chunk[line_start] == 35):  # comment lines
         return None
     first = np.empty((len(wanted), len(seps)), dtype=np.int64)
-    last = np.empty((len(wanted), len(seps)), dtype=np.int64)
     for i, f in enumerate(wanted.tolist()):
         if f == 0:
-            np.add(line_start, pos, out=first[i])
+            first[i] = line_start
         else:
-            np.add(seps[:, f - 1], pos + 1, out=first[i])
-        np.add(seps[:, f], pos, out=last[i])
-    return first, last, len(seps)
+            np.add(seps[:, f - 1], 1, out=first[i])
+    return first, seps.T[wanted], None, len(seps)
 
 
-def _split_general(buf: np.ndarray, pos: int, end: int, least: int, most: int | None,
+def _split_general(chunk: np.ndarray, least: int, most: int | None,
                    wanted: np.ndarray, source: str, line_base: int):
-    """Field offsets of any block: tokens counted line by line; comments and blank
+    """Field offsets in any block: tokens counted line by line; comments and blank
     lines skipped; a line with a wrong number of tokens is an error naming its line."""
-    # The slice starts on the newline before it (a virtual one at the start of the text)
-    # and ends on a newline (added after an unterminated last line), so tokens pair up.
-    if pos == 0:
-        chunk, base = np.concatenate(([10], buf[:end])), -1
-    else:
-        chunk, base = buf[pos - 1:end], pos - 1
-    if chunk[-1] != 10:
-        chunk = np.concatenate((chunk, [10]))
+    # Between a newline before the block (a virtual one at the start of the text) and one
+    # after it (added after an unterminated last line), so tokens pair up.
+    chunk = np.concatenate(([10], chunk, [] if chunk[-1] == 10 else [10])).astype(np.uint8)
     space = chunk <= 32
     edges = np.flatnonzero(space[:-1] != space[1:])
     edges += 1
@@ -166,8 +164,9 @@ def _split_general(buf: np.ndarray, pos: int, end: int, least: int, most: int | 
             source=source,
             place=f"line {line_base + at + 1}",
         )
-    idx = first_tok[record][None, :] + wanted[:, None]
-    return tok_start[idx] + base, tok_end[idx] + base, n_lines
+    lines = np.flatnonzero(record)
+    idx = first_tok[lines][None, :] + wanted[:, None]
+    return tok_start[idx] - 1, tok_end[idx] - 1, lines, n_lines
 
 
 # --------------------------------------------------------------------------- fields
@@ -203,25 +202,24 @@ def _window(buf: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
 _KEEP = np.frombuffer(b"".join(b"\xff" * v + b"\0" * (8 - v) for v in range(9)), dtype=np.uint64)
 
 
-def _field(text: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Tokens as (rows x n) uint64 words holding their bytes in text order, zero padded.
+def _field(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, nw: int = 0) -> np.ndarray:
+    """Tokens as (rows x n) uint64 words holding their bytes in text order, zero padded;
+    n is the least that holds the longest token, or ``nw`` if more.
 
     The words compare equal exactly when the tokens do (a token never holds a NUL byte);
     ``_as_bytes`` reads them back as a fixed-width bytes array.
     """
-    buf = np.frombuffer(text, dtype=np.uint8)
     n = len(starts)
     lengths = ends - starts
     longest = int(lengths.max()) if n else 0
-    nw = max(1, -(-longest // 8))
+    nw = max(1, nw, -(-longest // 8))
     out = np.empty((n, nw), dtype=np.uint64)
+    offsets = np.arange(0, 8 * nw, 8)
     for lo in range(0, n, _ROWS):
         hi = min(n, lo + _ROWS)
         block = _window(buf, starts[lo:hi], 8 * nw).view(np.uint64)
-        length = lengths[lo:hi]
-        for k in range(nw):
-            keep = np.clip(length - 8 * k, 0, 8)
-            np.bitwise_and(block[:, k], _KEEP[keep], out=out[lo:hi, k])
+        keep = _KEEP[np.minimum(np.maximum(lengths[lo:hi, None] - offsets, 0), 8)]
+        np.bitwise_and(block, keep, out=out[lo:hi])
     return out
 
 
@@ -230,21 +228,38 @@ def _as_bytes(words: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(words).view(f"S{8 * words.shape[1]}").ravel()
 
 
-_SCORE_WIDTH = 24
 _POW10 = np.array([10.0 ** k for k in range(23)])  # exact doubles up to 1e22
 _LONG = np.finfo(np.longdouble).nmant >= 63  # at least x87 extended precision
 _POW10_LONG = (np.array([10 ** k for k in range(28)], dtype=np.longdouble) if _LONG
                else None)  # exact up to 1e27 with a 64-bit significand
 
+# Byte-parallel constants for words read as little-endian numbers (column c of a word,
+# c = 0 first in memory, is its bits 8c..8c+7).
+_U = np.uint64
+_BYTES_7F = _U(0x7F7F7F7F7F7F7F7F)
+_BYTES_80 = _U(0x8080808080808080)
+_CHARS_0 = _U(0x3030303030303030)  # "00000000"
+_CHARS_POINT = _U(0x2E2E2E2E2E2E2E2E)  # "........"
+# _BEFORE[nw][k, c]: as a mask, the columns of word k (of nw) left of column c (0..8 nw).
+_BEFORE = {nw: np.array([[(1 << (8 * min(max(c - 8 * k, 0), 8))) - 1 for c in range(8 * nw + 1)]
+                         for k in range(nw)], dtype=np.uint64) for nw in (1, 2, 3)}
+_SCALE = {nw: np.array([10 ** (8 * (nw - 1 - k)) for k in range(nw)], dtype=np.uint64)[:, None]
+          for nw in (1, 2, 3)}
+
 
 def _eight_digits(w: np.ndarray) -> np.ndarray:
-    """Each 64-bit word holding 8 digit values (0-9), the first byte in memory the most
-    significant digit, to the number they write (SWAR: pairs, then quads, then eights)."""
-    if not np.little_endian:
-        w = w.byteswap()
-    w = (w * np.uint64(10) + (w >> np.uint64(8))) & np.uint64(0x00FF00FF00FF00FF)
-    w = (w * np.uint64(100) + (w >> np.uint64(16))) & np.uint64(0x0000FFFF0000FFFF)
-    return (w * np.uint64(10000) + (w >> np.uint64(32))) & np.uint64(0xFFFFFFFF)
+    """Words of 8 digit values (0-9), column 0 the most significant digit, to the numbers
+    they write: pairs, then fours, then eights, each step a multiply-add per word."""
+    w = (w * _U(10) + (w >> _U(8))) & _U(0x00FF00FF00FF00FF)
+    w = (w * _U(100) + (w >> _U(16))) & _U(0x0000FFFF0000FFFF)
+    return (w * _U(10000) + (w >> _U(32))) & _U(0xFFFFFFFF)
+
+
+def _high_bits_where(x: np.ndarray, at_least: int) -> np.ndarray:
+    """The high bit of each byte of x set where that byte is >= at_least (1..128), else 0.
+    Exact per byte: (b & 0x7f) + (128 - at_least) never carries into the next byte."""
+    add = _U((128 - at_least) * 0x0101010101010101)
+    return (((x & _BYTES_7F) + add) | x) & _BYTES_80
 
 
 def _plain_decimals(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -258,47 +273,60 @@ def _plain_decimals(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np
     wider), M and 10**f (f <= 27) are exact in it, the quotient is rounded once to 64
     bits and then to 53; double rounding can only go wrong when the first result sits
     exactly halfway between two doubles, and those tokens are left as NaN.
+
+    Each token is read right-aligned into as many 64-bit words as the longest plain
+    token of its block needs (at most three: 24 bytes), one array per word, and worked
+    on 8 bytes at a time: the bytes left of the digits are set to "0", the point is
+    squeezed out (what precedes it moves one byte right), every byte is checked to be a
+    digit, and the digits are summed pairwise (``_eight_digits``). A few dozen
+    operations on whole arrays per block, none per token.
     """
     n = len(starts)
-    out = np.full(n, np.nan)
-    width = _SCORE_WIDTH
-    cols = np.arange(width)
-    powers = np.array([10 ** 16, 10 ** 8, 1], dtype=np.uint64)
+    out = np.empty(n)
     for lo in range(0, n, _ROWS):
         hi = min(n, lo + _ROWS)
         end = ends[lo:hi]
         length = end - starts[lo:hi]
-        chars = _window(buf, end - width, width)  # the token right-aligned in `width` bytes
-        m = hi - lo
-        first = np.maximum(width - length, 0)
-        lead = chars[np.arange(m), first]
+        # As few words as hold this block's longest token that can be plain (<= 21 bytes).
+        fits = length[length <= 21]
+        nw = min(3, max(1, -(-int(fits.max()) // 8))) if len(fits) else 1
+        width = 8 * nw
+        w = np.ascontiguousarray(_window(buf, end - width, width).view(np.uint64).T)
+        if not np.little_endian:
+            w = w.byteswap()
+        lead = buf[starts[lo:hi]]
         signed = (lead == 45) | (lead == 43)
-        body = cols >= (first + signed)[:, None]
-        d = chars - np.uint8(48)
-        digit = d < 10
-        point = (chars == 46) & body
-        points = np.count_nonzero(point, axis=1)
-        ndig = np.count_nonzero(digit & body, axis=1)
-        good = np.all(digit | point | ~body, axis=1)
-        good &= (points <= 1) & (ndig > 0) & (ndig <= 19) & (length <= 21)
-        at = np.where(points == 1, np.argmax(point, axis=1), -1)
+        before = _BEFORE[nw]
+        # Columns left of the digits (the previous fields, the sign) read "0".
+        fill = np.take(before, np.minimum(np.maximum(width - length + signed, 0), width), axis=1)
+        w = (w & ~fill) | (_CHARS_0 & fill)
+        # The points: how many, and the column of the one (its word's high bit count).
+        point = ~_high_bits_where(w ^ _CHARS_POINT, 1) & _BYTES_80
+        count = np.bitwise_count(point)
+        points = count.sum(axis=0, dtype=np.int64) if nw > 1 else count[0].astype(np.int64)
+        column = np.where(point != 0, np.arange(0, width, 8)[:, None]
+                          + (np.bitwise_count(point - _U(1)) >> 3), 0)
+        at = np.where(points == 1, column.sum(axis=0) if nw > 1 else column[0], -1)
+        # Squeeze it out: columns up to the point take the byte on their left.
+        carry = np.empty_like(w)
+        carry[0] = _U(0x30)
+        np.right_shift(w[:-1], _U(56), out=carry[1:])
+        moved = np.take(before, at + 1, axis=1)
+        w = (((w << _U(8)) | carry) & moved) | (w & ~moved)
+        digits = w ^ _CHARS_0  # digit values, if they are digits
+        bad = np.bitwise_or.reduce(_high_bits_where(digits, 10), axis=0)
+        ndig = length - signed - points
+        good = (bad == 0) & (points <= 1) & (ndig > 0) & (ndig <= 19) & (length <= width)
+        mantissa = (_eight_digits(digits) * _SCALE[nw]).sum(axis=0, dtype=np.uint64)
         frac = np.where(points == 1, width - 1 - at, 0)
-        # Squeeze out the point (what precedes it moves one column right) and blank
-        # everything left of the digits, which then fill the last ndig columns.
-        shifted = np.zeros_like(d)
-        shifted[:, 1:] = d[:, :-1]
-        d = np.where(cols <= at[:, None], shifted, d)
-        d[cols < (width - ndig)[:, None]] = 0
-        mantissa = (_eight_digits(d.view(np.uint64)) * powers).sum(axis=1, dtype=np.uint64)
-        negative = lead == 45
-        fast = good & (mantissa < np.uint64(1 << 53)) & (frac <= 22)
-        value = mantissa.astype(np.float64) / _POW10[np.minimum(frac, 22)]
-        block = np.where(fast, value, np.nan)
+        fast = good & (mantissa < _U(1 << 53)) & (frac <= 22)
+        block = np.where(fast, mantissa.astype(np.float64) / _POW10[np.minimum(frac, 22)],
+                         np.nan)
         if _LONG:
             wide = np.flatnonzero(good & ~fast & (frac <= 27))
             if len(wide):
                 block[wide] = _wide_quotients(mantissa[wide], frac[wide])
-        np.negative(block, out=block, where=negative)
+        np.negative(block, out=block, where=lead == 45)
         out[lo:hi] = block
     return out
 
@@ -313,15 +341,14 @@ def _wide_quotients(mantissa: np.ndarray, frac: np.ndarray) -> np.ndarray:
     return np.where((exact != back) & (exact == halfway), np.nan, value)
 
 
-def _parse_scores(text: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Scores as float64, NaN where a token is not a finite number."""
-    buf = np.frombuffer(text, dtype=np.uint8)
+def _parse_scores(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Scores as float64, NaN where a token is not a number (and inf where it is one)."""
     scores = _plain_decimals(buf, starts, ends)
     slow = np.flatnonzero(np.isnan(scores))
     if len(slow):
         # Exponents, long mantissas, words: numpy's conversion (correctly rounded, as
         # strtod), all at once, or token by token when one of them is not a number.
-        raw = _as_bytes(_field(text, starts[slow], ends[slow]))
+        raw = _as_bytes(_field(buf, starts[slow], ends[slow]))
         try:
             scores[slow] = raw.astype(np.float64)
         except ValueError:
@@ -359,44 +386,87 @@ def _digest(words: np.ndarray) -> np.ndarray:
     return out
 
 
-def _pair_hashes(qid_words: np.ndarray, code: np.ndarray, id_words: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of each row's (qid, id), the same in a run and in qrels."""
-    qkey = _mix(_mix(_digest(qid_words)) + np.uint64(0x9E3779B97F4A7C15))
-    return _mix(_digest(id_words) ^ qkey[code])
+def _qid_keys(qid_words: np.ndarray) -> np.ndarray:
+    """A 64-bit key per qid (rows of words), independent of the width they were read at."""
+    return _mix(_mix(_digest(qid_words)) + np.uint64(0x9E3779B97F4A7C15))
 
 
-def _codes(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted distinct qids as bytes, words of each, code of each row); cheap when rows
-    come grouped."""
-    n = len(words)
-    if n == 0:
-        return _as_bytes(words), words, np.zeros(0, dtype=np.int64)
-    change = np.flatnonzero(np.any(words[1:] != words[:-1], axis=1)) + 1
-    heads = np.concatenate(([0], change))
-    distinct, first, inverse = np.unique(_as_bytes(words[heads]), return_index=True,
-                                         return_inverse=True)
-    runs = np.diff(np.concatenate((heads, [n])))
-    return distinct, words[heads[first]], np.repeat(inverse.ravel(), runs)
+def _row_codes(heads: np.ndarray, head_codes: np.ndarray, n: int) -> np.ndarray:
+    return np.repeat(head_codes, np.diff(np.append(heads, n)))
 
 
-def _first_duplicate(code: np.ndarray, words: np.ndarray, h: np.ndarray
-                     ) -> tuple[int, int] | None:
+_DUP_ROWS = 1 << 13  # rows per step of the repeated-pair filter (whole queries)
+
+
+def _shared_slots(h: np.ndarray, heads: np.ndarray) -> np.ndarray | None:
+    """Rows that might repeat an earlier (query, id) pair, ascending, for rows whose
+    queries are contiguous (``heads``: where the query changes); None when one query
+    is too big for the filter (the caller then looks at every row).
+
+    A repeated pair has a repeated hash, within one query. The rows go through in steps
+    of whole queries: each row writes its number into a slot picked by its hash's top
+    bits, in a table 16 to 32 times the size of the step (so it stays in cache), and
+    reads it back. Rows whose slot someone else took, and that someone, are the
+    candidates: about one in twenty, plus every repeat.
+    """
+    n = len(h)
+    if n < 2:
+        return np.zeros(0, dtype=np.int64)
+    # Steps start on a query's first row, about _DUP_ROWS apart; a bigger query is one step.
+    marks = np.arange(0, n, _DUP_ROWS)
+    cuts = np.unique(heads[np.searchsorted(heads, marks, side="right") - 1])
+    bounds = np.append(cuts, n).tolist()
+    longest = max(b - a for a, b in zip(bounds[:-1], bounds[1:]))
+    if longest > 64 * _DUP_ROWS:
+        return None
+    size = 1 << (16 * longest).bit_length()
+    owner = np.empty(size, dtype=np.int32)
+    taken = np.zeros(size, dtype=bool)
+    numbers = np.arange(longest, dtype=np.int32)
+    found = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        m = hi - lo
+        bits = (16 * m).bit_length()
+        slot = (h[lo:hi] >> np.uint64(64 - bits)).view(np.int64)
+        owner[slot] = numbers[:m]  # of rows sharing a slot, one number stays
+        lost = owner[slot] != numbers[:m]
+        if lost.any():
+            shared = slot[lost]
+            taken[shared] = True
+            found.append(np.flatnonzero(taken[slot]) + lo)
+            taken[shared] = False
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+
+
+def _first_duplicate(words: np.ndarray, h: np.ndarray, heads: np.ndarray,
+                     head_codes: np.ndarray) -> tuple[int, int] | None:
     """Rows (earlier, later) of the first repeated (query, id) pair, or None.
 
-    A repeated hash only nominates rows; rows are then ordered by their exact keys
-    (stable, so equal keys stay in file order) and neighbours compared word by word.
+    When each query's rows are contiguous a filter (``_shared_slots``) picks the rows
+    worth a look. Among those, a repeated hash nominates rows; they are then ordered by
+    their exact keys (stable, so equal keys stay in file order) and neighbours compared
+    word by word.
     """
-    if len(h) < 2:
+    n = len(h)
+    if n < 2:
         return None
-    sorted_h = np.sort(h)
+    rows = None
+    if len(np.unique(head_codes)) == len(heads):
+        rows = _shared_slots(h, heads)
+        if rows is not None and len(rows) < 2:
+            return None
+    sub = h if rows is None else h[rows]
+    sorted_h = np.sort(sub)
     twice = sorted_h[1:] == sorted_h[:-1]
     if not np.any(twice):
         return None
-    rows = np.flatnonzero(np.isin(h, sorted_h[1:][twice]))
-    keys = [words[rows, k] for k in reversed(range(words.shape[1]))] + [code[rows]]
-    rows = rows[np.lexsort(keys)]
-    same = (code[rows[1:]] == code[rows[:-1]]) & np.all(words[rows[1:]] == words[rows[:-1]],
-                                                         axis=1)
+    picked = np.flatnonzero(np.isin(sub, sorted_h[1:][twice]))
+    rows = picked if rows is None else rows[picked]
+    code = head_codes[np.searchsorted(heads, rows, side="right") - 1]
+    keys = [words[rows, k] for k in reversed(range(words.shape[1]))] + [code]
+    by = np.lexsort(keys)
+    rows, code = rows[by], code[by]
+    same = (code[1:] == code[:-1]) & np.all(words[rows[1:]] == words[rows[:-1]], axis=1)
     if not np.any(same):
         return None
     earlier, later = rows[:-1][same], rows[1:][same]
@@ -419,14 +489,25 @@ def _decode(raw: bytes) -> str:
 
 @dataclass(frozen=True)
 class _Records:
-    """Rows of a parsed file: query code (into ``qids``), id words, row hash."""
+    """Rows of a parsed file: id words and (qid, id) hashes per row; the qids as runs of
+    rows (``heads`` where the qid changes, ``head_codes`` its code into ``qids``)."""
 
     qids: tuple[str, ...]  # distinct qids in byte order
     raw_qids: np.ndarray  # the same as bytes
     qid_words: np.ndarray  # the same as words
-    code: np.ndarray
+    heads: np.ndarray  # rows where the qid changes (0 first)
+    head_codes: np.ndarray  # the code of the qid from each head on
     words: np.ndarray
-    hashes: np.ndarray  # _pair_hashes: equal (qid, id) pairs hash alike in runs and qrels
+    hashes: np.ndarray  # _qid_keys and _digest mixed: the same for a pair in runs and qrels
+
+    @cached_property
+    def code(self) -> np.ndarray:
+        """The code (into ``qids``) of every row."""
+        return _row_codes(self.heads, self.head_codes, len(self.hashes))
+
+    def codes_of(self, rows: np.ndarray) -> np.ndarray:
+        """The codes of some rows, without making ``code``."""
+        return self.head_codes[np.searchsorted(self.heads, rows, side="right") - 1]
 
     def ids(self) -> list[str]:
         return [_decode(b) for b in _as_bytes(self.words).tolist()]
@@ -455,28 +536,88 @@ class Run(_Records):
         return out
 
 
-def _records(cols: _Columns, source: str, what: str) -> dict:
-    """Query codes, id words and hashes of a file's rows; rejects a repeated (qid, id)."""
-    qid_words = _field(cols.text, cols.starts[0], cols.ends[0])
-    words = _field(cols.text, cols.starts[1], cols.ends[1])
-    distinct, distinct_words, code = _codes(qid_words)
-    hashes = _pair_hashes(distinct_words, code, words)
-    dup = _first_duplicate(code, words, hashes)
-    if dup is not None:
-        first, again = dup
-        doc = _decode(_as_bytes(words[again:again + 1])[0])
-        raise InputError(
-            f"document {doc!r} {what} twice for query {_decode(distinct[code[again]])!r}"
-            f" (first on line {cols.line_of(first)})",
-            source,
-            f"line {cols.line_of(again)}",
-        )
-    return {"qids": tuple(_decode(q) for q in distinct.tolist()), "raw_qids": distinct,
-            "qid_words": distinct_words, "code": code, "words": words, "hashes": hashes}
+class _Rows:
+    """A file's rows gathered block by block: where each query's rows start, the id
+    words, the (qid, id) hashes, and the line map. Only per-row results are kept, never
+    offsets, and each block is done with while it is in cache."""
 
+    def __init__(self, capacity: int):
+        self.n = 0
+        self.capacity = capacity  # an upper bound: pages past the last row are never touched
+        self.words: np.ndarray | None = None
+        self.hashes = np.empty(capacity, dtype=np.uint64)
+        self.head_rows: list[np.ndarray] = []
+        self.head_words: list[np.ndarray] = []
+        self.last_qid: np.ndarray | None = None
+        self.lines = _LineMap()
 
-def _bad_row(values: list[bytes], ok) -> int:
-    return next(row for row, raw in enumerate(values) if not ok(raw))
+    def add(self, chunk, qid_first, qid_last, id_first, id_last, line_base, lines) -> int:
+        """Gathers one block's rows; returns the row number of its first."""
+        lo = self.n
+        m = len(qid_first)
+        self.lines.add(lo, line_base, lines)
+        if m == 0:
+            return lo
+        qid = _field(chunk, qid_first, qid_last)
+        prev = self.last_qid
+        width = max(qid.shape[1], 0 if prev is None else prev.shape[1])
+        qid = _pad(qid, width)
+        change = np.empty(m, dtype=bool)
+        change[0] = prev is None or bool(np.any(_pad(prev, width)[0] != qid[0]))
+        np.any(qid[1:] != qid[:-1], axis=1, out=change[1:])
+        heads = np.flatnonzero(change)
+        self.head_rows.append(heads + lo)
+        self.head_words.append(qid[heads])
+        self.last_qid = qid[-1:]
+        ids = _field(chunk, id_first, id_last, 0 if self.words is None else self.words.shape[1])
+        if self.words is None or ids.shape[1] > self.words.shape[1]:
+            wider = np.empty((self.capacity, ids.shape[1]), dtype=np.uint64)
+            if self.words is not None:  # a longer id than any before: widen
+                wider[:lo, :self.words.shape[1]] = self.words[:lo]
+                wider[:lo, self.words.shape[1]:] = 0
+            self.words = wider
+        self.words[lo:lo + m] = ids
+        # The (qid, id) hash of each row; the first row's qid may continue the last block's.
+        keys = _qid_keys(qid[heads])
+        if len(heads) == 0 or heads[0] != 0:
+            keys = np.concatenate((self.last_key, keys))
+            heads = np.concatenate(([0], heads))
+        np.bitwise_xor(_digest(ids), np.repeat(keys, np.diff(np.append(heads, m))),
+                       out=self.hashes[lo:lo + m])
+        self.hashes[lo:lo + m] = _mix(self.hashes[lo:lo + m])
+        self.last_key = keys[-1:]
+        self.n = lo + m
+        return lo
+
+    def finish(self, source: str, what: str) -> dict:
+        """Query codes; rejects a repeated (qid, id)."""
+        n = self.n
+        words = self.words[:n] if self.words is not None else np.zeros((0, 1), np.uint64)
+        if n:
+            width = max(w.shape[1] for w in self.head_words)
+            head_words = np.concatenate([_pad(w, width) for w in self.head_words])
+            heads = np.concatenate(self.head_rows)
+        else:
+            head_words = np.zeros((0, 1), dtype=np.uint64)
+            heads = np.zeros(0, dtype=np.int64)
+        distinct, first, inverse = np.unique(_as_bytes(head_words), return_index=True,
+                                             return_inverse=True)
+        head_codes = inverse.ravel()
+        hashes = self.hashes[:n]
+        dup = _first_duplicate(words, hashes, heads, head_codes)
+        if dup is not None:
+            earlier, again = dup
+            doc = _decode(_as_bytes(words[again:again + 1])[0])
+            query = head_codes[np.searchsorted(heads, again, side="right") - 1]
+            raise InputError(
+                f"document {doc!r} {what} twice for query {_decode(distinct[query])!r}"
+                f" (first on line {self.lines.line_of(earlier)})",
+                source,
+                f"line {self.lines.line_of(again)}",
+            )
+        return {"qids": tuple(_decode(q) for q in distinct.tolist()), "raw_qids": distinct,
+                "qid_words": head_words[first], "heads": heads, "head_codes": head_codes,
+                "words": words, "hashes": hashes}
 
 
 def _whole(raw: bytes) -> bool:
@@ -486,41 +627,76 @@ def _whole(raw: bytes) -> bool:
         return False
 
 
-def parse_qrels(text: bytes, source: str) -> Qrels:
+def parse_qrels(text, source: str) -> Qrels:
     """Judgments from the bytes of a qrels file (``qid iter docid grade``)."""
-    cols = _split(text, (0, 2, 3), 4, 4, source)
-    grade_text = _as_bytes(_field(cols.text, cols.starts[2], cols.ends[2]))
-    try:
-        grades = grade_text.astype(np.int64)
-    except (ValueError, OverflowError):
-        grades = None
-    if grades is None or np.any(np.abs(grades) > 1 << 31):
-        row = _bad_row(grade_text.tolist(), _whole)
-        raise InputError(f"grade {_decode(grade_text[row])!r} is not a whole number", source,
-                         f"line {cols.line_of(row)}")
-    return Qrels(**_records(cols, source, "is judged"), grades=grades)
+    capacity = len(text) // 8 + 1
+    rows = _Rows(capacity)
+    grades = np.empty(capacity, dtype=np.int64)
+    bad = None  # reported once the whole file is split: a malformed line comes first
+    for chunk, first, last, line_base, lines in _blocks(text, (0, 2, 3), 4, 4, source):
+        at = rows.add(chunk, first[0], last[0], first[1], last[1], line_base, lines)
+        grade_text = _as_bytes(_field(chunk, first[2], last[2]))
+        try:
+            block = grade_text.astype(np.int64)
+        except (ValueError, OverflowError):
+            block = None
+        if block is None or np.any(np.abs(block) > 1 << 31):
+            if bad is None:
+                row = next(i for i, raw in enumerate(grade_text.tolist()) if not _whole(raw))
+                bad = (at + row, grade_text[row])
+            continue
+        grades[at:at + len(block)] = block
+    if bad is not None:
+        raise InputError(f"grade {_decode(bad[1])!r} is not a whole number", source,
+                         f"line {rows.lines.line_of(bad[0])}")
+    return Qrels(**rows.finish(source, "is judged"), grades=grades[:rows.n])
 
 
-def parse_run(text: bytes, source: str) -> Run:
+def parse_run(text, source: str) -> Run:
     """Results from the bytes of a run file (``qid Q0 docid rank score tag``)."""
-    cols = _split(text, (0, 2, 4), 6, None, source)
-    scores = _parse_scores(cols.text, cols.starts[2], cols.ends[2])
-    bad = ~np.isfinite(scores)
-    if np.any(bad):
-        row = int(np.argmax(bad))
-        token = _as_bytes(_field(cols.text, cols.starts[2, row:row + 1],
-                                 cols.ends[2, row:row + 1]))[0]
-        raise InputError(f"score {_decode(token)!r} is not a finite number", source,
-                         f"line {cols.line_of(row)}")
-    return Run(**_records(cols, source, "appears"), scores=scores)
+    capacity = len(text) // 12 + 1
+    rows = _Rows(capacity)
+    scores = np.empty(capacity)
+    bad = None  # reported once the whole file is split: a malformed line comes first
+    for chunk, first, last, line_base, lines in _blocks(text, (0, 2, 4), 6, None, source):
+        at = rows.add(chunk, first[0], last[0], first[1], last[1], line_base, lines)
+        block = _parse_scores(chunk, first[2], last[2])
+        finite = np.isfinite(block)
+        if bad is None and not np.all(finite):
+            row = int(np.argmin(finite))
+            bad = (at + row, _as_bytes(_field(chunk, first[2, row:row + 1],
+                                              last[2, row:row + 1]))[0])
+        scores[at:at + len(block)] = block
+    if bad is not None:
+        raise InputError(f"score {_decode(bad[1])!r} is not a finite number", source,
+                         f"line {rows.lines.line_of(bad[0])}")
+    return Run(**rows.finish(source, "appears"), scores=scores[:rows.n])
+
+
+def _map(path: str, what: str):
+    """A file's bytes, memory-mapped when possible (no copy: the parser reads the page
+    cache directly), else read. The map lives as long as the parse that uses it; like
+    any reader, it assumes the file is not truncated meanwhile."""
+    import mmap
+    import os
+    import stat
+
+    try:
+        with open(path, "rb") as f:
+            info = os.fstat(f.fileno())
+            if stat.S_ISREG(info.st_mode) and 0 < info.st_size <= _RUN_BYTES_LIMIT:
+                return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        pass
+    return _read(path, what)  # and its errors: not found, a folder, too big, unreadable
 
 
 def read_qrels(path: str) -> Qrels:
-    return parse_qrels(_read(path, "qrels file"), str(path))
+    return parse_qrels(_map(path, "qrels file"), str(path))
 
 
 def read_run(path: str) -> Run:
-    return parse_run(_read(path, "run file"), str(path))
+    return parse_run(_map(path, "run file"), str(path))
 
 
 def read_run_pairs(path: str) -> dict[str, list[tuple[str, float]]]:
@@ -567,43 +743,64 @@ def _exact_rows(qrels: Qrels, slot: np.ndarray, words: np.ndarray) -> np.ndarray
     return out
 
 
-def _lookup(qrels: Qrels, hashes: np.ndarray, slot: np.ndarray, words: np.ndarray
-            ) -> np.ndarray:
-    """Grade of each run row (-1 when unjudged or judged negative).
+def _lookup(qrels: Qrels, run: Run, slot_of: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The run rows judged 0 or more, ascending, and their grades.
 
-    The rows' (qid, id) hashes go through a byte-per-slot filter holding the judgments'
-    hashes (one probe per row, in a table that fits in cache); the few rows that pass
-    are found among the judgments' sorted hashes and confirmed on query and words.
+    The rows' (qid, id) hashes (the same in a run and in qrels) go through a
+    byte-per-slot filter holding the judgments' hashes: one probe per row into a table
+    that fits in cache, a block of rows at a time. The few rows that pass (the judged
+    ones and about one in thirty others) look up the judgment owning their slot, and
+    every match is confirmed on query and words.
     """
-    grade = np.full(len(hashes), -1.0)
-    n_q = len(qrels.hashes)
-    if n_q == 0 or len(hashes) == 0:
-        return grade
-    bits = min(26, max(10, (16 * n_q).bit_length()))
+    none = np.zeros(0, dtype=np.int64), np.zeros(0)
+    n_j, n = len(qrels.hashes), len(run.hashes)
+    if n_j == 0 or n == 0:
+        return none
+    bits = min(26, max(10, (16 * n_j).bit_length()))
     shift = np.uint64(64 - bits)
+    slot_j = (qrels.hashes >> shift).view(np.int64)
     table = np.zeros(1 << bits, dtype=bool)
-    table[(qrels.hashes >> shift).astype(np.intp)] = True
-    cand = np.flatnonzero(table[(hashes >> shift).astype(np.intp)])
+    table[slot_j] = True
+    step = 1 << 16
+    cand = np.concatenate([
+        np.flatnonzero(table[(run.hashes[lo:lo + step] >> shift).view(np.int64)]) + lo
+        for lo in range(0, n, step)
+    ])
     if len(cand) == 0:
-        return grade
-    by = np.argsort(qrels.hashes, kind="stable")
-    sorted_h = qrels.hashes[by]
-    if np.any(sorted_h[1:] == sorted_h[:-1]):
-        # Two judgments share a 64-bit hash: match the candidates exactly instead.
-        qrow = _exact_rows(qrels, slot[cand], words[cand])
-        found = qrow >= 0
-        hit, qrow = cand[found], qrow[found]
-    else:
-        at = np.minimum(np.searchsorted(sorted_h, hashes[cand]), n_q - 1)
-        match = sorted_h[at] == hashes[cand]
-        hit, qrow = cand[match], by[at[match]]
-        width = max(words.shape[1], qrels.words.shape[1])
-        same = qrels.code[qrow] == slot[hit]
-        same &= np.all(_pad(qrels.words[qrow], width) == _pad(words[hit], width), axis=1)
-        hit, qrow = hit[same], qrow[same]
-    grade[hit] = qrels.grades[qrow]
-    grade[grade < 0] = -1.0  # a negative judgment counts as unjudged
-    return grade
+        return none
+    # The judgment in each candidate's slot: one gather, when the slot holds one judgment
+    # (when it holds several, they are searched among the judgments' sorted hashes).
+    owner = np.full(1 << bits, -1, dtype=np.int64)
+    owner[slot_j] = np.arange(n_j)
+    crowded = slot_j[owner[slot_j] != np.arange(n_j)]
+    owner[crowded] = -2
+    qrow = owner[(run.hashes[cand] >> shift).view(np.int64)]
+    many = np.flatnonzero(qrow == -2)
+    if len(many):
+        by = np.argsort(qrels.hashes, kind="stable")
+        sorted_h = qrels.hashes[by]
+        if np.any(sorted_h[1:] == sorted_h[:-1]):
+            # Two judgments share a 64-bit hash: match the candidates exactly instead.
+            exact = _exact_rows(qrels, slot_of[run.codes_of(cand)], run.words[cand])
+            found = np.flatnonzero(exact >= 0)
+            hit, qrow = cand[found], exact[found]
+            return _judged_hits(qrels, hit, qrow)
+        at = np.minimum(np.searchsorted(sorted_h, run.hashes[cand[many]]), n_j - 1)
+        qrow[many] = by[at]
+    match = np.flatnonzero(qrels.hashes[qrow] == run.hashes[cand])
+    hit, qrow = cand[match], qrow[match]
+    width = max(run.words.shape[1], qrels.words.shape[1])
+    same = qrels.code[qrow] == slot_of[run.codes_of(hit)]
+    same &= np.all(_pad(qrels.words[qrow], width) == _pad(run.words[hit], width), axis=1)
+    return _judged_hits(qrels, hit[same], qrow[same])
+
+
+def _judged_hits(qrels: Qrels, hit: np.ndarray, qrow: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The matched rows whose judgment is 0 or more, and their grades as floats."""
+    grade = qrels.grades[qrow]
+    judged = grade >= 0  # a negative judgment counts as unjudged
+    return hit[judged], grade[judged].astype(np.float64)
 
 
 def judge(qrels: Qrels, run: Run, *, complete: bool = False, max_per_query: int | None = None,
@@ -614,6 +811,10 @@ def judge(qrels: Qrels, run: Run, *, complete: bool = False, max_per_query: int 
     qrels are ignored; qrels queries absent from the run are left out, or with
     ``complete`` (trec_eval ``-c``) scored as empty rankings. Results are ordered by
     score descending then docid descending, and then cut to ``max_per_query`` (``-M``).
+
+    Only the judged rows are followed one by one: the ranks come from each query's
+    first row in trec_eval's order, which is the file's order for a run written in
+    rank order (then ``order_rows`` finds nothing to do).
     """
     n_q = len(qrels.qids)
     # Each distinct run qid's slot among the qrels qids, -1 when the qrels lack it.
@@ -624,51 +825,52 @@ def judge(qrels: Qrels, run: Run, *, complete: bool = False, max_per_query: int 
     else:
         slot_of = np.full(len(run.raw_qids), -1)
     ignored = tuple(q for q, s in zip(run.qids, slot_of.tolist()) if s < 0)
-    slot = slot_of[run.code]
-    keep = slot >= 0
-    if np.all(keep):
-        code, words, scores, hashes = slot, run.words, run.scores, run.hashes
-    else:
-        code, words, scores, hashes = (slot[keep], run.words[keep], run.scores[keep],
-                                       run.hashes[keep])
     present = np.zeros(n_q, dtype=bool)
-    present[code] = True  # before -M: a query cut to nothing is still measured
+    present[slot_of[slot_of >= 0]] = True  # before -M: a query cut to nothing still counts
 
-    # Grades in file order (the hashes are the same in the run and the qrels), then the
-    # rows put in trec_eval's order.
-    grade = _lookup(qrels, hashes, code, words)
-    perm = order_rows(code, scores, _as_bytes(words))
-    if perm is not None:
-        code, grade = code[perm], grade[perm]
-    n = len(code)
-    head_at = np.flatnonzero(np.concatenate(([True], code[1:] != code[:-1]))) if n else \
-        np.zeros(0, dtype=np.int64)
-    rank = np.arange(n) - np.repeat(head_at, np.diff(np.concatenate((head_at, [n]))))
+    hit, grade = _lookup(qrels, run, slot_of)
+    # trec_eval's order within each run query (ignored queries go along: they are cheaper
+    # to order than to cut out, and no row of theirs is judged).
+    n = len(run.hashes)
+    perm, moves = order_moves(None, run.scores, _as_bytes(run.words), run.heads,
+                              run.head_codes)
+    if perm is None:
+        position, heads, head_codes = hit, run.heads, run.head_codes
+    else:  # the file was not grouped by query, or not in score order
+        inverse = np.empty(n, dtype=np.int64)
+        inverse[perm] = np.arange(n)
+        ordered = run.code[perm]
+        position = inverse[hit]
+        heads = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+        head_codes = ordered[heads]
+    if moves is not None:  # ties put in id order: follow the judged rows that moved
+        rows, inner = moves
+        back = np.empty_like(inner)
+        back[inner] = np.arange(len(inner))
+        at = np.minimum(np.searchsorted(rows, position), len(rows) - 1)
+        position = np.where(rows[at] == position, rows[back[at]], position)
+    first_at = np.zeros(len(slot_of), dtype=np.int64)
+    count = np.zeros(len(slot_of), dtype=np.int64)
+    first_at[head_codes] = heads
+    count[head_codes] = np.diff(np.append(heads, n))
+    hit_code = run.codes_of(hit)
+    rank = position - first_at[hit_code]
     if max_per_query is not None:
-        cut = rank < max_per_query
-        code, grade, rank = code[cut], grade[cut], rank[cut]
+        kept = rank < max_per_query
+        hit_code, grade, rank = hit_code[kept], grade[kept], rank[kept]
+        count = np.minimum(count, max_per_query)
 
     chosen = np.arange(n_q) if complete else np.flatnonzero(present)
     index = np.full(n_q, -1)
     index[chosen] = np.arange(len(chosen))
-    row_q = index[code]
-    lengths = np.bincount(row_q, minlength=len(chosen)).astype(np.int64)
-    depth = int(lengths.max()) if len(lengths) else 0
-    grades = np.full((len(chosen), depth), -1.0)
-    grades[row_q, rank] = grade
-
+    lengths = np.zeros(len(chosen), dtype=np.int64)
+    measured = slot_of >= 0
+    lengths[index[slot_of[measured]]] = count[measured]
     # Each query's judged grades, best first, for num_rel and the ideal DCG.
     qsel = index[qrels.code] >= 0
-    qcode = index[qrels.code[qsel]]
-    qgrade = qrels.grades[qsel].astype(np.float64)
-    by = np.lexsort((-qgrade, qcode))
-    qcode, qgrade = qcode[by], qgrade[by]
-    counts = np.bincount(qcode, minlength=len(chosen))
-    qrank = np.arange(len(qcode)) - (np.cumsum(counts) - counts)[qcode]
-    judged = np.full((len(chosen), int(counts.max()) if len(counts) else 0), -1.0)
-    judged[qcode, qrank] = np.where(qgrade < 0, -1.0, qgrade)
-
+    judged = judged_matrix(len(chosen), index[qrels.code[qsel]], qrels.grades[qsel])
+    table = GradeTable.from_hits(len(chosen), index[slot_of[hit_code]], rank, grade, lengths,
+                                 judged, relevance_level)
     missing = tuple(qrels.qids[i] for i in np.flatnonzero(~present).tolist())
     qids = tuple(qrels.qids[i] for i in chosen.tolist())
-    table = GradeTable(grades, lengths, judged, relevance_level)
     return Judged(qids, table, missing, ignored)

@@ -187,3 +187,122 @@ def test_docs_metrics_md_is_generated_from_the_registry():
     assert page.read_text("utf-8") == render(markdown=True), (
         "docs/metrics.md is out of date: run `ci-eval metrics --markdown > docs/metrics.md`"
     )
+
+
+# --------------------------------------------------------------------------- the sparse table
+# The table keeps only the ranked documents judged 0 or more. These tests hold it to the
+# full (queries x depth) computation, term by term in the same order, to the last bit.
+
+
+def _dense_reference(names, rankings, judgments, level):
+    """Every metric over the full grade matrix, summed rank by rank as trec_eval does."""
+    n = len(rankings)
+    depth = max((len(r) for r in rankings), default=0)
+    width = max((len(j) for j in judgments), default=0)
+    grades = np.full((n, depth), -1.0)
+    judged = np.full((n, width), -1.0)
+    for q, (ranking, judgment) in enumerate(zip(rankings, judgments)):
+        grades[q, : len(ranking)] = [judgment.get(i, -1) for i in ranking]
+        values = sorted((float(g) for g in judgment.values()), reverse=True)
+        judged[q, : len(values)] = values
+    grades[grades < 0] = -1.0
+    judged[judged < 0] = -1.0
+    relevant = grades >= level
+    found = np.cumsum(relevant, axis=1, dtype=np.int64)
+    num_rel = np.count_nonzero(judged >= level, axis=1)
+
+    def found_at(k):
+        return found[:, min(k, depth) - 1] if depth else np.zeros(n, dtype=np.int64)
+
+    def discounted(gains):
+        return np.cumsum(np.maximum(gains, 0.0) / np.log2(np.arange(2, gains.shape[1] + 2.0)),
+                         axis=1)
+
+    def ratio(a, b):
+        a, b = np.asarray(a, float), np.asarray(b, float)
+        out = np.zeros(n)
+        np.divide(a, b, out=out, where=b != 0)
+        return out
+
+    first = (np.where(relevant.any(axis=1), np.argmax(relevant, axis=1) + 1, 0) if depth
+             else np.zeros(n, dtype=np.int64))
+    out = {}
+    for name in names:
+        m = resolve_metric(name)
+        k = m.k
+        if m.family == "hit":
+            out[m.name] = (found_at(k) > 0).astype(float)
+        elif m.family == "recall":
+            out[m.name] = ratio(found_at(k), num_rel)
+        elif m.family == "precision":
+            out[m.name] = found_at(k) / float(k)
+        elif m.family == "ndcg":
+            dcg = discounted(grades)[:, min(k, depth) - 1] if depth else np.zeros(n)
+            idcg = discounted(judged)[:, min(k, width) - 1] if width else np.zeros(n)
+            out[m.name] = ratio(dcg, idcg)
+        elif m.family == "mrr":
+            keep = first > 0 if k is None else (first > 0) & (first <= k)
+            out[m.name] = ratio(keep.astype(float), first)
+        else:
+            total = (np.cumsum(np.where(relevant, found / np.arange(1.0, depth + 1), 0.0),
+                               axis=1)[:, -1] if depth else np.zeros(n))
+            out[m.name] = ratio(total, num_rel)
+    return out
+
+
+NAMES = ["hit@1", "hit@3", "recall@2", "recall@50", "precision@1", "precision@7", "ndcg@1",
+         "ndcg@3", "ndcg@25", "mrr", "mrr@2", "map"]
+
+
+def _random_case(rng):
+    rankings, judgments = [], []
+    for _ in range(int(rng.integers(0, 8))):
+        pool = [f"d{i}" for i in range(int(rng.integers(1, 40)))]
+        ranking = list(rng.permutation(pool)[: int(rng.integers(0, len(pool) + 1))])
+        grades = [-2, -1, 0, 1, 2, 3, 0.5, 2.5]
+        judgment = {str(d): grades[int(rng.integers(0, len(grades)))]
+                    for d in rng.choice(pool + ["x", "y"], int(rng.integers(0, 10)))}
+        rankings.append(ranking if rng.random() < 0.7 else tuple(ranking))
+        judgments.append(judgment)
+    return rankings, judgments
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("level", [0, 1, 2])
+def test_compute_equals_the_full_matrix_to_the_last_bit(seed, level):
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        rankings, judgments = _random_case(rng)
+        got = compute(NAMES, rankings, judgments, level)
+        expected = _dense_reference(NAMES, rankings, judgments, level)
+        for name in expected:
+            assert [x.hex() for x in got[name].tolist()] == \
+                [x.hex() for x in expected[name].tolist()], name
+
+
+def test_queries_without_any_judged_result():
+    values = compute(NAMES, [["a", "b"], []], [{"z": 2}, {}])
+    for name, column in values.items():
+        assert column.tolist() == [0.0, 0.0], name
+
+
+def test_grade_table_keeps_the_full_matrix():
+    from ci_eval.core.metrics import GradeTable, build_table
+
+    table = build_table([["a", "b", "c"], ["d"]], [{"c": 2, "a": -1, "z": 1}, {"d": 0}])
+    assert table.grades.tolist() == [[-1.0, -1.0, 2.0], [0.0, -1.0, -1.0]]
+    again = GradeTable.from_grades(table.grades, table.lengths, table.judged)
+    assert compute_table_values(again) == compute_table_values(table)
+
+
+def compute_table_values(table):
+    from ci_eval.core.metrics import compute_table
+
+    return {k: v.tolist() for k, v in compute_table(NAMES, table).items()}
+
+
+def test_rankings_may_be_any_sequence_and_ids_any_hashable():
+    values = compute(["mrr", "precision@2"], [iter([3, 1]), (x for x in "ba")],
+                     [{1: 1}, {"a": 2}])
+    assert values["mrr"].tolist() == [1 / 2, 1 / 2]
+    assert values["precision@2"].tolist() == [1 / 2, 1 / 2]

@@ -390,6 +390,45 @@ def test_trec_run_parser_returns_a_run_or_an_input_error(raw):
             assert all(score == score and abs(score) != float("inf") for _, score in pairs)
 
 
+def _run_outcome(raw: bytes):
+    try:
+        run = trec.parse_run(raw, "run.trec")
+    except InputError as exc:
+        return str(exc)
+    return run.as_pairs()
+
+
+@FUZZ
+@given(_trec_bytes())
+def test_trec_run_parser_gives_the_same_with_the_general_splitter_and_small_blocks(raw):
+    expected = _run_outcome(raw)
+    with mock.patch.object(trec, "_split_plain", lambda *args: None):
+        assert _run_outcome(raw) == expected
+    with mock.patch.object(trec, "_BLOCK", 8), mock.patch.object(trec, "_ROWS", 2):
+        assert _run_outcome(raw) == expected
+
+
+decimal_tokens = st.from_regex(r"\A[-+]?[0-9]{0,21}(\.[0-9]{0,21})?\Z", fullmatch=True) | st.floats(
+    allow_nan=False, allow_infinity=False).map(repr)
+
+
+@FUZZ
+@given(st.lists(decimal_tokens, min_size=1, max_size=20))
+def test_trec_scores_are_the_doubles_strtod_gives(tokens):
+    text = "".join(f"q Q0 d{i} 1 {t} x\n" for i, t in enumerate(tokens)).encode()
+    try:
+        expected = [float(t) for t in tokens]
+    except ValueError:
+        expected = None
+    try:
+        pairs = trec.parse_run(text, "run.trec").as_pairs()
+    except InputError as exc:
+        assert expected is None or not all(abs(x) < float("inf") for x in expected), exc
+        return
+    assert expected is not None
+    assert [s.hex() for _, s in pairs["q"]] == [x.hex() for x in expected]
+
+
 @FUZZ
 @given(_trec_bytes())
 def test_trec_run_file_through_the_runner_returns_a_run_or_an_input_error(scratch, raw):

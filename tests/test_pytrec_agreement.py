@@ -61,3 +61,21 @@ def test_agrees_with_pytrec_eval_per_query(seed, level):
     for qid, values in expected.items():
         for measure in MEASURES:
             assert got[qid][measure] == pytest.approx(values[measure], abs=1e-9), (qid, measure)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("level", [1, 2])
+def test_compute_from_lists_agrees_with_pytrec_eval(seed, level):
+    from ci_eval.core.metrics import compute
+    from ci_eval.core.ranking import order
+
+    qrels, run = random_case(seed)
+    run = {q: r for q, r in run.items() if r}
+    expected = pytrec_eval.RelevanceEvaluator(qrels, TREC_PARAMS, relevance_level=level).evaluate(run)
+    qids = sorted(expected)
+    values = compute(list(MEASURES.values()), [order(run[q].items()).ids for q in qids],
+                     [qrels[q] for q in qids], level)
+    for row, qid in enumerate(qids):
+        for measure, ours_name in MEASURES.items():
+            assert values[ours_name][row] == pytest.approx(expected[qid][measure], abs=1e-9), \
+                (qid, measure)

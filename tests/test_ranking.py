@@ -50,11 +50,8 @@ def test_ranking_needs_one_score_per_id():
         Ranking(("a",), ())
 
 
-def _words(ids):
-    width = max(len(i) for i in ids) if ids else 1
-    raw = np.array([i.encode().ljust(8 * -(-width // 8), b"\0") for i in ids])
-    big = np.frombuffer(raw.tobytes(), dtype=">u8").reshape(len(ids), -1).astype(np.uint64)
-    return [big[:, k] for k in range(big.shape[1])]
+def _bytes(ids):
+    return np.array([i.encode() for i in ids], dtype=bytes)
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -68,7 +65,7 @@ def test_order_rows_agrees_with_order(seed):
     if seed % 2:
         groups = np.sort(groups)
     scores = rng.integers(0, 3, n).astype(float)
-    perm = order_rows(groups, scores, _words(ids))
+    perm = order_rows(groups, scores, _bytes(ids))
     rows = np.arange(n) if perm is None else perm
     seen: list[int] = []
     for g in groups[rows]:
@@ -83,4 +80,31 @@ def test_order_rows_agrees_with_order(seed):
 
 def test_order_rows_returns_none_when_already_in_order():
     ids = ["c", "b", "a"]
-    assert order_rows(np.zeros(3, int), np.array([1.0, 1.0, 1.0]), _words(ids)) is None
+    assert order_rows(np.zeros(3, int), np.array([1.0, 1.0, 1.0]), _bytes(ids)) is None
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_order_moves_are_order_rows_in_two_parts(seed):
+    from ci_eval.core.ranking import order_moves
+
+    rng = np.random.default_rng(50 + seed)
+    n = int(rng.integers(2, 80))
+    ids = list(dict.fromkeys(f"d{int(x)}" for x in rng.integers(0, 60, n)))
+    n = len(ids)
+    groups = rng.integers(0, 3, n)
+    if seed % 2:
+        groups = np.sort(groups)
+    scores = rng.integers(0, 3, n).astype(float)
+    if seed % 4 < 2:  # grouped files mostly come in score order
+        scores = -np.sort(-scores)
+    full = order_rows(groups, scores, _bytes(ids))
+    heads = np.flatnonzero(np.concatenate(([True], groups[1:] != groups[:-1])))
+    for perm, moves in (order_moves(groups, scores, _bytes(ids)),
+                        order_moves(None, scores, _bytes(ids), heads, groups[heads])):
+        rows = np.arange(n) if perm is None else perm
+        if moves is not None:
+            at, inner = moves
+            fixed = np.arange(n)
+            fixed[at] = at[inner]
+            rows = rows[fixed]
+        assert rows.tolist() == (np.arange(n) if full is None else full).tolist()

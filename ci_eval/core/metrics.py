@@ -38,33 +38,71 @@ _NOT_RELEVANT = -1.0
 class GradeTable:
     """Per-query grades of the ranked documents plus what the ideal ranking needs.
 
-    ``grades[q, i]`` is the grade of the document at rank ``i + 1`` of query ``q``
-    (-1 for unjudged, negative or padding), ``lengths[q]`` the number retrieved,
-    ``judged`` a (queries x m) matrix of each query's judged grades sorted descending
-    (padded with -1), from which num_rel and the ideal DCG come.
+    Only the ranked documents judged 0 or more are kept ("hits"): ``ranks[q, j]`` is the
+    0-based rank and ``gains[q, j]`` the grade of query q's j-th hit, by rank, the rows
+    padded with rank ``depth`` and grade -1. An unjudged document or a negative judgment
+    would have grade -1 (below any relevance level, no gain), so leaving it out changes
+    no metric: every sum skips only zero terms and keeps its order, and the results are
+    the same to the last bit as over the full (queries x depth) matrix, which ``grades``
+    still gives. ``lengths[q]`` is the number retrieved, ``judged`` a (queries x m)
+    matrix of each query's judged grades sorted descending (padded with -1), from which
+    num_rel and the ideal DCG come.
     Derived arrays are computed once, on first use, for every metric that needs them.
     """
 
-    def __init__(self, grades: np.ndarray, lengths: np.ndarray, judged: np.ndarray,
-                 relevance_level: int = 1):
+    def __init__(self, ranks: np.ndarray, gains: np.ndarray, lengths: np.ndarray,
+                 judged: np.ndarray, relevance_level: int = 1):
         if relevance_level < 0:
             raise InputError(
                 f"the relevance level must be 0 or more, got {relevance_level}",
                 source="relevance_level",
             )
-        self.grades = grades
-        self.lengths = lengths
+        self.lengths = np.asarray(lengths, dtype=np.int64)
+        self.depth = int(self.lengths.max()) if len(self.lengths) else 0
+        self.ranks = ranks
+        self.gains = gains
         self.judged = judged
         self.level = relevance_level
-        self._cache: dict[str, np.ndarray] = {}
+        self._cache: dict = {}
+
+    @classmethod
+    def from_hits(cls, n_queries: int, query: np.ndarray, rank: np.ndarray,
+                  grade: np.ndarray, lengths: np.ndarray, judged: np.ndarray,
+                  relevance_level: int = 1) -> GradeTable:
+        """From one (query, 0-based rank, grade) triple per ranked document judged 0 or
+        more, in any order."""
+        by = np.lexsort((rank, query))
+        query, rank, grade = query[by], rank[by], np.asarray(grade, dtype=np.float64)[by]
+        counts = np.bincount(query, minlength=n_queries)
+        column = np.arange(len(query)) - (np.cumsum(counts) - counts)[query]
+        width = int(counts.max()) if n_queries else 0
+        lengths = np.asarray(lengths, dtype=np.int64)
+        depth = int(lengths.max()) if n_queries else 0
+        ranks = np.full((n_queries, width), depth, dtype=np.int64)
+        gains = np.full((n_queries, width), _NOT_RELEVANT)
+        ranks[query, column] = rank
+        gains[query, column] = grade
+        return cls(ranks, gains, lengths, judged, relevance_level)
+
+    @classmethod
+    def from_grades(cls, grades: np.ndarray, lengths: np.ndarray, judged: np.ndarray,
+                    relevance_level: int = 1) -> GradeTable:
+        """From the full (queries x depth) matrix of grades (-1: unjudged or padding)."""
+        query, rank = np.nonzero(grades >= 0)
+        return cls.from_hits(grades.shape[0], query, rank, grades[query, rank], lengths,
+                             judged, relevance_level)
 
     @property
     def n_queries(self) -> int:
-        return self.grades.shape[0]
+        return len(self.lengths)
 
     @property
-    def depth(self) -> int:
-        return self.grades.shape[1]
+    def grades(self) -> np.ndarray:
+        """The full (queries x depth) matrix: -1 for unjudged, negative and padding."""
+        out = np.full((self.n_queries, self.depth), _NOT_RELEVANT)
+        query, column = np.nonzero(self.ranks < self.depth)
+        out[query, self.ranks[query, column]] = self.gains[query, column]
+        return out
 
     def _get(self, key: str, make: Callable[[], np.ndarray]) -> np.ndarray:
         if key not in self._cache:
@@ -73,11 +111,12 @@ class GradeTable:
 
     @property
     def relevant(self) -> np.ndarray:
-        return self._get("relevant", lambda: self.grades >= self.level)
+        """Hits at or above the relevance level (padding never is: its grade is -1)."""
+        return self._get("relevant", lambda: self.gains >= self.level)
 
     @property
     def found(self) -> np.ndarray:
-        """Relevant documents within the first i + 1 ranks."""
+        """Relevant documents up to and including each hit."""
         return self._get("found", lambda: np.cumsum(self.relevant, axis=1, dtype=np.int64))
 
     @property
@@ -90,41 +129,85 @@ class GradeTable:
     def num_rel_ret(self) -> np.ndarray:
         return self.found_at(self.depth)
 
+    def _within(self, k: int) -> np.ndarray:
+        """Hits within the first k ranks, per query (hits come by rank)."""
+        k = min(k, self.depth)
+        return self._get(f"within{k}", lambda: np.count_nonzero(self.ranks < k, axis=1))
+
     def found_at(self, k: int) -> np.ndarray:
-        if self.depth == 0:
+        if self.ranks.shape[1] == 0:
             return np.zeros(self.n_queries, dtype=np.int64)
-        return self.found[:, min(k, self.depth) - 1]
+        return np.count_nonzero(self.relevant & (self.ranks < min(k, self.depth)), axis=1)
 
     @property
     def first_rank(self) -> np.ndarray:
         """1-based rank of the first relevant document, 0 when there is none."""
 
         def make() -> np.ndarray:
-            if self.depth == 0:
+            if self.ranks.shape[1] == 0:
                 return np.zeros(self.n_queries, dtype=np.int64)
             rel = self.relevant
-            return np.where(rel.any(axis=1), np.argmax(rel, axis=1) + 1, 0)
+            first = self.ranks[np.arange(self.n_queries), np.argmax(rel, axis=1)]
+            return np.where(rel.any(axis=1), first + 1, 0)
 
         return self._get("first_rank", make)
 
-    def _discounted_cumsum(self, gains: np.ndarray) -> np.ndarray:
-        # gain / log2(rank + 1), summed rank by rank in order, as trec_eval does, so the
-        # float results agree to the last bit where the logarithms do.
-        log2 = np.log2(np.arange(2, gains.shape[1] + 2, dtype=np.float64))
-        return np.cumsum(np.maximum(gains, 0.0) / log2, axis=1)
+    def _log2(self, n: int) -> np.ndarray:
+        # log2(rank + 1) for 1-based ranks 1..n, always from the same contiguous call, so a
+        # rank's discount is the same number whichever ranking it came from.
+        return np.log2(np.arange(2, n + 2, dtype=np.float64))
 
     def dcg_at(self, k: int) -> np.ndarray:
-        if self.depth == 0:
+        if self.ranks.shape[1] == 0:
             return np.zeros(self.n_queries)
-        dcg = self._get("dcg", lambda: self._discounted_cumsum(self.grades))
-        return dcg[:, min(k, self.depth) - 1]
+
+        def make() -> np.ndarray:
+            # gain / log2(rank + 1) summed hit by hit in rank order, as trec_eval sums rank
+            # by rank (the ranks in between add 0), so the floats agree to the last bit
+            # where the logarithms do.
+            discount = np.append(self._log2(self.depth), 1.0)[self.ranks]
+            return np.cumsum(np.maximum(self.gains, 0.0) / discount, axis=1)
+
+        dcg = self._get("dcg", make)
+        within = self._within(k)
+        last = np.maximum(within - 1, 0)
+        return np.where(within > 0, dcg[np.arange(self.n_queries), last], 0.0)
 
     def ideal_dcg_at(self, k: int) -> np.ndarray:
         # The ideal ranking lists every positive judgment by grade, whatever the level.
         if self.judged.shape[1] == 0:
             return np.zeros(self.n_queries)
-        idcg = self._get("idcg", lambda: self._discounted_cumsum(self.judged))
+
+        def make() -> np.ndarray:
+            gains = np.maximum(self.judged, 0.0)
+            return np.cumsum(gains / self._log2(self.judged.shape[1]), axis=1)
+
+        idcg = self._get("idcg", make)
         return idcg[:, min(k, self.judged.shape[1]) - 1]
+
+    def precision_sum(self) -> np.ndarray:
+        """Sum of the precision at the rank of each relevant document, in rank order."""
+
+        def make() -> np.ndarray:
+            if self.ranks.shape[1] == 0:
+                return np.zeros(self.n_queries)
+            at_hits = np.where(self.relevant, self.found / (self.ranks + 1.0), 0.0)
+            return np.cumsum(at_hits, axis=1)[:, -1]
+
+        return self._get("precision_sum", make)
+
+
+def judged_matrix(n_queries: int, query: np.ndarray, grade: np.ndarray) -> np.ndarray:
+    """Each query's judged grades sorted descending, as a (queries x m) matrix padded
+    with -1; negative grades become -1 (no gain, never relevant)."""
+    grade = np.asarray(grade, dtype=np.float64)
+    by = np.lexsort((-grade, query))
+    query, grade = query[by], grade[by]
+    counts = np.bincount(query, minlength=n_queries)
+    column = np.arange(len(query)) - (np.cumsum(counts) - counts)[query]
+    out = np.full((n_queries, int(counts.max()) if n_queries else 0), _NOT_RELEVANT)
+    out[query, column] = np.where(grade < 0, _NOT_RELEVANT, grade)
+    return out
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -198,13 +281,8 @@ def _map(t: GradeTable, k: int | None) -> np.ndarray:
     counts every judged relevant document (missed ones contribute 0). 0 when R = 0.
     The mean over queries is trec_eval's map (Buckley and Voorhees, 2005).
     """
-    if t.depth == 0:
-        return np.zeros(t.n_queries)
-    ranks = np.arange(1, t.depth + 1, dtype=np.float64)
-    precision_at_hits = np.where(t.relevant, t.found / ranks, 0.0)
     # Summed rank by rank, in trec_eval's order.
-    total = np.cumsum(precision_at_hits, axis=1)[:, -1]
-    return _ratio(total, t.num_rel)
+    return _ratio(t.precision_sum(), t.num_rel)
 
 
 # --------------------------------------------------------------------------- registry
@@ -342,29 +420,43 @@ def build_table(
     judgments: Sequence[Mapping[str, float]],
     relevance_level: int = 1,
 ) -> GradeTable:
-    """The grade table of ordered id sequences against ``{id: grade}`` judgments."""
+    """The grade table of ordered id sequences against ``{id: grade}`` judgments.
+
+    One dict per ranking (id -> rank) both rejects a repeated id and places the judged
+    ids; everything after that is column-wise. Only judged ids are ever looked at one by
+    one, not every ranked id.
+    """
     if len(rankings) != len(judgments):
         raise ValueError("rankings and judgments must have one entry per query")
     n = len(rankings)
-    depth = max((len(r) for r in rankings), default=0)
-    width = max((len(j) for j in judgments), default=0)
-    grades = np.full((n, depth), _NOT_RELEVANT)
-    judged = np.full((n, width), _NOT_RELEVANT)
     lengths = np.zeros(n, dtype=np.int64)
-    for q, (ranking, judgment) in enumerate(zip(rankings, judgments)):
-        ids = list(ranking)
-        if len(set(ids)) != len(ids):
+    hit_query: list[int] = []
+    hit_rank: list[int] = []
+    hit_grade: list[float] = []
+    judged_count = np.zeros(n, dtype=np.int64)
+    judged_values: list = []
+    ids_of = [r if isinstance(r, (list, tuple)) else list(r) for r in rankings]
+    ranks = list(range(max(map(len, ids_of), default=0)))  # int objects made once
+    for q, (ids, judgment) in enumerate(zip(ids_of, judgments)):
+        rank_of = dict(zip(ids, ranks))
+        if len(rank_of) != len(ids):
             dup = next(i for i in ids if ids.count(i) > 1)
             raise InputError(f"id {dup!r} is ranked twice", source="ranking", place=f"query {q}")
         lengths[q] = len(ids)
-        row = [judgment.get(i, _NOT_RELEVANT) for i in ids]
-        grades[q, : len(row)] = row
-        values = sorted((float(g) for g in judgment.values()), reverse=True)
-        judged[q, : len(values)] = values
-    # Negative judgments are "judged but not relevant, no gain": the same as unjudged.
-    grades[grades < 0] = _NOT_RELEVANT
-    judged[judged < 0] = _NOT_RELEVANT
-    return GradeTable(grades, lengths, judged, relevance_level)
+        judged_count[q] = len(judgment)
+        judged_values.extend(judgment.values())
+        for cid in rank_of.keys() & judgment.keys():
+            grade = float(judgment[cid])
+            if not grade < 0:  # a negative judgment is the same as none
+                hit_query.append(q)
+                hit_rank.append(rank_of[cid])
+                hit_grade.append(grade)
+    judged = judged_matrix(n, np.repeat(np.arange(n), judged_count),
+                           np.array(judged_values, dtype=np.float64))
+    return GradeTable.from_hits(n, np.array(hit_query, dtype=np.int64),
+                                np.array(hit_rank, dtype=np.int64),
+                                np.array(hit_grade, dtype=np.float64), lengths, judged,
+                                relevance_level)
 
 
 def compute_table(metrics: Sequence[Metric | str], table: GradeTable) -> dict[str, np.ndarray]:

@@ -55,50 +55,90 @@ def order(pairs: Iterable[tuple[str, float]]) -> Ranking:
     return Ranking(tuple(c for c, _ in items), tuple(s for _, s in items))
 
 
-def order_rows(group: np.ndarray, scores: np.ndarray, ids: np.ndarray) -> np.ndarray | None:
+def order_rows(group: np.ndarray | None, scores: np.ndarray, ids: np.ndarray,
+               heads: np.ndarray | None = None, head_group: np.ndarray | None = None
+               ) -> np.ndarray | None:
     """Permutation putting rows in trec_eval order within each group, or None if they are.
 
     The vectorised counterpart of ``order`` for the TREC file path. ``group`` holds an
     integer code per row (the query), ``scores`` the float64 scores and ``ids`` the ids
     as a fixed-width bytes array (numpy ``S``; ids hold no NUL byte), whose comparisons
-    go byte by byte like ``strcmp``. Afterwards the rows of a group are contiguous
+    go byte by byte like ``strcmp``. ``heads``, when given, are the rows where ``group``
+    changes value (0 first, ascending) and ``head_group`` the group from each head on;
+    given both, ``group`` may be None. Afterwards the rows of a group are contiguous
     (groups already contiguous keep their place) and ordered by score descending, then
-    id descending.
+    id descending. ``order_moves`` gives the same order in two parts.
+    """
+    perm, moves = order_moves(group, scores, ids, heads, head_group)
+    if moves is None:
+        return perm
+    rows, inner = moves
+    fixed = np.arange(len(scores))
+    fixed[rows] = rows[inner]
+    return fixed if perm is None else perm[fixed]
+
+
+def order_moves(group: np.ndarray | None, scores: np.ndarray, ids: np.ndarray,
+                heads: np.ndarray | None = None, head_group: np.ndarray | None = None):
+    """``order_rows``' order as ``(perm, moves)``: ``perm`` puts each group's rows
+    together in score order (None when they are), and ``moves``, None when no tie is out
+    of order, is ``(rows, inner)``: after ``perm``, position ``rows[i]`` takes the row at
+    position ``rows[inner[i]]`` (``rows`` ascending, the rows of runs of tied scores).
 
     Run files usually come grouped and in rank order, with ties in any order, so the
     work is done in steps that cost nothing when they have nothing to do: sort by
     (group, score) only if that order is broken, then re-sort only the rows inside runs
-    of tied scores.
+    of tied scores. Over all rows it takes two comparisons of neighbouring scores; the
+    rest works on the few rows where the scores rise or tie.
     """
     n = len(scores)
     if n < 2:
-        return None
+        return None, None
+    if heads is None:
+        heads = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
+    if head_group is None:
+        head_group = group[heads]
+    boundary = np.zeros(n, dtype=bool)  # row i + 1 starts a new run of its group
+    boundary[heads[1:] - 1] = True
+    boundary = boundary[:-1]
+    contiguous = len(np.unique(head_group)) == len(heads)
+    rises = np.flatnonzero(scores[1:] > scores[:-1])
     perm = None
-    same = group[1:] == group[:-1]
-    heads = group[np.concatenate(([0], np.flatnonzero(~same) + 1))]
-    contiguous = len(np.unique(heads)) == len(heads)
-    if not (contiguous and np.all((scores[1:] <= scores[:-1]) | ~same)):
-        key = np.cumsum(np.concatenate(([0], ~same))) if contiguous else group
+    if not (contiguous and np.all(boundary[rises])):
+        runs = np.diff(np.append(heads, n))
+        key = np.repeat(np.arange(len(heads)) if contiguous else head_group, runs)
         perm = np.lexsort((-scores, key))
-        group, scores, ids = group[perm], scores[perm], ids[perm]
-        same = group[1:] == group[:-1]
-    tie = same & (scores[1:] == scores[:-1])
-    if not np.any(tie):
-        return perm
-    # Rows that share their score with a neighbour, and which tie run each belongs to.
-    member = np.zeros(n, dtype=bool)
-    member[1:] |= tie
-    member[:-1] |= tie
-    rows = np.flatnonzero(member)
-    run_id = np.cumsum(np.concatenate(([True], ~tie)))[rows]
+        group, scores, ids = key[perm], scores[perm], ids[perm]
+        heads = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
+        boundary = np.zeros(n, dtype=bool)
+        boundary[heads[1:] - 1] = True
+        boundary = boundary[:-1]
+    # Neighbours in one group with equal scores: pairs (i, i + 1) for i in `tie`.
+    tie = np.flatnonzero(scores[1:] == scores[:-1])
+    tie = tie[~boundary[tie]]
+    if len(tie) == 0:
+        return perm, None
+    # Consecutive pairs chain into runs of tied rows: run r covers rows tie[opens[r]] ..
+    # tie[opens[r]] + pairs[r].
+    opens = np.flatnonzero(np.concatenate(([True], tie[1:] != tie[:-1] + 1)))
+    pairs = np.diff(np.append(opens, len(tie)))
+    run_id = np.repeat(np.arange(len(opens)), pairs + 1)
+    starts = np.cumsum(pairs + 1) - (pairs + 1)
+    rows = np.arange(len(run_id)) + np.repeat(tie[opens] - starts, pairs + 1)
     sub = ids[rows]
-    boundary = run_id[1:] != run_id[:-1]
-    if np.all((sub[1:] < sub[:-1]) | boundary):
-        return perm
-    # Rank the tied ids (ascending byte order), then sort each run by rank descending;
-    # np.lexsort is stable and sorts by its last key first.
-    _, rank = np.unique(sub, return_inverse=True)
-    inner = np.lexsort((-rank.ravel(), run_id))
-    fixed = np.arange(n)
-    fixed[rows] = rows[inner]
-    return fixed if perm is None else perm[fixed]
+    if np.all((sub[1:] < sub[:-1]) | (run_id[1:] != run_id[:-1])):
+        return perm, None
+    # Sort each run by id descending: the ids as big-endian words compare as their bytes,
+    # and ~w reverses an unsigned order; np.lexsort is stable, its last key first.
+    words = _big_endian_words(sub)
+    inner = np.lexsort([~words[:, k] for k in reversed(range(words.shape[1]))] + [run_id])
+    return perm, (rows, inner)
+
+
+def _big_endian_words(ids: np.ndarray) -> np.ndarray:
+    """Fixed-width byte strings as (rows x n) uint64, most significant byte first, so
+    that comparing the words in turn compares the bytes (zero padding sorts first)."""
+    width = ids.dtype.itemsize
+    chars = np.zeros((len(ids), 8 * max(1, -(-width // 8))), dtype=np.uint8)
+    chars[:, :width] = np.ascontiguousarray(ids).view(np.uint8).reshape(len(ids), width)
+    return chars.view(">u8").astype(np.uint64)
