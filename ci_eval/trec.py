@@ -34,6 +34,7 @@ Parsing never builds a Python object per line:
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -95,8 +96,6 @@ class _LineMap:
         self.blocks.append((line_base, lines))
 
     def line_of(self, row: int) -> int:
-        import bisect
-
         at = bisect.bisect_right(self.first_rows, row) - 1
         line_base, lines = self.blocks[at]
         offset = row - self.first_rows[at]
