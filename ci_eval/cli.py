@@ -20,7 +20,9 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every command, or with just ``only``: running one command should not
+    pay for importing the others (numpy, tabulate, jsonschema, PyGithub)."""
     from ci_eval.commands import COMMANDS
 
     parser = _Parser(
@@ -31,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ci-eval {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
+        if only is not None and name != only:
+            continue
         try:
             module = importlib.import_module(f"ci_eval.commands.{name}")
         except ModuleNotFoundError as exc:
@@ -52,7 +56,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ci-eval {__version__}")
         return 0
     try:
-        parser = build_parser()
+        from ci_eval.commands import COMMANDS
+
+        parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
         args = parser.parse_args(argv)
         if not getattr(args, "func", None):
             parser.print_help(sys.stderr)
