@@ -55,7 +55,12 @@ _MEMORY_SCRIPT = textwrap.dedent(
     metrics = ("hit@5", "recall@5", "precision@5", "ndcg@5", "mrr", "hit@15", "recall@15", "precision@15", "ndcg@15", "map")
     result = evaluate(gold, stream, k=5, metrics=metrics)
     text = dumps({"questions": result.questions, "summary": result.summary})
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # VmHWM belongs to this process image; ru_maxrss would carry over a large parent's peak.
+    try:
+        hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0]
+        peak = int(hwm.split()[1]) / 1024
+    except (OSError, IndexError):
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"peak_mb": peak, "artefact_mb": len(text.encode()) / 2**20}))
     """
 )
