@@ -1113,22 +1113,23 @@ class _ApiHandler(_Handler):
         comment = self.standin.state.comments.get(int(rest[0]))
         return (200, self.standin.comment_object(comment), {}) if comment else self._not_found()
 
+    def _own_comment(self, rest: list):
+        """The comment to edit or delete, or the refusal GitHub gives: only the author (or a
+        maintainer) may change a comment, and the bot is neither for someone else's."""
+        comment = self.standin.state.comments.get(int(rest[0]))
+        if comment is None:
+            return None, self._not_found()
+        if comment["login"] != self.standin.bot_login:
+            refusal = {"message": "Must have admin rights to Repository.", "documentation_url": DOCS,
+                       "status": "403"}
+            return None, (403, refusal, {})
+        return comment, None
+
     def _op_issues_update_comment(self, rest: list, query: dict, body: bytes):
         s = self.standin
-        comment = s.state.comments.get(int(rest[0]))
-        if comment is None:
-            return self._not_found()
-        if comment["login"] != s.bot_login:
-            # GitHub lets only the author (or a maintainer) edit; the bot is neither here
-            return (
-                403,
-                {
-                    "message": "Must have admin rights to Repository.",
-                    "documentation_url": DOCS,
-                    "status": "403",
-                },
-                {},
-            )
+        comment, refused = self._own_comment(rest)
+        if refused:
+            return refused
         text, problem = self._comment_body(body)
         if problem:
             return problem
@@ -1137,21 +1138,10 @@ class _ApiHandler(_Handler):
         return 200, s.comment_object(comment), {}
 
     def _op_issues_delete_comment(self, rest: list, query: dict, body: bytes):
-        s = self.standin
-        comment = s.state.comments.get(int(rest[0]))
-        if comment is None:
-            return self._not_found()
-        if comment["login"] != s.bot_login:
-            return (
-                403,
-                {
-                    "message": "Must have admin rights to Repository.",
-                    "documentation_url": DOCS,
-                    "status": "403",
-                },
-                {},
-            )
-        del s.state.comments[comment["id"]]
+        comment, refused = self._own_comment(rest)
+        if refused:
+            return refused
+        del self.standin.state.comments[comment["id"]]
         return 204, None, {}
 
 
