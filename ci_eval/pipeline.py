@@ -4,11 +4,9 @@
 from __future__ import annotations
 
 import datetime as _dt
-import sys
 from dataclasses import dataclass
 
 from ci_eval import __version__
-from ci_eval.errors import RetrieverError
 
 
 @dataclass(frozen=True)
@@ -125,8 +123,4 @@ def retriever_failed(artefact: dict) -> str | None:
     return None
 
 
-def warn(message: str) -> None:
-    print(f"ci-eval: warning: {message}", file=sys.stderr)
-
-
-__all__ = ["Inputs", "RetrieverError", "load_inputs", "retriever_failed", "run_evaluation"]
+__all__ = ["Inputs", "load_inputs", "retriever_failed", "run_evaluation"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,7 +117,3 @@ def parse_gold_set(data: Any, source: str) -> GoldSet:
 def content_hash(raw: bytes) -> str:
     """sha256 of the file's bytes: what the artefact records to pin the exact gold set."""
     return hashlib.sha256(raw).hexdigest()
-
-
-def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

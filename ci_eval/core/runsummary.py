@@ -46,11 +46,3 @@ def run_summary(artefact: dict) -> str:
         lines.append(f"latency: mean {lat['mean']:.1f} ms, p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms")
     return "\n".join(lines)
 
-
-def stale_report(artefact: dict) -> list[str]:
-    return [
-        f"question {q['id']!r}: stale gold id(s) {', '.join(q['stale'])}"
-        + (" (no live gold left: kept out of the means)" if q["status"] == "stale" else "")
-        for q in artefact["questions"]
-        if q["stale"]
-    ]
