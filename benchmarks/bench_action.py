@@ -68,8 +68,8 @@ _BREAKDOWN_SCRIPT = textwrap.dedent(
     """
     import json, sys, time
     started = time.perf_counter()
-    import ci_eval.action as action
-    import ci_eval.commands.compare as compare
+    import ci_eval.github.steps as action
+    import ci_eval.report as compare
     from ci_eval.cli import main
 
     seconds = {}
@@ -122,7 +122,7 @@ def _environ(extra: dict[str, str]) -> dict[str, str]:
 
 
 def _baseline_zip(root: Path, base_sha: str) -> bytes:
-    from ci_eval.artifact_zip import build_zip
+    from ci_eval.github.artifact_zip import build_zip
 
     out = root / "base-run.json"
     env = _environ({"GITHUB_SHA": base_sha, "GITHUB_REF": "refs/heads/main",

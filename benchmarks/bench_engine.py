@@ -124,9 +124,10 @@ def engine(queries: int = 7000, depth: int = 1000, repeat: int = 5) -> dict:
     import pytrec_eval
     from ranx import Qrels, Run, evaluate
 
-    from ci_eval import trec
     from ci_eval.core.metrics import compute, compute_table
     from ci_eval.core.ranking import order
+    from ci_eval.trec import parse as trec
+    from ci_eval.trec.judge import judge
 
     with tempfile.TemporaryDirectory() as tmp:
         qrels_path, run_path = generate(Path(tmp), queries, depth)
@@ -143,7 +144,7 @@ def engine(queries: int = 7000, depth: int = 1000, repeat: int = 5) -> dict:
             return compute(metrics, rankings, judgments)
 
         def ours_trec():
-            return compute_table(metrics, trec.judge(parsed_qrels, parsed_run).table)
+            return compute_table(metrics, judge(parsed_qrels, parsed_run).table)
 
         def pytrec():
             return pytrec_eval.RelevanceEvaluator(qrels_dict, PYTREC_MEASURES).evaluate(run_nested)
@@ -170,7 +171,7 @@ def engine(queries: int = 7000, depth: int = 1000, repeat: int = 5) -> dict:
         ranx_cold = float(done.stdout.split()[-1])
 
     reference = results["pytrec"]
-    judged_qids = trec.judge(parsed_qrels, parsed_run).qids
+    judged_qids = judge(parsed_qrels, parsed_run).qids
     agreement = {}
     for label, values, row_qids in (("ci-eval compute()", results["lists"], qids),
                                     ("ci-eval judge() + kernels", results["trec"], judged_qids)):

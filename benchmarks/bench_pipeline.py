@@ -26,7 +26,8 @@ def _sleepy(question: str, k: int):
 
 def runner_concurrency(questions: int = 1000, concurrency: int = 16, latency: float = 0.05) -> dict:
     """1,000 questions against a retriever that takes 50 ms each, 16 at a time."""
-    from ci_eval.runners import Query, run_callable
+    from ci_eval.retrieval.python_runner import run_callable
+    from ci_eval.retrieval.query import Query
 
     queries = [Query(f"q{i}", f"question {i}") for i in range(questions)]
     start = time.perf_counter()
@@ -44,7 +45,8 @@ _MEMORY_SCRIPT = textwrap.dedent(
     from ci_eval.core.goldset import GoldSet, Question
     from ci_eval.core.evaluation import evaluate
     from ci_eval.core.artefact import dumps
-    from ci_eval.runners import Query, run_callable
+    from ci_eval.retrieval.python_runner import run_callable
+    from ci_eval.retrieval.query import Query
 
     n = int(sys.argv[1])
     gold = GoldSet(1, "v", tuple(Question(f"q{i}", f"question {i}", ((f"c{i % 97}", 1),)) for i in range(n)))

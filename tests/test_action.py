@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from github_standin import GitHubStandIn, fake_sha
 
-from ci_eval.artifact_zip import build_zip
+from ci_eval.github.artifact_zip import build_zip
 
 TESTS = Path(__file__).resolve().parent
 REPO_ROOT = TESTS.parent

@@ -10,8 +10,8 @@ import zipfile
 
 import pytest
 
-from ci_eval.artifact_zip import build_zip, read_artifact_zip
 from ci_eval.errors import InputError
+from ci_eval.github.artifact_zip import build_zip, read_artifact_zip
 
 SOURCE = "artifact ci-eval (id 42)"
 RUN = b'{"schema_version": 1}'

@@ -2,7 +2,7 @@ import pytest
 
 from ci_eval.core.config import parse_config
 from ci_eval.errors import InputErrors
-from ci_eval.loaders import find_config, load_config
+from ci_eval.inputs.loaders import find_config, load_config
 
 
 def minimal(**extra):

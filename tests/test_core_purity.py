@@ -34,7 +34,7 @@ def test_core_module_does_no_io(module):
 
 def test_the_check_can_fail(tmp_path):
     sample = tmp_path / "sample.py"
-    sample.write_text("import os\nfrom ci_eval.runners import Query\n")
+    sample.write_text("import os\nfrom ci_eval.retrieval.query import Query\n")
     names = list(imports_of(sample))
     assert [n for n in names if n.split(".")[0] in FORBIDDEN] == ["os"]
-    assert [n for n in names if n.startswith("ci_eval") and not n.startswith(ALLOWED_PROJECT)] == ["ci_eval.runners"]
+    assert [n for n in names if n.startswith("ci_eval") and not n.startswith(ALLOWED_PROJECT)] == ["ci_eval.retrieval.query"]

@@ -80,7 +80,7 @@ def test_demo_marks_the_stand_in_judge(demo):
 
 
 def test_demo_artefacts_validate(demo):
-    from ci_eval.loaders import load_artefact
+    from ci_eval.inputs.loaders import load_artefact
 
     _, folder = demo
     for name in ("base.json", "head.json"):

@@ -3,7 +3,7 @@ import os
 import pytest
 
 from ci_eval.errors import InputError
-from ci_eval.files import atomic_append, atomic_write, read_json, read_toml
+from ci_eval.inputs.files import atomic_append, atomic_write, read_json, read_toml
 
 
 def test_atomic_write_replaces_whole_file(tmp_path):

@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 from github_standin import EPOCH, GitHubStandIn, fake_sha
 
-from ci_eval.artifact_zip import build_zip
 from ci_eval.errors import GitHubError, InputError
-from ci_eval.github_api import ArtifactGone, PyGithubPort, build_client
+from ci_eval.github.api import ArtifactGone, PyGithubPort, build_client
+from ci_eval.github.artifact_zip import build_zip
 
 BASE = fake_sha("base")
 HEAD = fake_sha("head")

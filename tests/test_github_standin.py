@@ -12,7 +12,7 @@ import github_standin
 import pytest
 from github_standin import GitHubStandIn, fake_sha
 
-from ci_eval.artifact_zip import build_zip
+from ci_eval.github.artifact_zip import build_zip
 
 BASE = fake_sha("base")
 

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from ci_eval.errors import InputError, InputErrors
-from ci_eval.loaders import Manifest, load_answers, load_artefact, load_manifest
+from ci_eval.inputs.loaders import Manifest, load_answers, load_artefact, load_manifest
 
 
 class Cfg:

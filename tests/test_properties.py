@@ -15,14 +15,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ci_eval import actions_env, runners, trec
 from ci_eval.core.artefact import validate_artefact
 from ci_eval.core.config import Config, parse_config
 from ci_eval.core.goldset import GoldSet, parse_gold_set
 from ci_eval.core.results import ResultError, Retrieved, clean
 from ci_eval.errors import InputError
-from ci_eval.files import decode, parse_json, read_toml
-from ci_eval.loaders import Manifest, load_answers, load_manifest
+from ci_eval.github import env as actions_env
+from ci_eval.inputs.files import decode, parse_json, read_toml
+from ci_eval.inputs.loaders import Manifest, load_answers, load_manifest
+from ci_eval.retrieval import run_file
+from ci_eval.trec import parse as trec
 
 PROJECT = Path(__file__).parent / "bad_inputs" / "_project"
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -345,7 +347,7 @@ run_rows = st.fixed_dictionaries(
 def test_jsonl_run_file_reader_returns_a_run_or_an_input_error(scratch, raw):
     path = _write(scratch, "run.jsonl", raw)
     try:
-        run = runners.read_run_file(path, "jsonl", path)
+        run = run_file.read_run_file(path, "jsonl", path)
     except InputError as exc:
         assert exc.source == path
         return
@@ -434,7 +436,7 @@ def test_trec_scores_are_the_doubles_strtod_gives(tokens):
 def test_trec_run_file_through_the_runner_returns_a_run_or_an_input_error(scratch, raw):
     path = _write(scratch, "run.trec", raw)
     try:
-        runners.read_run_file(path, "trec", path)
+        run_file.read_run_file(path, "trec", path)
     except InputError as exc:
         assert exc.source == path
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ci_eval import trec
 from ci_eval.core.metrics import compute_table
+from ci_eval.trec import parse as trec
+from ci_eval.trec.judge import judge
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -43,7 +44,7 @@ def random_case(seed: int):
 def ours(qrels: dict, run: dict, level: int) -> dict:
     qtext = "".join(f"{q} 0 {d} {g}\n" for q, j in qrels.items() for d, g in j.items())
     rtext = "".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, r in run.items() for d, s in r.items())
-    judged = trec.judge(trec.parse_qrels(qtext.encode(), "q"), trec.parse_run(rtext.encode(), "r"),
+    judged = judge(trec.parse_qrels(qtext.encode(), "q"), trec.parse_run(rtext.encode(), "r"),
                         relevance_level=level)
     values = compute_table(list(MEASURES.values()), judged.table)
     return {qid: {t: float(values[m][i]) for t, m in MEASURES.items()}

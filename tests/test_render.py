@@ -12,8 +12,8 @@ import pytest
 from factories import artefact, spec
 from factories import ranked_with_gold_at as at
 
-from ci_eval.commands.compare import build_report, policy_from
 from ci_eval.core.render import MARKER, BaselineInfo, marker
+from ci_eval.report import build_report, policy_from
 
 GOLDEN = Path(__file__).parent / "golden"
 TEXTS = ["How do I rotate an API key?", "Which regions support private endpoints?",

@@ -11,9 +11,10 @@ from unittest import mock
 import numpy as np
 import pytest
 
-from ci_eval import trec
 from ci_eval.core.ranking import order
 from ci_eval.errors import InputError
+from ci_eval.trec import parse as trec
+from ci_eval.trec.judge import judge
 
 
 def run_of(text: str) -> dict:
@@ -131,12 +132,12 @@ def test_judge_orders_joins_and_cuts():
     qrels = trec.parse_qrels(b"q1 0 a 1\nq1 0 c 2\nq2 0 x 1\nq3 0 m 1\n", "q")
     run = trec.parse_run(b"q1 Q0 a 1 1 t\nq1 Q0 b 2 1 t\nq1 Q0 c 3 0.5 t\n"
                          b"q2 Q0 x 1 1 t\nq9 Q0 z 1 1 t\n", "r")
-    judged = trec.judge(qrels, run)
+    judged = judge(qrels, run)
     assert judged.qids == ("q1", "q2") and judged.missing == ("q3",)
     assert judged.ignored == ("q9",)
     # b ties a and sorts first (id descending); c is third.
     assert judged.table.grades.tolist() == [[-1.0, 1.0, 2.0], [1.0, -1.0, -1.0]]
-    cut = trec.judge(qrels, run, complete=True, max_per_query=1)
+    cut = judge(qrels, run, complete=True, max_per_query=1)
     assert cut.qids == ("q1", "q2", "q3")
     assert cut.table.lengths.tolist() == [1, 1, 0]
     assert cut.table.num_rel.tolist() == [2, 1, 1]
@@ -432,14 +433,14 @@ def test_hash_collisions_change_nothing(seed):
         qrels = _random_qrels(rng, run)
         expected = (_outcome(trec.parse_run, run), _outcome(trec.parse_qrels, qrels))
         try:
-            judged = _judged_view(trec.judge(trec.parse_qrels(qrels, "q"), trec.parse_run(run, "r"),
+            judged = _judged_view(judge(trec.parse_qrels(qrels, "q"), trec.parse_run(run, "r"),
                                              complete=True, max_per_query=3))
         except InputError:
             judged = None
         with mock.patch.object(trec, "_digest", lambda words: np.zeros(len(words), np.uint64)):
             assert (_outcome(trec.parse_run, run), _outcome(trec.parse_qrels, qrels)) == expected
             if judged is not None:
-                got = trec.judge(trec.parse_qrels(qrels, "q"), trec.parse_run(run, "r"),
+                got = judge(trec.parse_qrels(qrels, "q"), trec.parse_run(run, "r"),
                                  complete=True, max_per_query=3)
                 assert _judged_view(got) == judged
 
@@ -479,7 +480,7 @@ def test_judge_orders_like_order_in_any_row_order(seed, shuffle):
     qtext = "".join(f"{q} 0 {d} {g}\n" for q, j in qrels.items() for d, g in j.items()).encode()
     parsed = trec.parse_qrels(qtext, "q"), trec.parse_run(("\n".join(lines) + "\n").encode(), "r")
     for depth in (None, 5):
-        judged = trec.judge(*parsed, max_per_query=depth)
+        judged = judge(*parsed, max_per_query=depth)
         expected = _reference_grades(qrels, run, depth)
         assert judged.qids == tuple(expected)
         width = judged.table.depth

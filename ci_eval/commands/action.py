@@ -29,10 +29,10 @@ def register(sub) -> None:
 def run(args) -> int:
     import os
 
-    from ci_eval.action import comment_mode, log, run_mode
-    from ci_eval.actions_env import mask, read_event, read_inputs, require
     from ci_eval.core.plan import plan_action
     from ci_eval.errors import InputError
+    from ci_eval.github.env import mask, read_event, read_inputs, require
+    from ci_eval.github.steps import comment_mode, log, run_mode
 
     env = dict(os.environ)
     inputs = read_inputs(env)
@@ -47,7 +47,7 @@ def run(args) -> int:
 
     def port_factory():
         # The one GitHub client of the run, built here and passed in.
-        from ci_eval.github_api import PyGithubPort, build_client
+        from ci_eval.github.api import PyGithubPort, build_client
 
         backoff = float(env.get("CI_EVAL_RETRY_BACKOFF", "1.0"))
         client = build_client(require(env, "GITHUB_API_URL"), inputs.token or "", retry_backoff=backoff,

@@ -20,8 +20,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ci_eval.loaders import load_config
-    from ci_eval.pipeline import load_inputs
+    from ci_eval.inputs.loaders import load_config
+    from ci_eval.retrieval.pipeline import load_inputs
 
     config = load_config(args.config)
     inputs = load_inputs(config)

@@ -28,10 +28,10 @@ def run(args) -> int:
     from ci_eval.core.artefact import carry_history, dumps
     from ci_eval.core.runsummary import run_summary
     from ci_eval.errors import EXIT_OK, EXIT_RETRIEVER_FAILED
-    from ci_eval.files import atomic_write
-    from ci_eval.gitinfo import git_info
-    from ci_eval.loaders import load_artefact, load_config
-    from ci_eval.pipeline import load_inputs, run_evaluation
+    from ci_eval.inputs.files import atomic_write
+    from ci_eval.inputs.gitinfo import git_info
+    from ci_eval.inputs.loaders import load_artefact, load_config
+    from ci_eval.retrieval.pipeline import load_inputs, run_evaluation
 
     config = load_config(args.config)
     inputs = load_inputs(config)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_eval.errors import InputError, InputErrors
-from ci_eval.files import decode, read_bytes, read_json, read_toml
+from ci_eval.inputs.files import decode, read_bytes, read_json, read_toml
 
 CONFIG_NAMES = ("ci-eval.toml",)
 # A base artefact comes from another run, perhaps a fork's: cap it before parsing.
@@ -77,7 +77,7 @@ def _manifest_from(data, source: str, version: str | None) -> Manifest:
 def load_manifest(config) -> Manifest | None:
     """The current index's version and ids, from a file or the user's callable."""
     if config.manifest_callable:
-        from ci_eval.pyimport import import_target
+        from ci_eval.inputs.pyimport import import_target
 
         fn = import_target(config.manifest_callable, config.source, "index.callable")
         try:
@@ -96,7 +96,7 @@ def load_manifest(config) -> Manifest | None:
     text = decode(raw, path)
     # JSON when it looks like JSON: a bare list of ids must not be read as one id per line.
     if text.lstrip().startswith(("{", "[")):
-        from ci_eval.files import parse_json
+        from ci_eval.inputs.files import parse_json
 
         return _manifest_from(parse_json(text, path), path, config.index_version)
     # One id per line; blank lines and #-comments are skipped.
@@ -149,7 +149,7 @@ def load_artefact(path: str | os.PathLike, max_bytes: int = MAX_ARTEFACT_BYTES) 
 def parse_artefact_bytes(raw: bytes, source: str) -> dict:
     """The same, for an artefact that arrived in a workflow-artifact zip."""
     from ci_eval.core.artefact import validate_artefact
-    from ci_eval.files import parse_json
+    from ci_eval.inputs.files import parse_json
 
     if len(raw) > MAX_ARTEFACT_BYTES:
         raise InputError(f"run artefact is over the {MAX_ARTEFACT_BYTES:,}-byte limit", source)

@@ -11,16 +11,6 @@ from datetime import datetime, timezone
 from itertools import islice
 from pathlib import Path
 
-from ci_eval.actions_env import (
-    ActionInputs,
-    Event,
-    annotation,
-    append_summary,
-    find_question_lines,
-    safe_log,
-    write_outputs,
-)
-from ci_eval.artifact_zip import COMMENT_MEMBER, PR_MEMBER, RUN_MEMBER, read_artifact_zip
 from ci_eval.errors import (
     EXIT_GATE_FAILED,
     EXIT_GITHUB_FAILED,
@@ -28,6 +18,16 @@ from ci_eval.errors import (
     EXIT_RETRIEVER_FAILED,
     GitHubError,
     InputError,
+)
+from ci_eval.github.artifact_zip import COMMENT_MEMBER, PR_MEMBER, RUN_MEMBER, read_artifact_zip
+from ci_eval.github.env import (
+    ActionInputs,
+    Event,
+    annotation,
+    append_summary,
+    find_question_lines,
+    safe_log,
+    write_outputs,
 )
 
 # What the action's own artifact may hold besides the run artefact.
@@ -71,8 +71,8 @@ def _branch_and_commit(event: Event) -> tuple[str | None, str | None]:
 
 def find_baseline(port, event: Event, workflow: str | None, artifact_name: str, now: datetime) -> Baseline:
     from ci_eval.core.baseline import choose_artifact, choose_baseline
-    from ci_eval.github_api import ArtifactGone
-    from ci_eval.loaders import parse_artefact_bytes
+    from ci_eval.github.api import ArtifactGone
+    from ci_eval.inputs.loaders import parse_artefact_bytes
 
     if workflow is None:
         return Baseline(None, "none", "no baseline: the workflow is unknown (GITHUB_WORKFLOW_REF, or workflow_run.path, is not set)")
@@ -173,7 +173,7 @@ def write_bundle(out_dir: Path, head: dict, report, pr: dict | None) -> Path:
     """The workflow artifact's contents: the artefact (a later PR's baseline), and for the
     fork poster the comment, the base it was compared with and the PR it belongs to."""
     from ci_eval.core.artefact import dumps
-    from ci_eval.files import atomic_write
+    from ci_eval.inputs.files import atomic_write
 
     atomic_write(out_dir / RUN_MEMBER, dumps(head))
     atomic_write(out_dir / COMMENT_MEMBER, report.markdown)
@@ -213,9 +213,9 @@ def now_utc() -> datetime:
 
 def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int:
     """Evaluate, compare with the baseline, publish. The gate's exit code comes last."""
-    from ci_eval.commands.compare import BaselineInfo, build_report, policy_from
     from ci_eval.core.artefact import carry_history
-    from ci_eval.pipeline import retriever_failed
+    from ci_eval.report import BaselineInfo, build_report, policy_from
+    from ci_eval.retrieval.pipeline import retriever_failed
 
     workflow = workflow_file(env.get("GITHUB_WORKFLOW_REF"))
     port = port_factory() if plan.find_baseline or plan.carry_history else None
@@ -319,9 +319,9 @@ def _previous_history(port, event: Event, workflow: str | None, artifact_name: s
 def _evaluate(inputs: ActionInputs, event: Event, env):
     """The head run. ``config: demo`` runs the embedded demo's changed configuration, with
     the demo's own baseline configuration as the fallback when no stored baseline exists."""
-    from ci_eval.gitinfo import git_info
-    from ci_eval.loaders import load_config
-    from ci_eval.pipeline import load_inputs, run_evaluation
+    from ci_eval.inputs.gitinfo import git_info
+    from ci_eval.inputs.loaders import load_config
+    from ci_eval.retrieval.pipeline import load_inputs, run_evaluation
 
     git = git_info(env=env)
     if git and event.head_sha:
@@ -330,7 +330,7 @@ def _evaluate(inputs: ActionInputs, event: Event, env):
     if event.name == "push" and git is not None:
         git = {**git, "ref": event.ref}
     if inputs.config == "demo":
-        from ci_eval.commands.demo import demo_artefact, demo_config_path
+        from ci_eval.demo.run import demo_artefact, demo_config_path
 
         head = demo_artefact("head", show_progress=True)
         head["git"] = git
@@ -348,10 +348,10 @@ def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
     artefact is schema-validated, the PR must exist with the head SHA the run built, the
     baseline is looked up here (never taken from the run), and the comment is rendered here
     (so every string passes our escaping)."""
-    from ci_eval.commands.compare import BaselineInfo, build_report, policy_from
     from ci_eval.core.baseline import choose_artifact
-    from ci_eval.files import parse_json
-    from ci_eval.loaders import parse_artefact_bytes
+    from ci_eval.inputs.files import parse_json
+    from ci_eval.inputs.loaders import parse_artefact_bytes
+    from ci_eval.report import BaselineInfo, build_report, policy_from
 
     run = port.workflow_run(event.run_id)
     artifact = choose_artifact(port.run_artifacts(run.id), inputs.artifact_name)
@@ -386,7 +386,7 @@ def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
     baseline = find_baseline(port, pr_event, workflow_file(event.workflow_path), inputs.artifact_name, now_utc())
     if baseline.artefact is None and _is_demo(head):
         # The demo compares with its built-in baseline when none is stored: our own code.
-        from ci_eval.commands.demo import demo_artefact
+        from ci_eval.demo.run import demo_artefact
 
         baseline = Baseline(demo_artefact("base", show_progress=False), "builtin",
                             f"{baseline.description}; the demo compares with its built-in baseline configuration instead")

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ci_eval.errors import InputError
-from ci_eval.files import atomic_append, decode, parse_json, read_bytes
+from ci_eval.inputs.files import atomic_append, decode, parse_json, read_bytes
 
 COMMENT_MODES = ("always", "on-change", "off")
 MODES = ("run", "comment")

@@ -19,7 +19,7 @@ class Inputs:
 
 
 def load_inputs(config) -> Inputs:
-    from ci_eval.loaders import load_answers, load_gold_set, load_manifest
+    from ci_eval.inputs.loaders import load_answers, load_gold_set, load_manifest
 
     gold, sha = load_gold_set(config.gold_set)
     manifest = load_manifest(config)
@@ -29,34 +29,11 @@ def load_inputs(config) -> Inputs:
 
 def retrieve(inputs: Inputs, progress=None):
     """Yield (question id, Retrieved) in gold-set order from the configured retriever."""
-    from ci_eval import runners
+    from ci_eval.retrieval.query import iter_queries, runner_for
 
-    cfg = inputs.config
-    r = cfg.retriever
-    queries = runners.iter_queries(inputs.gold.questions)
+    queries = iter_queries(inputs.gold.questions)
     known = inputs.manifest.ids if inputs.manifest else None
-    if r.type == "python":
-        from ci_eval.pyimport import import_target
-
-        fn = import_target(r.target, cfg.source, "retriever.target")
-        if r.batch:
-            stream = runners.run_callable_batch(
-                fn, queries, cfg.k, r.depth, r.params, timeout=r.timeout,
-                total_timeout=r.total_timeout, known_ids=known,
-            )
-        else:
-            stream = runners.run_callable(
-                fn, queries, cfg.k, r.depth, r.params, r.concurrency, r.timeout,
-                r.total_timeout, known,
-            )
-    elif r.type == "command":
-        stream = runners.run_command(
-            r.command, queries, cfg.k, r.depth, r.params, r.env, r.concurrency, r.timeout,
-            r.total_timeout, known,
-        )
-    else:
-        run = runners.read_run_file(r.path, r.format, r.path)
-        stream = runners.run_from_file(run, queries, r.depth, r.path, known)
+    stream = runner_for(inputs.config.retriever.type)(inputs.config, queries, known)
     for qid, result in stream:
         if progress is not None:
             progress.update(1, failed=result.failed)
@@ -71,7 +48,7 @@ def run_evaluation(inputs: Inputs, *, git=None, history=None, created_at=None, s
                    answers_override=None) -> dict:
     from ci_eval.core.artefact import build_artefact
     from ci_eval.core.evaluation import evaluate
-    from ci_eval.progress import Progress
+    from ci_eval.retrieval.progress import Progress
 
     cfg = inputs.config
     progress = Progress(len(inputs.gold.questions), "retrieving", enabled=show_progress)

@@ -1,0 +1,47 @@
+"""What a runner is asked: one question, and the protocol every runner type follows."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ci_eval.core.results import Retrieved
+
+
+@dataclass(frozen=True)
+class Query:
+    id: str
+    question: str
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+
+def iter_queries(questions: Iterable) -> list[Query]:
+    return [Query(q.id, q.question) for q in questions]
+
+
+class Runner(Protocol):
+    """What every retriever type provides: the run's config and the questions in, each
+    question's ``(id, Retrieved)`` out, in question order. ``known_ids`` is the index's ids
+    when a manifest is configured (ids outside it become warnings), else None."""
+
+    def __call__(self, config, queries: Sequence[Query], known_ids) -> Iterator[tuple[str, Retrieved]]: ...
+
+
+# retriever.type -> the module whose ``runner`` implements it. A new type is one module and
+# one line here; modules are imported only when their type is used.
+RUNNER_MODULES = {
+    "python": "ci_eval.retrieval.python_runner",
+    "command": "ci_eval.retrieval.command_runner",
+    "run-file": "ci_eval.retrieval.run_file",
+}
+
+
+def runner_for(retriever_type: str) -> Runner:
+    return importlib.import_module(RUNNER_MODULES[retriever_type]).runner

@@ -1,0 +1,69 @@
+"""Retriever type ``run-file``: a precomputed run (TREC or JSON lines)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+
+from ci_eval.core.results import ResultError, Retrieved, clean, failed, parse_pair
+from ci_eval.errors import InputError
+from ci_eval.retrieval.query import Query
+
+
+def read_run_file(path: str, fmt: str, source: str) -> dict[str, list[tuple[str, float]]]:
+    """A precomputed run: TREC (``qid Q0 docid rank score tag``) or JSON lines."""
+    from ci_eval.inputs.files import decode, read_bytes
+
+    if fmt == "trec":
+        from ci_eval.trec.parse import read_run_pairs
+
+        return read_run_pairs(path)
+    raw = read_bytes(path, "run file")
+    text = decode(raw, path)
+    run: dict[str, list] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            msg = json.loads(line)
+        except ValueError as exc:
+            raise InputError(f"invalid JSON: {exc}", path, f"line {n}") from None
+        if not isinstance(msg, dict) or not isinstance(msg.get("id"), str):
+            raise InputError('expected an object with a string "id"', path, f"line {n}")
+        if not isinstance(msg.get("results"), list):
+            raise InputError('expected "results": a list of {"id", "score"}', path, f"line {n}")
+        if msg["id"] in run:
+            raise InputError(f"question {msg['id']!r} appears twice", path, f"line {n}")
+        # The file is the user's input, not a live retriever: a bad entry is a bad file
+        # (exit 2, with its line), not a question the retriever failed on.
+        seen: set[str] = set()
+        for position, item in enumerate(msg["results"], 1):
+            try:
+                cid, _ = parse_pair(item, position)
+            except ResultError as exc:
+                raise InputError(f"question {msg['id']!r}: {exc}", path, f"line {n}") from None
+            # As trec_eval does for a TREC run: one document twice in a query is an error.
+            if cid in seen:
+                raise InputError(f"question {msg['id']!r}: document {cid!r} appears twice", path, f"line {n}")
+            seen.add(cid)
+        run[msg["id"]] = msg["results"]
+    return run
+
+
+def run_from_file(
+    run: dict, queries: Sequence[Query], depth: int, source: str, known_ids=None
+) -> Iterator[tuple[str, Retrieved]]:
+    for q in queries:
+        if q.id not in run:
+            # trec_eval -c: a question missing from the run scores 0 and counts.
+            yield q.id, Retrieved(warnings=(f"not in the run file {source}",))
+            continue
+        try:
+            yield q.id, clean(run[q.id], depth, None, known_ids)
+        except ResultError as exc:
+            yield q.id, failed(f"unusable result in {source}: {exc}")
+
+
+def runner(config, queries: Sequence[Query], known_ids) -> Iterator[tuple[str, Retrieved]]:
+    r = config.retriever
+    return run_from_file(read_run_file(r.path, r.format, r.path), queries, r.depth, r.path, known_ids)
