@@ -50,8 +50,9 @@ class Report:
         d = self.context.diff
         return (not d.has_base or not self.passed or d.index_changed or d.goldset.any
                 or bool(d.stale.new or d.stale.resolved)
+                or bool(d.no_comparison)
                 or any(q.kind != "same" for q in d.questions)
-                or any(m.delta for m in d.metrics if m.delta is not None))
+                or any(m.moved for m in d.metrics))
 
 
 def policy_from(gate: dict | None, mins: list[str] | None = None,
@@ -62,7 +63,8 @@ def policy_from(gate: dict | None, mins: list[str] | None = None,
 
 def build_report(base: dict | None, head: dict, policy: GatePolicy,
                  baseline_info: BaselineInfo | None = None, *, marker_suffix: str = "",
-                 title: str = "", budget: int | None = DEFAULT_BUDGET) -> Report:
+                 title: str = "", budget: int | None = DEFAULT_BUDGET,
+                 gate_source: str = "", gate_path: str | None = None) -> Report:
     """Diff, significance, gate and every rendering of one comparison."""
     from ci_eval.core.cutoff import render_svg
     from ci_eval.core.diff import diff as compute_diff
@@ -71,7 +73,8 @@ def build_report(base: dict | None, head: dict, policy: GatePolicy,
     d = compute_diff(base, head)
     if baseline_info is None:
         baseline_info = BaselineInfo(kind="file" if base is not None else "none")
-    ctx = ReportContext(d, evaluate_gate(policy, d), baseline_info, marker_suffix, title)
+    ctx = ReportContext(d, evaluate_gate(policy, d), baseline_info, marker_suffix, title,
+                        gate_source, gate_path)
     return Report(
         context=ctx,
         markdown=render_markdown(ctx, budget),

@@ -48,12 +48,22 @@ GOLD = {
         {"id": "q2", "question": "beta please", "gold": {"beta": 2, "retired": 1}},
         {"id": "q3", "question": "gamma please", "gold": ["gamma"], "tags": ["greek"]},
         {"id": "q4", "question": "nothing about omega", "gold": [], "unanswerable": True},
+        # enough comparable questions for a comparison (core/diff_goldset.py MIN_SHARED)
+        {"id": "q6", "question": "delta please", "gold": ["delta"]},
+        {"id": "q7", "question": "epsilon please", "gold": ["epsilon"]},
+        {"id": "q8", "question": "alpha again", "gold": ["alpha"]},
+        {"id": "q9", "question": "gamma again", "gold": ["gamma"], "tags": ["greek"]},
     ],
 }
 # The lexical retriever answers "zeta" with alpha: a miss, so hit@1 is 3/4 under this gold set.
 STRICT_GOLD = dict(
     GOLD, questions=[*GOLD["questions"], {"id": "q5", "question": "zeta please", "gold": ["gamma"]}]
 )
+ANSWERABLE = [q for q in GOLD["questions"] if not q.get("unanswerable")]
+# Compared with a baseline: answerable, and no gold id missing from the index ("retired").
+COMPARED = [q for q in ANSWERABLE if "retired" not in q["gold"]]
+# Under the strict gold set the one "zeta" question misses: hit@1 over its answerable ones.
+STRICT_HIT = (len(ANSWERABLE) + 1 - 1) / (len(ANSWERABLE) + 1)
 CONFIG = """gold_set = "{gold}"
 k = 1
 abstain_below = 0.9
@@ -290,7 +300,7 @@ def test_first_run_says_plainly_that_there_is_no_baseline(gh, checkout, tmp_path
         "verdict": "pass",
         "artefact": str(job.bundle / "ci-eval-run.json"),
         "comment-url": f"https://github.com/{REPO}/pull/{PR}#issuecomment-{comment['id']}",
-        "questions": "3",
+        "questions": str(len(ANSWERABLE)),
         "stale-ids": "1",
         "hit-at-k": "1.0000",
         "recall-at-k": "1.0000",
@@ -329,10 +339,11 @@ def test_the_base_commits_own_run_is_the_baseline(gh, checkout, tmp_path, base_a
     [body] = bodies(gh)
     assert body.splitlines()[0] == MARKER
     assert verdict_line(body) == (
-        "### ✅ No change: all 2 compared questions rank their gold as before (hit@1 1.000).")
+        f"### ✅ No change: every metric of all {len(COMPARED)} compared questions is as before "
+        "(hit@1 1.000).")
     assert baseline_line(body) == (
         f"**Baseline:** the push run of base commit {BASE[:7]} on main (2 hours old) "
-        f"([run]({run_url(exact)})); index `idx-2`; 2 questions compared.")
+        f"([run]({run_url(exact)})); index `idx-2`; {len(COMPARED)} questions compared.")
     head = json.loads((job.bundle / "ci-eval-run.json").read_text())
     assert [entry["sha"] for entry in head["history"]] == [BASE]
     # The bundle carries no copy of the base: the poster looks the baseline up itself.
@@ -359,7 +370,7 @@ def test_fallback_baseline_names_its_commit_and_age(gh, checkout, tmp_path, base
     assert baseline_line(body) == (
         f"**Baseline:** fallback: base commit {BASE[:7]} was never evaluated by a push run, so "
         f"the newest push run on main is used instead: {OLDER[:7]}, 3 days old "
-        f"([run]({run_url(older)})); index `idx-2`; 2 questions compared.")
+        f"([run]({run_url(older)})); index `idx-2`; {len(COMPARED)} questions compared.")
     assert baseline_line(job.summary) == baseline_line(body)
 
 
@@ -668,12 +679,12 @@ def test_a_failing_gate_exits_1_after_the_comment_and_outputs(gh, checkout, tmp_
     assert calls(gh) == [("GET", RUNS), ("GET", COMMENTS), ("POST", COMMENTS)]
     [body] = bodies(gh)
     assert body.splitlines()[0] == MARKER
-    assert verdict_line(body) == "### ❌ Below the floor: hit@1 is 0.750 (floor 0.900)."
-    assert job.outputs["verdict"] == "fail" and job.outputs["hit-at-k"] == "0.7500"
+    assert verdict_line(body) == f"### ❌ Below the floor: hit@1 is {STRICT_HIT:.3f} (floor 0.900)."
+    assert job.outputs["verdict"] == "fail" and job.outputs["hit-at-k"] == f"{STRICT_HIT:.4f}"
     assert job.outputs["comment-url"].startswith(f"https://github.com/{REPO}/pull/{PR}#")
     assert verdict_line(job.summary) == verdict_line(body)
     assert job.stderr.rstrip().splitlines()[-1] == (
-        "ci-eval: ❌ Below the floor: hit@1 is 0.750 (floor 0.900).")
+        f"ci-eval: ❌ Below the floor: hit@1 is {STRICT_HIT:.3f} (floor 0.900).")
 
 
 @pytest.mark.parametrize(("mode", "existing", "expected"), [

@@ -5,7 +5,13 @@ from __future__ import annotations
 from factories import artefact, spec
 from factories import ranked_with_gold_at as at
 
-from ci_eval.core.cutoff import NO_GAP, analyse_cutoff, cutoff_side, histogram, render_svg
+from ci_eval.core.artefact import read_header, read_questions
+from ci_eval.core.cutoff import NO_GAP, analyse_cutoff, histogram, render_svg
+from ci_eval.core.cutoff import cutoff_side as _side_of
+
+
+def cutoff_side(art):
+    return _side_of(read_questions(art), read_header(art).abstain_below)
 
 
 def _run(answerable_tops, unanswerable_tops, cutoff=5.0):
@@ -35,8 +41,22 @@ def test_configured_cutoff_errors_on_both_sides():
     assert "u2" not in side.false_answers
 
 
+def test_overlapping_scores_suggest_the_least_wrong_cutoff():
+    side = cutoff_side(_run([3.0, 8.0, 9.0, 10.0], [2.0, 8.5]))
+    # cutting between 8.5 and 9.0 answers 9.0 and 10.0: 3.0 and 8.0 are false "not found",
+    # nothing unanswerable is answered (2); between 2.0 and 3.0 every answerable question
+    # is answered and 8.5 is a false answer (1): the fewest mistakes
+    assert side.least_wrong == ((2.0 + 3.0) / 2, 0, 1)
+    assert side.errors_at((8.5 + 9.0) / 2) == (2, 0)
+
+
+def test_a_gap_needs_no_least_wrong_cutoff():
+    assert cutoff_side(_run([8.0, 9.5], [2.0])).least_wrong is None
+
+
 def test_base_and_head_sides():
-    rep = analyse_cutoff(_run([8.0], [2.0]), _run([8.0], [9.0]))
+    base, head = _run([8.0], [2.0]), _run([8.0], [9.0])
+    rep = analyse_cutoff(read_questions(base), 5.0, read_questions(head), 5.0)
     assert rep.base.has_gap and not rep.head.has_gap
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from factories import artefact, spec
 from factories import ranked_with_gold_at as at
 
+from ci_eval.core.artefact import read_questions
 from ci_eval.core.diff import diff
 from ci_eval.core.matrix import ANSWERS_HINT, failure_matrix
 
@@ -13,8 +14,12 @@ def _run(rows):
     return artefact([spec(q, ["g"], at(r), answer_correct=c) for q, r, c in rows])
 
 
+def _head_only(rows):
+    return failure_matrix(None, read_questions(_run(rows)), 5, ())
+
+
 def test_without_answers_the_matrix_says_how_to_get_them():
-    mx = failure_matrix(None, _run([("a", 1, None)]), ())
+    mx = _head_only([("a", 1, None)])
     assert not mx.available and mx.hint == ANSWERS_HINT
     assert 'answers = "eval/answers.jsonl"' in ANSWERS_HINT
 
@@ -36,10 +41,19 @@ def test_cells_and_transitions():
 
 
 def test_unknown_verdicts_are_counted_not_guessed():
-    mx = failure_matrix(None, _run([("a", 1, True), ("b", 1, None)]), ())
+    mx = _head_only([("a", 1, True), ("b", 1, None)])
     assert mx.head.known == 1 and mx.head.unknown == 1
 
 
 def test_largest_failure_cell():
-    mx = failure_matrix(None, _run([("a", 9, False), ("b", 9, False), ("c", 1, False)]), ())
-    assert mx.head.largest == "missed_wrong"
+    mx = _head_only([("a", 9, False), ("b", 9, False), ("c", 1, False)])
+    assert mx.head.largest == ("missed_wrong",)
+
+
+def test_a_tie_for_the_largest_cell_names_every_tied_cell():
+    mx = _head_only([("a", 9, False), ("b", 1, False), ("c", 1, True)])
+    assert mx.head.largest == ("retrieved_wrong", "missed_wrong")
+
+
+def test_no_failure_no_largest_cell():
+    assert _head_only([("a", 1, True)]).head.largest == ()

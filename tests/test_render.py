@@ -133,12 +133,16 @@ def case_hostile():
         "@org/team please look\n## injected heading\n::add-mask::s3cret",
         "[click](javascript:alert(1)) ![img](https://evil.example/p.png) <!-- hide",
         "```\ncode fence``` and **bold** and https://evil.example/?a=1&b=2",
+        "| a | b |\n|---|---|\n| <details open> | x |",
+        "</details></summary><h1>loud</h1> &amp; &#x3C;script&#x3E;",
     ]
-    qs = lambda ranks: [spec(f"<b>id{i}</b>|x", ["kb/g"], at(r, "kb/g"), text=t,
+    chunk = "kb/<i>g</i>|`x`"
+    qs = lambda ranks: [spec(f"<b>id{i}</b>|x", [chunk], at(r, chunk), text=t,
                              tags=["@team", "a|b", "<i>t</i>"])
                         for i, (t, r) in enumerate(zip(evil, ranks))]
-    base = artefact(qs([1, 1, 2, 1]), config={"retriever": {"params": {"x": "<img src=x>"}}})
-    head = artefact(qs([None, 7, 2, 1]),
+    base = artefact(qs([1, 1, 2, 1, 1, 3]),
+                    config={"retriever": {"params": {"x": "<img src=x>"}}})
+    head = artefact(qs([None, 7, 2, 1, 1, 3]),
                     config={"retriever": {"params": {"x": "::set-output @org|`a`"}}})
     return base, head, {"protected": ["<b>id0</b>|x"]}, BaselineInfo(
         kind="fallback", description="fallback baseline: <img src=x> @org/team ::warning::x")

@@ -5,12 +5,17 @@ from __future__ import annotations
 HELP = """Compare two run artefacts written by `ci-eval run`: which metrics moved and whether
 the change is significant, which questions regressed and where their gold chunk went, stale
 gold, the cutoff on unanswerable questions, gold-set edits. Prints the report and applies
-the gate from the config's [gate] table and the --min / --max-drop flags.
+the gate: the [gate] table of the project's config (ci-eval.toml, else [tool.ci-eval] in
+pyproject.toml, found in this folder or the nearest parent, as `run` finds it), with the
+--min / --max-drop flags on top. With no config found the gate is the flags alone, and the
+report says so. When base and head share too few questions to compare, the report says
+"no comparison possible" and why, and the relative rules fail.
 
 examples:
-  ci-eval compare base.json head.json --config ci-eval.toml
+  ci-eval compare base.json head.json
+  ci-eval compare base.json head.json --config eval/strict.toml
+  ci-eval compare base.json head.json --no-config --max-drop mrr=0.05 --format json
   ci-eval compare --no-base head.json --min hit@5=0.8
-  ci-eval compare base.json head.json --max-drop mrr=0.05 --format json
 exit codes: 0 the gate passes; 1 it fails; 2 bad input or usage."""
 
 
@@ -26,7 +31,10 @@ def register(sub) -> None:
     p.add_argument("--format", choices=("markdown", "json"), default="markdown",
                    help="what to print on stdout (default: markdown, the PR comment)")
     p.add_argument("--config", metavar="FILE",
-                   help="take the gate from this config's [gate] table")
+                   help="take the gate from this config's [gate] table instead of the one "
+                   "found from the current folder")
+    p.add_argument("--no-config", action="store_true",
+                   help="use no config at all: the gate is the --min / --max-drop flags alone")
     p.add_argument("--min", action="append", default=[], metavar="METRIC=VALUE",
                    help="a floor on head's mean, e.g. --min hit@5=0.8 (repeatable)")
     p.add_argument("--max-drop", action="append", default=[], metavar="METRIC=VALUE",
@@ -41,10 +49,15 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+NO_CONFIG = "the flags only (no config found)"
+
+
 def run(args) -> int:
+    import sys
+
     from ci_eval.errors import EXIT_GATE_FAILED, EXIT_OK, UsageError
     from ci_eval.inputs.files import atomic_write
-    from ci_eval.inputs.loaders import load_artefact, load_config
+    from ci_eval.inputs.loaders import load_artefact
     from ci_eval.report import BaselineInfo, build_report, policy_from
 
     paths = list(args.artefacts)
@@ -52,18 +65,51 @@ def run(args) -> int:
         raise UsageError("with --no-base give only HEAD (see 'ci-eval compare --help')")
     if not args.no_base and len(paths) != 2:
         raise UsageError("give BASE and HEAD, or --no-base HEAD (see 'ci-eval compare --help')")
-    gate = load_config(args.config).gate if args.config else {}
+    gate, gate_path, source = _gate_table(args)
     policy = policy_from(gate, args.min, args.max_drop)
     base = None if args.no_base else load_artefact(paths[0])
     head = load_artefact(paths[-1])
     info = (BaselineInfo(kind="none", description="none was given (--no-base)")
-            if args.no_base else BaselineInfo(kind="file"))
-    report = build_report(base, head, policy, info, marker_suffix=args.marker)
+            if args.no_base else BaselineInfo(kind="file", path=paths[0]))
+    report = build_report(base, head, policy, info, marker_suffix=args.marker,
+                          gate_source=source, gate_path=gate_path)
     if args.summary_out:
         atomic_write(args.summary_out, report.full_markdown)
     if args.svg_out:
         atomic_write(args.svg_out, report.svg)
     if args.json_out:
         atomic_write(args.json_out, report.json)
+    if source == NO_CONFIG:  # said once everything else was read: bad input stays one line
+        print("ci-eval: no ci-eval.toml (or [tool.ci-eval] in pyproject.toml) here or above: "
+              "the gate is the --min / --max-drop flags alone", file=sys.stderr)
     print(report.json if args.format == "json" else report.markdown, end="")
     return EXIT_OK if report.passed else EXIT_GATE_FAILED
+
+
+def _gate_table(args) -> tuple[dict, str | None, str]:
+    """The [gate] table to apply, the config file it came from, and how the report says it."""
+    from ci_eval.errors import UsageError
+    from ci_eval.inputs.loaders import load_config
+
+    flags = " with the --min / --max-drop flags on top" if args.min or args.max_drop else ""
+    if args.no_config and args.config:
+        raise UsageError("--config and --no-config contradict each other; give one")
+    if args.no_config:
+        return {}, None, "the flags only (--no-config)"
+    path = args.config or _discovered()
+    if path is None:
+        return {}, None, NO_CONFIG
+    return load_config(path).gate, str(path), flags
+
+
+def _discovered():
+    """The project's config found from the current folder, None when there is none."""
+    from ci_eval.errors import InputError
+    from ci_eval.inputs.loaders import find_config
+
+    try:
+        return find_config(".")
+    except InputError as exc:
+        if exc.message.startswith("no configuration found"):
+            return None
+        raise

@@ -8,6 +8,7 @@ inputs give the same bytes apart from ``created_at``.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
 from ci_eval.core.validate import problems_or_none
@@ -110,3 +111,144 @@ def validate_artefact(data: Any, source: str) -> dict:
     if problems:
         raise InputErrors(problems[:20])
     return data
+
+
+# --------------------------------------------------------------------------- reading
+# One reader turns a validated artefact dict into the typed records the comparison uses;
+# nothing after it indexes the dict by string keys.
+
+# The statuses whose metrics count: answerable and measured, or failed (scored 0, fail closed).
+MEASURED = ("ok", "error")
+
+
+@dataclass(frozen=True)
+class GoldRank:
+    """Where one relevant (live, grade >= the relevance level) gold chunk came back; rank
+    None: not in the recorded ranking."""
+
+    id: str
+    grade: float
+    rank: int | None
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    """One question of one artefact, read once with defaults for optional fields."""
+
+    id: str
+    question: str
+    tags: tuple[str, ...]
+    status: str
+    unanswerable: bool
+    gold: tuple[tuple[str, float], ...]
+    stale: tuple[str, ...]
+    metrics: dict = field(compare=False)
+    first_gold_rank: int | None
+    top_score: float | None
+    error: str | None
+    answer_correct: bool | None
+    gold_ranks: tuple[GoldRank, ...] = ()
+    returned: int = 0  # how many results the ranking holds
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def measured(self) -> bool:
+        return self.status in MEASURED
+
+    def value(self, metric: str) -> float:
+        # error questions score 0 on every metric (design.md): fail closed
+        return float(self.metrics.get(metric, 0.0) or 0.0)
+
+    def hit(self, k: int) -> bool | None:
+        """hit@k as the run measured it; None when the run did not measure hit@k."""
+        v = self.metrics.get(f"hit@{k}")
+        return None if v is None else float(v) >= 1.0
+
+
+@dataclass(frozen=True)
+class RunHeader:
+    """What one artefact says about its run as a whole."""
+
+    sha: str | None
+    ref: str | None
+    dirty: bool | None
+    created_at: str | None
+    index_version: str | None
+    gold_index_version: str | None
+    gold_sha256: str | None
+    gold_path: str | None
+    k: int
+    depth: int | None
+    metrics: tuple[str, ...]
+    questions: int
+    abstain_below: float | None = None
+    index_checked: bool = True  # False: no index manifest, so stale gold could not be seen
+
+
+def _gold_items(gold) -> tuple[tuple[str, float], ...]:
+    if isinstance(gold, dict):
+        return tuple(sorted((str(i), float(g)) for i, g in gold.items()))
+    return tuple(sorted((str(i), 1.0) for i in gold or ()))  # a plain list: grade 1
+
+
+def _gold_ranks(gold, stale, ranking, relevance: float) -> tuple[GoldRank, ...]:
+    position: dict[str, int] = {}
+    for rank, entry in enumerate(ranking or (), 1):
+        cid = str(entry.get("id")) if isinstance(entry, dict) else str(entry)
+        position.setdefault(cid, rank)
+    live = [(i, g) for i, g in gold if g >= relevance and i not in stale]
+    return tuple(GoldRank(i, g, position.get(i)) for i, g in live)
+
+
+def read_question(q: dict, relevance_level: float = 1) -> QuestionResult:
+    gold = _gold_items(q.get("gold") or {})
+    stale = tuple(sorted(str(i) for i in q.get("stale") or ()))
+    rank, top = q.get("first_gold_rank"), q.get("top_score")
+    ranking = q.get("ranking") or ()
+    return QuestionResult(
+        id=str(q["id"]),
+        question=str(q.get("question", "")),
+        tags=tuple(str(t) for t in q.get("tags") or ()),
+        status=str(q.get("status", "ok")),
+        unanswerable=bool(q.get("unanswerable", False)),
+        gold=gold,
+        stale=stale,
+        metrics=dict(q.get("metrics") or {}),
+        first_gold_rank=None if rank is None else int(rank),
+        top_score=None if top is None else float(top),
+        error=q.get("error"),
+        answer_correct=q.get("answer_correct"),
+        gold_ranks=_gold_ranks(gold, set(stale), ranking, relevance_level),
+        returned=len(ranking),
+        warnings=tuple(str(w) for w in q.get("warnings") or ()),
+    )
+
+
+def read_questions(artefact: dict) -> tuple[QuestionResult, ...]:
+    level = (artefact.get("config") or {}).get("relevance_level", 1)
+    level = level if isinstance(level, (int, float)) and not isinstance(level, bool) else 1
+    return tuple(read_question(q, level) for q in artefact.get("questions") or ())
+
+
+def read_header(a: dict) -> RunHeader:
+    git = a.get("git") or {}
+    gold = a.get("gold_set") or {}
+    index = a.get("index") or {}
+    retriever = (a.get("config") or {}).get("retriever")
+    depth = retriever.get("depth") if isinstance(retriever, dict) else None
+    return RunHeader(
+        sha=git.get("sha"),
+        ref=git.get("ref"),
+        dirty=git.get("dirty"),
+        created_at=a.get("created_at"),
+        index_version=index.get("version"),
+        gold_index_version=gold.get("index_version"),
+        gold_sha256=gold.get("sha256"),
+        gold_path=gold.get("path"),
+        k=int(a["k"]),
+        depth=depth if isinstance(depth, int) and not isinstance(depth, bool) else None,
+        metrics=tuple(a.get("metrics") or ()),
+        questions=len(a.get("questions") or ()),
+        abstain_below=None if a.get("abstain_below") is None else float(a["abstain_below"]),
+        index_checked=bool(index.get("checked", True)),
+    )

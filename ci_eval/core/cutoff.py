@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ci_eval.core.artefact import QuestionResult
 from ci_eval.core.svg import open_chart
 from ci_eval.core.svg import xml as _xml
 
@@ -95,28 +96,47 @@ class CutoffSide:
         return tuple(i for i, s in self.unanswerable if s is not None and s >= self.cutoff)
 
 
+    def errors_at(self, cutoff: float) -> tuple[int, int]:
+        """(false "not found", false answers) if the app abstained below ``cutoff``."""
+        fnf = sum(1 for _, x in self.answerable if x is None or x < cutoff)
+        fa = sum(1 for _, x in self.unanswerable if x is not None and x >= cutoff)
+        return fnf, fa
+
+    @property
+    def least_wrong(self) -> tuple[float, int, int] | None:
+        """When the scores overlap: the cutoff with the fewest false "not found" plus false
+        answers (fewer false answers on a tie: an answer to the unanswerable is the worse
+        mistake), as (cutoff, false "not found", false answers). Candidates are the
+        midpoints between neighbouring distinct scores, so the cutoff sits between two
+        observed scores rather than on one."""
+        if not self.checkable or self.has_gap:
+            return None
+        scores = sorted(set(self.answerable_scores + self.unanswerable_scores))
+        candidates = [(a + b) / 2 for a, b in zip(scores, scores[1:])] or scores
+        best = min(candidates, key=lambda c: (sum(self.errors_at(c)), self.errors_at(c)[1], c))
+        return (best, *self.errors_at(best))
+
+
 @dataclass(frozen=True)
 class CutoffReport:
     head: CutoffSide
     base: CutoffSide | None
 
 
-def cutoff_side(artefact: dict) -> CutoffSide:
+def cutoff_side(questions: tuple[QuestionResult, ...], cutoff: float | None) -> CutoffSide:
     answerable, unanswerable = [], []
-    for q in artefact.get("questions", []):
-        score = q.get("top_score")
-        score = None if score is None else float(score)
-        if q.get("status") == "unanswerable" or q.get("unanswerable"):
-            unanswerable.append((q["id"], score))
-        elif q.get("status") == "ok":
-            answerable.append((q["id"], score))
-    cut = artefact.get("abstain_below")
-    return CutoffSide(tuple(sorted(answerable)), tuple(sorted(unanswerable)),
-                      None if cut is None else float(cut))
+    for q in questions:
+        if q.status == "unanswerable" or q.unanswerable:
+            unanswerable.append((q.id, q.top_score))
+        elif q.status == "ok":
+            answerable.append((q.id, q.top_score))
+    return CutoffSide(tuple(sorted(answerable)), tuple(sorted(unanswerable)), cutoff)
 
 
-def analyse_cutoff(base: dict | None, head: dict) -> CutoffReport:
-    return CutoffReport(cutoff_side(head), None if base is None else cutoff_side(base))
+def analyse_cutoff(base: tuple[QuestionResult, ...] | None, base_cut: float | None,
+                   head: tuple[QuestionResult, ...], head_cut: float | None) -> CutoffReport:
+    return CutoffReport(cutoff_side(head, head_cut),
+                        None if base is None else cutoff_side(base, base_cut))
 
 
 def _fmt(x: float) -> str:

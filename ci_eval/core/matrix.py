@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ci_eval.core.artefact import QuestionResult
+
 CELLS = ("retrieved_correct", "retrieved_wrong", "missed_wrong", "missed_correct")
 CELL_LABELS = {
     "retrieved_correct": "retrieved, correct",
@@ -30,7 +32,6 @@ ANSWERS_HINT = (
     '`answers = "eval/answers.jsonl"` to the config, one '
     '`{"id": "q-001", "correct": true}` line per question, exported by your end-to-end eval.'
 )
-_MEASURED = ("ok", "error")
 
 
 @dataclass(frozen=True)
@@ -45,12 +46,12 @@ class MatrixSide:
         return dict(self.counts)[cell]
 
     @property
-    def largest(self) -> str | None:
-        if not self.known:
-            return None
-        # ties go to the earlier failure cell in CELLS order after the fine cell
-        best = max(CELLS[1:], key=lambda c: (self.count(c), -CELLS.index(c)))
-        return best if self.count(best) else None
+    def largest(self) -> tuple[str, ...]:
+        """The failure cells holding the most questions: one, or several on a tie."""
+        top = max((self.count(c) for c in CELLS[1:]), default=0)
+        if not self.known or not top:
+            return ()
+        return tuple(c for c in CELLS[1:] if self.count(c) == top)
 
 
 @dataclass(frozen=True)
@@ -75,34 +76,24 @@ class FailureMatrix:
         return tuple(t for t in self.transitions if t.kind == kind)
 
 
-def _hit_at_k(q: dict, k: int) -> bool:
-    value = (q.get("metrics") or {}).get(f"hit@{k}")
-    if value is not None:
-        return value >= 1.0
-    rank = q.get("first_gold_rank")
-    return rank is not None and rank <= k
-
-
-def _cell(q: dict, k: int) -> str | None:
-    correct = q.get("answer_correct")
-    if correct is None or q.get("status") not in _MEASURED:
+def _cell(q: QuestionResult, k: int) -> str | None:
+    if q.answer_correct is None or not q.measured:
         return None
-    retrieved = q.get("status") == "ok" and _hit_at_k(q, k)
-    return ("retrieved_" if retrieved else "missed_") + ("correct" if correct else "wrong")
+    retrieved = q.status == "ok" and bool(q.hit(k))
+    return ("retrieved_" if retrieved else "missed_") + ("correct" if q.answer_correct else "wrong")
 
 
-def _side(artefact: dict) -> tuple[MatrixSide, dict[str, str]]:
-    k = int(artefact["k"])
+def _side(questions: tuple[QuestionResult, ...], k: int) -> tuple[MatrixSide, dict[str, str]]:
     cells: dict[str, str] = {}
     unknown = 0
-    for q in artefact.get("questions", []):
-        if q.get("status") not in _MEASURED:
+    for q in questions:
+        if not q.measured:
             continue
         cell = _cell(q, k)
         if cell is None:
             unknown += 1
         else:
-            cells[q["id"]] = cell
+            cells[q.id] = cell
     counts = tuple((c, sum(1 for v in cells.values() if v == c)) for c in CELLS)
     return MatrixSide(counts, len(cells), unknown), cells
 
@@ -119,13 +110,15 @@ def _kind(before: str, after: str) -> str:
     return "other"
 
 
-def failure_matrix(base: dict | None, head: dict, compared: tuple[str, ...]) -> FailureMatrix:
-    """The matrix for head (and base when given); transitions over the ``compared`` ids."""
-    if not any(q.get("answer_correct") is not None for q in head.get("questions", [])):
+def failure_matrix(base: tuple[QuestionResult, ...] | None, head: tuple[QuestionResult, ...],
+                   k: int, compared: tuple[str, ...], base_k: int | None = None) -> FailureMatrix:
+    """The matrix for head (and base when given, at its own k); transitions over the
+    ``compared`` ids."""
+    if not any(q.answer_correct is not None for q in head):
         return FailureMatrix(False, None, None, (), (), ANSWERS_HINT)
-    head_side, head_cells = _side(head)
-    base_side, base_cells = _side(base) if base is not None else (None, {})
-    text = {q["id"]: q.get("question", "") for q in head.get("questions", [])}
+    head_side, head_cells = _side(head, k)
+    base_side, base_cells = _side(base, base_k or k) if base is not None else (None, {})
+    text = {q.id: q.question for q in head}
     transitions = []
     for qid in compared:
         before, after = base_cells.get(qid), head_cells.get(qid)

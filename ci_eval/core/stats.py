@@ -247,3 +247,16 @@ def paired_tests(
         name: paired_test(name, b, h, seed=seed, resamples=resamples, alpha=alpha)
         for name, (b, h) in paired.items()
     }
+
+
+def mean(values) -> float | None:
+    """The one mean of the comparison: exact summation (``math.fsum``), None when empty."""
+    values = list(values)
+    return math.fsum(values) / len(values) if values else None
+
+
+def min_shared_questions(alpha: float = ALPHA) -> int:
+    """Fewest shared questions a comparison needs: below ``min_one_sided_flips`` (6 at
+    alpha 0.05) no paired test can call any change significant, so a comparison on fewer
+    questions would let any drop through under ``regressions = "significant"``."""
+    return min_one_sided_flips(alpha)

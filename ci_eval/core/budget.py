@@ -1,0 +1,65 @@
+"""The comment's size budget: GitHub refuses comments over 65,536 characters. Sections are
+cut least important first, each to the largest number of items that still fits (found by
+bisection, never below the section's floor); what is cut ends with a "+N more" line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+DEFAULT_BUDGET = 65_000
+GITHUB_LIMIT = 65_536
+_TRUNCATED = "\n\n… report truncated to fit a comment; the job summary has all of it.\n"
+
+
+@dataclass
+class Section:
+    key: str
+    render: Callable[[int | None], str]
+    size: int  # items, for the budget's limit search
+    floor: int = 0  # the budget never cuts below this many items
+    text: str = ""
+
+
+def join(head: str, sections: list[Section]) -> str:
+    parts = [head] + [s.text for s in sections if s.text]
+    return "\n\n".join(parts) + "\n"
+
+
+def _fit(s: Section, room: int) -> str:
+    """The section at the largest item limit whose text is at most ``room`` characters."""
+    lo, hi = min(s.floor, s.size), s.size
+    best = s.render(lo)
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        candidate = s.render(mid)
+        if len(candidate) <= room:
+            best, lo = candidate, mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
+def pack(head: str, sections: list[Section], drop_order: tuple[str, ...],
+         budget: int | None) -> str:
+    """Render every section in full, then cut in ``drop_order`` until it fits ``budget``
+    (hard-capped below GitHub's limit); ``None`` keeps everything (the job summary)."""
+    for s in sections:
+        s.text = s.render(None)
+    text = join(head, sections)
+    if budget is None:
+        return text
+    budget = min(budget, GITHUB_LIMIT - 1)
+    by_key = {s.key: s for s in sections}
+    total = len(text)
+    for key in drop_order:
+        if total <= budget:
+            break
+        s = by_key[key]
+        s.text = _fit(s, budget - (total - len(s.text)))
+        total = len(join(head, sections))
+    text = join(head, sections)
+    if len(text) > budget:  # only the fixed parts left: cut at a line boundary
+        cut = text.rfind("\n", 0, budget - len(_TRUNCATED))
+        text = text[: max(cut, 0)] + _TRUNCATED
+    return text

@@ -1,0 +1,161 @@
+"""The gold-set side of a comparison: which questions both runs share with the same label,
+which were added, removed or relabelled, whose gold went stale, and why no comparison is
+possible when too few questions are left."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ci_eval.core.artefact import QuestionResult, RunHeader
+from ci_eval.core.stats import min_shared_questions
+
+# Fewer compared questions than this is "no comparison possible" (see stats).
+MIN_SHARED = min_shared_questions()
+
+
+@dataclass(frozen=True)
+class QuestionRef:
+    id: str
+    question: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class GoldSetChanges:
+    added: tuple[QuestionRef, ...] = ()
+    removed: tuple[QuestionRef, ...] = ()
+    relabelled: tuple[QuestionRef, ...] = ()
+    base_sha256: str | None = None
+    head_sha256: str | None = None
+    shared: int = 0  # question ids present on both sides
+
+    @property
+    def any(self) -> bool:
+        return bool(self.added or self.removed or self.relabelled)
+
+
+@dataclass(frozen=True)
+class StaleQuestion:
+    id: str
+    question: str
+    ids: tuple[str, ...]  # the stale gold ids on head (or resolved ones)
+    status: str
+
+
+@dataclass(frozen=True)
+class StaleChanges:
+    head: tuple[StaleQuestion, ...]  # every head question with stale gold ids
+    new: tuple[StaleQuestion, ...]  # stale on head, not (or less) on base
+    resolved: tuple[StaleQuestion, ...]  # stale on base, resolved on head
+    head_ids: int
+    base_ids: int | None
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(q.id for q in self.head)
+
+
+def _label(q: QuestionResult) -> tuple:
+    """What a question asks for. Stale ids count as gold here, so a re-ingestion that
+    drops them from a post-filter gold list does not look like a relabel."""
+    ids = frozenset(i for i, _ in q.gold) | frozenset(q.stale)
+    return (q.unanswerable, ids)
+
+
+def relabel_note(b: QuestionResult, h: QuestionResult) -> str | None:
+    if b.unanswerable != h.unanswerable:
+        return "now unanswerable" if h.unanswerable else "now answerable"
+    if _label(b) != _label(h):
+        bi, hi = _label(b)[1], _label(h)[1]
+        parts = []
+        if hi - bi:
+            parts.append(f"+{len(hi - bi)} gold")
+        if bi - hi:
+            parts.append(f"-{len(bi - hi)} gold")
+        return ", ".join(parts)
+    bg, hg = dict(b.gold), dict(h.gold)
+    regraded = sorted(i for i in bg.keys() & hg.keys() if bg[i] != hg[i])
+    return f"{len(regraded)} gold regraded" if regraded else None
+
+
+def partition(bq: dict[str, QuestionResult], hq: dict[str, QuestionResult],
+              base: RunHeader, head: RunHeader) -> tuple[GoldSetChanges, tuple[str, ...]]:
+    """The gold-set changes and the ids compared: shared, same label, no stale gold on
+    either side, measured on both."""
+    added = [QuestionRef(i, hq[i].question) for i in sorted(hq.keys() - bq.keys())]
+    removed = [QuestionRef(i, bq[i].question) for i in sorted(bq.keys() - hq.keys())]
+    relabelled, compared = [], []
+    shared = sorted(hq.keys() & bq.keys())
+    for qid in shared:
+        b, h = bq[qid], hq[qid]
+        note = relabel_note(b, h)
+        if note:
+            relabelled.append(QuestionRef(qid, h.question, note))
+        elif not b.stale and not h.stale and b.measured and h.measured:
+            compared.append(qid)
+    changes = GoldSetChanges(tuple(added), tuple(removed), tuple(relabelled),
+                             base.gold_sha256, head.gold_sha256, len(shared))
+    return changes, tuple(compared)
+
+
+def stale_changes(base: dict[str, QuestionResult] | None,
+                  head: dict[str, QuestionResult]) -> StaleChanges:
+    head_stale = tuple(StaleQuestion(q.id, q.question, q.stale, q.status)
+                       for q in head.values() if q.stale)
+    new, resolved = [], []
+    for q in head.values() if base is not None else ():
+        b = base.get(q.id)
+        if b is None:
+            continue
+        before, now = set(b.stale), set(q.stale)
+        if now - before:
+            new.append(StaleQuestion(q.id, q.question, tuple(sorted(now - before)), q.status))
+        if before - now:
+            resolved.append(StaleQuestion(q.id, q.question, tuple(sorted(before - now)),
+                                          q.status))
+    return StaleChanges(
+        head=head_stale,
+        new=tuple(new),
+        resolved=tuple(resolved),
+        head_ids=len({i for q in head.values() for i in q.stale}),
+        base_ids=None if base is None else len({i for q in base.values() for i in q.stale}),
+    )
+
+
+def _sha(sha: str | None) -> str:
+    return (sha or "?")[:7]
+
+
+def no_comparison_reason(goldset: GoldSetChanges, compared: int, base: RunHeader,
+                         head: RunHeader, stale_shared: int, unmeasured_shared: int) -> str | None:
+    """Why the runs cannot be compared (None when they can): the comment's own verdict."""
+    if compared >= MIN_SHARED:
+        return None
+    if goldset.shared == 0:
+        if head.questions == 0:
+            return "the head run has no questions"
+        if base.questions == 0:
+            return "the base run has no questions"
+        if goldset.base_sha256 != goldset.head_sha256:
+            return (f"different gold sets (sha256 {_sha(goldset.base_sha256)} → "
+                    f"{_sha(goldset.head_sha256)}): every base question was removed or "
+                    "renamed, no question id is in common")
+        return "base and head share no question id"
+    why = []
+    if goldset.relabelled:
+        why.append(f"{len(goldset.relabelled)} relabelled")
+    if stale_shared:
+        drift = (f" (index {base.index_version or 'unversioned'} → "
+                 f"{head.index_version or 'unversioned'})"
+                 if base.index_version != head.index_version else "")
+        why.append(f"{stale_shared} with stale gold{drift}")
+    if unmeasured_shared:
+        why.append(f"{unmeasured_shared} not measured on one side")
+    if stale_shared == goldset.shared and base.index_version != head.index_version:
+        why[-1:] = [f"the index changed ({base.index_version or 'unversioned'} → "
+                    f"{head.index_version or 'unversioned'}) and every shared question's "
+                    "gold went stale"]
+    reason = f" ({'; '.join(why)})" if why else ""
+    return (f"only {compared} of the {goldset.shared} shared questions can be compared"
+            f"{reason}; a comparison needs at least {MIN_SHARED}, the fewest on which a "
+            "paired test can call any change significant")

@@ -1,0 +1,172 @@
+"""The comment's sections about the verdict itself: the headline table, the gate (every
+rule and its outcome), the run's warnings, and the per-question lists (regressions,
+improvements, unchanged)."""
+
+from __future__ import annotations
+
+from ci_eval.core.diff import Diff, QuestionChange
+from ci_eval.core.diff_questions import move_text
+from ci_eval.core.escape import code_span, escape_md
+from ci_eval.core.gate import FAILED, PASSED, GateResult
+from ci_eval.core.markdown import details, ids, more, question_cell, table
+from ci_eval.core.render_context import ReportContext
+from ci_eval.core.textfmt import f3, p_text, plural, signed
+
+
+def _floor_failures(gate: GateResult) -> dict[str, str]:
+    out = {}
+    for f in gate.failures:
+        if f.rule == "min":
+            out[f.subject] = "below floor"
+        elif f.rule == "max_drop":
+            out.setdefault(f.subject, "fails max_drop")
+    return out
+
+
+def _metric_row(diff: Diff, m, flags: dict[str, str]) -> list[str]:
+    t = m.test
+    if not diff.has_base:
+        return [m.name, "—", f3(m.head_overall), "—", "—",
+                "no baseline" + (f" · ❌ {flags[m.name]}" if m.name in flags else "")]
+    if m.missing:
+        return [m.name, f3(m.base_overall), f3(m.head_overall), "—", "—",
+                f"no comparison (not measured on {m.missing})"]
+    if t is None or t.n == 0 or diff.no_comparison:
+        return [m.name, f3(m.base_overall), f3(m.head_overall), "—", "—",
+                "no comparison possible"]
+    if not m.moved:
+        stat, label = "—", "no change"
+    else:
+        ci = f"[{t.ci_low:+.3f}, {t.ci_high:+.3f}]"
+        stat = f"{ci} {p_text(t.p_value)}" if t.p_value is not None else ci
+        if t.significant:
+            label = "▼ significant" if t.delta < 0 else "▲ significant"
+        else:
+            label = "within noise"
+    if m.name in flags:
+        label += f" · ❌ {flags[m.name]}"
+    return [m.name, f3(t.base_mean), f3(t.head_mean), signed(t.delta), stat, label]
+
+
+def headline(ctx: ReportContext) -> str:
+    diff = ctx.diff
+    flags = _floor_failures(ctx.gate)
+    rows = [_metric_row(diff, m, flags) for m in diff.metrics]
+    out = [table(["metric", "base", "head", "Δ", "95% CI / p", "verdict"], rows)]
+    tested = [m for m in diff.metrics if m.test and m.test.n and not diff.no_comparison]
+    if tested:
+        n = tested[0].test.n
+        mdc = " · ".join(f"{m.name} {f3(m.test.mdc)}" for m in tested)
+        out.append(f"<sub>Paired over {plural(n, 'shared question')} (bootstrap 95% CI, "
+                   "exact McNemar for hit@k). Smallest change this many questions can detect "
+                   "(80% power, α=0.05; it depends on how much the per-question differences "
+                   f"spread, so it moves from one comparison to the next): {mdc}.</sub>")
+    measured = sum(1 for q in diff.head_questions if q.measured)
+    if diff.comparable and measured != len(diff.compared):
+        out.append(f"<sub>Base and head are means over the compared questions; head over all "
+                   f"{plural(measured, 'measured question')} is "
+                   + ", ".join(f"{m.name} {f3(m.head_overall)}" for m in diff.metrics[:5])
+                   + ".</sub>")
+    return "\n\n".join(out)
+
+
+_MARK = {PASSED: "✅", FAILED: "❌"}
+
+
+def gate_section(ctx: ReportContext, limit: int | None) -> str:
+    gate = ctx.gate
+    source = ""
+    if ctx.gate_path or ctx.gate_source:
+        path = code_span(ctx.gate_path, 120, False) if ctx.gate_path else ""
+        source = f" (rules from {path}{escape_md(ctx.gate_source, 200)})"
+    lines = ["#### Gate: " + ("✅ passed" if gate.passed else "❌ failed") + source]
+    for o in gate.outcomes:
+        mark = _MARK.get(o.status, "➖")
+        status = "" if o.status in _MARK else "not applicable: "
+        qs = f" — {ids(o.question_ids, limit)}" if o.failed and o.question_ids else ""
+        lines.append(f"- {mark} **{o.rule}** {status}{escape_md(o.message, 300)}{qs}")
+    for n in gate.notes:
+        lines.append(f"- ℹ️ {escape_md(n, 300)}")
+    return "\n".join(lines)
+
+
+def warnings_section(ctx: ReportContext, limit: int | None) -> str:
+    found = ctx.diff.warnings
+    if not found:
+        return ""
+    lines = ["#### Warnings"]
+    shown = found if limit is None else found[:max(limit, 1)]
+    for w in shown:
+        who = f": {plural(len(w.ids), 'question')}, {ids(w.ids, limit)}" if w.ids else ""
+        lines.append(f"- ⚠️ {escape_md(w.label, 300)}{who}")
+    if len(found) > len(shown):
+        lines.append(f"- … +{len(found) - len(shown)} more kinds of warning (see the job summary)")
+    return "\n".join(lines)
+
+
+def _rank_move(q: QuestionChange) -> str:
+    def r(x):
+        return "—" if x is None else str(x)
+    return f"{r(q.base_rank)} → {r(q.head_rank)}"
+
+
+def _changed_metrics(q: QuestionChange, limit: int = 3) -> str:
+    moved = [(m, d) for m, d in q.deltas if abs(d) >= 5e-4]
+    text = ", ".join(f"{m} {signed(d)}" for m, d in moved[:limit])
+    return text + (f" (+{len(moved) - limit})" if len(moved) > limit else "")
+
+
+def explanation(q: QuestionChange) -> str:
+    """What happened to one question: the kind in words, the gold chunks that moved, the
+    metrics that changed."""
+    parts = [escape_md(q.summary + (f": {q.error}" if q.error else ""), 120)]
+    chunks = [move_text(m, q.graded, lambda i: code_span(i, 40)) for m in q.moves[:3]]
+    if len(q.moves) > 3:
+        chunks.append(f"+{len(q.moves) - 3} more")
+    if chunks:
+        parts.append(", ".join(chunks))
+    # for a lost or gained hit the kind says it; otherwise the metrics are the change
+    metrics = _changed_metrics(q) if q.kind in ("down", "up", "mixed") else ""
+    if metrics:
+        parts.append(metrics)
+    return "; ".join(p for p in parts if p)
+
+
+def question_rows(questions, limit: int | None) -> tuple[str, int]:
+    shown = questions if limit is None else questions[:limit]
+    if not shown:
+        return "", len(questions)
+    rows = [[question_cell(q.id, q.question), _rank_move(q), explanation(q),
+             ", ".join(escape_md(t, 30) for t in q.tags) or "—"] for q in shown]
+    return (table(["question", "first gold rank", "what happened", "tags"], rows),
+            len(questions) - len(shown))
+
+
+def regressions(ctx: ReportContext, limit: int | None) -> str:
+    regs = ctx.diff.regressions
+    if not regs:
+        return ""
+    k = ctx.diff.k
+    lost = sum(1 for q in regs if q.kind in ("lost", "error"))
+    head = (f"#### Regressions ({len(regs)}): {lost} lost at k={k}, "
+            f"{len(regs) - lost} with a metric down")
+    rows, rest = question_rows(regs, limit)
+    return (head + ("\n\n" + rows if rows else "")
+            + (more(rest, "regressions") if rest else ""))
+
+
+def improvements(ctx: ReportContext, limit: int | None) -> str:
+    imps = ctx.diff.improvements
+    if not imps:
+        return ""
+    rows, rest = question_rows(imps, limit)
+    return details(f"Improvements ({len(imps)})",
+                   (rows + more(rest, "improvements") if rest else rows).strip())
+
+
+def unchanged(ctx: ReportContext, limit: int | None) -> str:
+    same = ctx.diff.unchanged
+    if not same:
+        return ""
+    return details(f"Unchanged ({len(same)}: every metric as before)",
+                   ids((q.id for q in same), limit))
