@@ -818,6 +818,32 @@ def test_the_poster_renders_again_and_posts_nothing_the_fork_wrote_itself(gh, fo
     assert baseline_line(body).startswith("**Baseline:** none: no successful push run")
 
 
+def test_the_poster_applies_the_default_branchs_gate_not_the_forks(gh, fork_job, tmp_path,
+                                                                  checkout, base_zip):
+    # The default branch's checkout (the poster's workspace) allows no stale gold id...
+    default_branch = tmp_path / "default-branch"
+    default_branch.mkdir()
+    (default_branch / "ci-eval.toml").write_text(
+        CONFIG.format(gold="eval/gold.json", gate="[gate]\nmax_stale = 0\n"))
+    # ...and the fork's artefact records a config that empties its gate.
+    members = {p.name: p.read_bytes() for p in sorted(fork_job.job.bundle.iterdir())}
+    head = json.loads(members["ci-eval-run.json"])
+    head["config"]["gate"] = {}
+    members["ci-eval-run.json"] = json.dumps(head).encode()
+    add_push_run(gh, BASE, base_zip, TWO_HOURS)
+    run_id, _ = _fork_pr_run(gh, build_zip(members))
+
+    job = run_action(gh, tmp_path, default_branch, "workflow_run", workflow_run_event(run_id),
+                     sha=BASE, ref="refs/heads/main", mode="comment")
+
+    assert job.code == 1, job.stderr
+    [body] = bodies(gh, FORK_PR)
+    stale = sum(1 for q in GOLD["questions"] if "retired" in q["gold"])
+    assert verdict_line(body).startswith(f"### ❌ {stale} question has gold ids missing from index")
+    assert "#### Gate: ❌ failed (rules from `ci-eval.toml` of the default branch)" in body
+    assert job.outputs["verdict"] == "fail"
+
+
 def test_the_poster_refuses_when_the_pull_request_moved_on(gh, fork_job, tmp_path):
     moved_on = fake_sha("a newer fork commit")
     run_id, artifact = _fork_pr_run(gh, fork_job.job.bundle_zip(), pr_head=moved_on)

@@ -89,27 +89,15 @@ def run(args) -> int:
 def _gate_table(args) -> tuple[dict, str | None, str]:
     """The [gate] table to apply, the config file it came from, and how the report says it."""
     from ci_eval.errors import UsageError
-    from ci_eval.inputs.loaders import load_config
+    from ci_eval.inputs.loaders import discover_config, load_config
 
     flags = " with the --min / --max-drop flags on top" if args.min or args.max_drop else ""
     if args.no_config and args.config:
         raise UsageError("--config and --no-config contradict each other; give one")
     if args.no_config:
         return {}, None, "the flags only (--no-config)"
-    path = args.config or _discovered()
+    path = args.config or discover_config(".")
     if path is None:
         return {}, None, NO_CONFIG
     return load_config(path).gate, str(path), flags
 
-
-def _discovered():
-    """The project's config found from the current folder, None when there is none."""
-    from ci_eval.errors import InputError
-    from ci_eval.inputs.loaders import find_config
-
-    try:
-        return find_config(".")
-    except InputError as exc:
-        if exc.message.startswith("no configuration found"):
-            return None
-        raise

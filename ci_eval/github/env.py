@@ -11,10 +11,10 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ci_eval.core.sticky import COMMENT_MODES
 from ci_eval.errors import InputError
 from ci_eval.inputs.files import atomic_append, decode, parse_json, read_bytes
 
-COMMENT_MODES = ("always", "on-change", "off")
 MODES = ("run", "comment")
 
 

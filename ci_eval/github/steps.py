@@ -390,18 +390,38 @@ def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
 
         baseline = Baseline(demo_artefact("base", show_progress=False), "builtin",
                             f"{baseline.description}; the demo compares with its built-in baseline configuration instead")
-    config = head.get("config") if isinstance(head.get("config"), dict) else {}
-    gate = config.get("gate") if isinstance(config.get("gate"), dict) else {}
-    report_cfg = config.get("report") if isinstance(config.get("report"), dict) else {}
+    gate, report_cfg, gate_path, how = _default_branch_rules(inputs)
     report = build_report(
         baseline.artefact, head, policy_from(gate),
         BaselineInfo(kind=baseline.kind, description=baseline.description, url=baseline.run_url),
         marker_suffix=str(report_cfg.get("marker", "")), title=str(report_cfg.get("title", "")),
+        gate_source=how, gate_path=gate_path,
     )
     url = publish_comment(port, number, report.markdown, inputs, report.changed, report.marker)
     write_outputs(env.get("GITHUB_OUTPUT"), {"comment-url": url or "", "verdict": "pass" if report.passed else "fail"})
     log(f"ci-eval: posted the report of run {run.id} on pull request #{number}" if url else "ci-eval: nothing to post")
-    return EXIT_OK
+    log(f"ci-eval: {report.verdict_line}")
+    return EXIT_GATE_FAILED if not report.passed and inputs.fail_on_gate else EXIT_OK
+
+
+def _default_branch_rules(inputs: ActionInputs) -> tuple[dict, dict, str | None, str]:
+    """The gate and report settings of this job's own checkout: in a workflow_run job, the
+    default branch's. Never the fork's artefact, whose recorded config the fork wrote.
+    Returns (gate, report table, config path, how the comment says it)."""
+    from ci_eval.inputs.loaders import discover_config, load_config
+
+    if inputs.config == "demo":
+        from ci_eval.demo.run import demo_config_path
+
+        config = load_config(demo_config_path("head"))
+        return config.gate, config.report, None, "the demo's configuration"
+    path = Path(inputs.config) if Path(inputs.config).is_file() else discover_config(".")
+    if path is None:
+        log("ci-eval: warning: no ci-eval.toml in the default branch's checkout: only "
+            "retriever errors can fail this check")
+        return {}, {}, None, "nowhere: no config in the default branch's checkout"
+    config = load_config(path)
+    return config.gate, config.report, str(path), " of the default branch"
 
 
 def _is_demo(head: dict) -> bool:

@@ -30,6 +30,17 @@ def find_config(start: str | os.PathLike = ".") -> Path:
     )
 
 
+def discover_config(start: str | os.PathLike = ".") -> Path | None:
+    """What ``find_config`` finds, or None when there is no config at all (``compare`` and
+    the poster go on without one and say so); any other problem is still an error."""
+    try:
+        return find_config(start)
+    except InputError as exc:
+        if exc.message.startswith("no configuration found"):
+            return None
+        raise
+
+
 def load_config(path: str | os.PathLike | None = None):
     from ci_eval.core.config import parse_config
 
