@@ -129,7 +129,7 @@ def test_the_config_diff_leads_with_what_changes_results_and_hides_empty_tables(
         **common, "report": {"title": "docs v2"}, "gate": {},
         "retriever": {"type": "python", "params": {"b": 0.9}}})
     head["config"]["k"] = base["config"]["k"] = 5
-    r = _cli(*_pair(tmp_path, base, head), "--no-config", cwd=tmp_path)
+    r = _cli(*_pair(tmp_path, base, head), cwd=tmp_path)
     changed = next(x for x in r.stdout.splitlines() if x.startswith("**Changed:**"))
     parts = changed.split("; ")
     assert parts[0] == "**Changed:** `retriever.params.b` `0.75` → `0.9`"
@@ -142,7 +142,7 @@ def test_a_baseline_file_is_named_and_a_missing_commit_and_dirty_tree_said(tmp_p
     base, head = artefact(qs), artefact(qs)
     base["git"] = None
     head["git"]["dirty"] = True
-    r = _cli(*_pair(tmp_path, base, head), "--no-config", cwd=tmp_path)
+    r = _cli(*_pair(tmp_path, base, head), cwd=tmp_path)
     line = r.stdout.splitlines()[2]
     assert line.startswith("**Baseline:** artefact `")
     assert "base.json` (no commit was recorded in it)" in line and "`?`" not in line
@@ -153,7 +153,7 @@ def test_a_tie_in_the_failure_matrix_is_called_a_tie(tmp_path):
     # one question per failure cell: retrieved & wrong, missed & wrong, missed & correct
     rows = [(1, True), (1, True), (1, False), (None, False), (None, True)]
     qs = [spec(f"q{i}", ["g"], at(r), answer_correct=c) for i, (r, c) in enumerate(rows)]
-    r = _cli(*_pair(tmp_path, artefact(qs), artefact(qs)), "--no-config", cwd=tmp_path)
+    r = _cli(*_pair(tmp_path, artefact(qs), artefact(qs)), cwd=tmp_path)
     assert "Largest failure cells, a tie at 1 each: **retrieved, wrong (generation)** and " \
         "**missed, wrong (retrieval)** and **missed, correct (own knowledge)**" in r.stdout
     assert "Largest failure cell:" not in r.stdout
@@ -166,7 +166,7 @@ def test_tags_worst_first_rank_by_the_worst_change_over_the_shown_metrics(tmp_pa
     shaky = [spec(f"k{i}", ["g"], at(5), tags=["shaky"]) for i in range(4)]
     shaky_head = [spec(f"k{i}", ["g"], at(6 if i == 0 else 5), tags=["shaky"]) for i in range(4)]
     r = _cli(*_pair(tmp_path, artefact(steady + shaky), artefact(steady_head + shaky_head)),
-             "--no-config", cwd=tmp_path)
+             cwd=tmp_path)
     table = r.stdout.split("#### By tag (worst first)\n\n", 1)[1].split("\n\n", 1)[0]
     rows = [x.split("|")[1].strip() for x in table.splitlines()[2:]]
     # worst change: steady mrr 1/4 - 1 = -0.75; shaky hit@5 -1/4 = -0.25 (its mrr -0.033)
@@ -178,7 +178,7 @@ def test_overlapping_scores_explain_the_notation_and_suggest_the_least_wrong_cut
     unanswerable = [spec(f"u{i}", ranking=["x"], unanswerable=True, top=t)
                     for i, t in enumerate([2.0, 8.5])]
     qs = answerable + unanswerable + [spec(f"q{i}", ["g"], at(1)) for i in range(6)]
-    r = _cli(*_pair(tmp_path, artefact(qs), artefact(qs)), "--no-config", cwd=tmp_path)
+    r = _cli(*_pair(tmp_path, artefact(qs), artefact(qs)), cwd=tmp_path)
     # 2.5 answers every answerable question and one unanswerable (8.5): 0 + 1 mistakes
     assert (f"The cutoff with the fewest mistakes is **{(2.0 + 3.0) / 2:.3g}**: "
             '0 false "not found" (answerable questions under it) and 1 false answer') in r.stdout
@@ -186,5 +186,5 @@ def test_overlapping_scores_explain_the_notation_and_suggest_the_least_wrong_cut
 
 
 def test_the_detectable_change_line_says_it_depends_on_the_spread(runs, tmp_path):
-    r = _cli(runs["base"], runs["head"], "--no-config", cwd=tmp_path)
+    r = _cli(runs["base"], runs["head"], cwd=tmp_path)
     assert "it depends on how much the per-question differences spread" in r.stdout

@@ -9,6 +9,7 @@ from ci_eval.core.markdown import details, ids, more, question_cell, short_sha, 
 from ci_eval.core.matrix import CELL_LABELS, CELLS
 from ci_eval.core.render_context import ReportContext
 from ci_eval.core.render_verdict import headline_metric
+from ci_eval.core.stats import mean
 from ci_eval.core.textfmt import f3, plural, signed
 
 SPARKS = "▁▂▃▄▅▆▇█"
@@ -213,7 +214,7 @@ def tags(ctx: ReportContext, limit: int | None) -> str:
         if not by_tag:
             return ""
         rows = [[escape_md(t, 40), str(len(qs))]
-                + [f3(sum(q.value(n) for q in qs) / len(qs)) for n in names]
+                + [f3(mean(q.value(n) for q in qs)) for n in names]
                 for t, qs in sorted(by_tag.items())]
         headers = ["tag", "n"] + names
     shown = rows if limit is None else rows[:limit]

@@ -213,9 +213,7 @@ def now_utc() -> datetime:
 
 def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int:
     """Evaluate, compare with the baseline, publish. The gate's exit code comes last."""
-    from ci_eval.core.artefact import carry_history
     from ci_eval.report import BaselineInfo, build_report, policy_from
-    from ci_eval.retrieval.pipeline import retriever_failed
 
     workflow = workflow_file(env.get("GITHUB_WORKFLOW_REF"))
     port = port_factory() if plan.find_baseline or plan.carry_history else None
@@ -226,6 +224,40 @@ def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int
     elif plan.carry_history:
         lookup = _Background(lambda: _previous_history(port, event, workflow, inputs.artifact_name))
     head, config, builtin_base = _evaluate(inputs, event, env)
+    baseline = _baseline_for(plan, lookup, builtin_base, head, event)
+    log(f"ci-eval: {baseline.description}")
+    demo = inputs.config == "demo"
+    report = build_report(
+        baseline.artefact,
+        head,
+        policy_from(config.gate),
+        BaselineInfo(kind=baseline.kind, description=baseline.description, url=baseline.run_url),
+        marker_suffix=config.report.get("marker", ""),
+        title=config.report.get("title", ""),
+        gate_source="the demo's configuration" if demo else "",
+        gate_path=None if demo else inputs.config,
+    )
+    append_summary(env.get("GITHUB_STEP_SUMMARY"), report.full_markdown)
+    comment_url, posted = _post(plan, port or (port_factory() if plan.post_comment else None),
+                                event, report, inputs)
+    pr = None
+    if event.pr_number:
+        # What the workflow_run poster needs: which PR and commit; whether this job posted.
+        pr = {"number": event.pr_number, "head_sha": event.head_sha, "base_sha": event.base_sha,
+              "comment_posted": posted}
+    artefact_path = write_bundle(Path(inputs.out_dir), head, report, pr)
+
+    # The demo's gold set lives in the package, not in the repository: nothing to annotate.
+    for line in stale_annotations(head, None if demo else config.gold_set):
+        print(line, flush=True)
+    return _finish(head, report, baseline, inputs, env, str(artefact_path), comment_url)
+
+
+def _baseline_for(plan, lookup, builtin_base: dict | None, head: dict, event: Event) -> Baseline:
+    """The baseline the lookup found (the demo's built-in one when none is stored); the
+    head artefact carries the base branch's history forward."""
+    from ci_eval.core.artefact import carry_history
+
     baseline = Baseline(None, "none", f"{event.name}: this run records the baseline for later pull requests")
     if plan.find_baseline:
         baseline = lookup.result()
@@ -234,46 +266,34 @@ def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int
         head["history"] = carry_history(baseline.artefact)
     elif plan.carry_history:
         head["history"] = lookup.result()
-    log(f"ci-eval: {baseline.description}")
-    report = build_report(
-        baseline.artefact,
-        head,
-        policy_from(config.gate),
-        BaselineInfo(kind=baseline.kind, description=baseline.description, url=baseline.run_url),
-        marker_suffix=config.report.get("marker", ""),
-        title=config.report.get("title", ""),
-    )
-    out_dir = Path(inputs.out_dir)
-    append_summary(env.get("GITHUB_STEP_SUMMARY"), report.full_markdown)
+    return baseline
 
-    comment_url = None
-    posted = False
+
+def _post(plan, port, event: Event, report, inputs: ActionInputs) -> tuple[str | None, bool]:
+    """Post the sticky comment when the plan says so: (its URL, whether it was posted)."""
     if plan.post_comment:
-        port = port or port_factory()
         try:
-            comment_url = publish_comment(port, event.pr_number, report.markdown, inputs, report.changed, report.marker)
-            posted = True
+            return publish_comment(port, event.pr_number, report.markdown, inputs, report.changed, report.marker), True
         except GitHubError as exc:
             # No write access (a fork, or missing permissions): the report is in the job
             # summary and the artefact; say how to get the comment, do not hide the gate.
             log(f"ci-eval: warning: the comment was not posted: {exc}")
     elif event.is_fork and event.pr_number:
         log("ci-eval: fork pull request: the comment is in the artifact for the workflow_run poster")
-    pr = None
-    if event.pr_number:
-        # What the workflow_run poster needs: which PR and commit; whether this job posted.
-        pr = {"number": event.pr_number, "head_sha": event.head_sha, "base_sha": event.base_sha,
-              "comment_posted": posted}
-    artefact_path = write_bundle(out_dir, head, report, pr)
+    return None, False
 
-    # The demo's gold set lives in the package, not in the repository: nothing to annotate.
-    for line in stale_annotations(head, None if inputs.config == "demo" else config.gold_set):
-        print(line, flush=True)
+
+def _finish(head: dict, report, baseline: Baseline, inputs: ActionInputs, env, artefact_path: str,
+            comment_url: str | None) -> int:
+    """Outputs, the verdict in the log, then the exit code: the retriever's failure first,
+    then the gate, then a GitHub outage during the baseline lookup."""
+    from ci_eval.retrieval.pipeline import retriever_failed
+
     verdict = "pass" if report.passed else "fail"
     failure = retriever_failed(head)
     if failure or head["summary"]["errors"]:
         verdict = "error"
-    write_outputs(env.get("GITHUB_OUTPUT"), outputs_for(head, verdict, str(artefact_path), comment_url))
+    write_outputs(env.get("GITHUB_OUTPUT"), outputs_for(head, verdict, artefact_path, comment_url))
     log(f"ci-eval: {report.verdict_line}")
     if failure:
         log(f"ci-eval: error: {failure}")
@@ -346,42 +366,19 @@ def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
 
     Nothing from that run is trusted: the artifact is read as a hostile zip, the head
     artefact is schema-validated, the PR must exist with the head SHA the run built, the
-    baseline is looked up here (never taken from the run), and the comment is rendered here
-    (so every string passes our escaping)."""
-    from ci_eval.core.baseline import choose_artifact
-    from ci_eval.inputs.files import parse_json
+    baseline is looked up here (never taken from the run), the gate is this checkout's
+    (the default branch's config, never the one the run recorded), and the comment is
+    rendered here (so every string passes our escaping)."""
     from ci_eval.inputs.loaders import parse_artefact_bytes
     from ci_eval.report import BaselineInfo, build_report, policy_from
 
-    run = port.workflow_run(event.run_id)
-    artifact = choose_artifact(port.run_artifacts(run.id), inputs.artifact_name)
-    if artifact is None:
-        log(f"ci-eval: run {run.id} left no artifact named {inputs.artifact_name!r}: nothing to post")
+    found = _pr_bundle(inputs, event, port)
+    if found is None:
         return EXIT_OK
-    source = f"artifact {inputs.artifact_name} (id {artifact.id}) of run {run.id}"
-    members = read_artifact_zip(port.download_artifact(artifact.id, MAX_ARTIFACT_ZIP), source,
-                                optional=BUNDLE_MEMBERS)
-    if PR_MEMBER not in members:
-        log(f"ci-eval: {source} belongs to no pull request: nothing to post")
-        return EXIT_OK
-    pr_info = parse_json(members[PR_MEMBER].decode("utf-8", "replace"), f"{source}:{PR_MEMBER}")
-    number = pr_info.get("number") if isinstance(pr_info, dict) else None
-    if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
-        raise InputError("pr.json must hold a positive pull request number", source, PR_MEMBER)
-    pr = port.pull_request(number)
-    if not pr.is_fork and pr_info.get("comment_posted") is True:
-        log(f"ci-eval: pull request #{number} is not from a fork and its own run posted the comment")
-        return EXIT_OK
-    if pr.head_sha != run.head_sha:
-        raise InputError(
-            f"pull request #{number} is at {pr.head_sha[:7]}, but the run built {run.head_sha[:7]}: "
-            "refusing to post another commit's results",
-            source,
-            PR_MEMBER,
-        )
+    run, pr, members, source = found
     head = parse_artefact_bytes(members[RUN_MEMBER], f"{source}:{RUN_MEMBER}")
     pr_event = Event(name="pull_request", repository=event.repository, sha=pr.head_sha, ref=None,
-                     pr_number=number, base_sha=pr.base_sha, base_ref=pr.base_ref,
+                     pr_number=pr.number, base_sha=pr.base_sha, base_ref=pr.base_ref,
                      head_sha=pr.head_sha, head_repo=pr.head_repo, is_fork=pr.is_fork)
     baseline = find_baseline(port, pr_event, workflow_file(event.workflow_path), inputs.artifact_name, now_utc())
     if baseline.artefact is None and _is_demo(head):
@@ -397,11 +394,46 @@ def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
         marker_suffix=str(report_cfg.get("marker", "")), title=str(report_cfg.get("title", "")),
         gate_source=how, gate_path=gate_path,
     )
-    url = publish_comment(port, number, report.markdown, inputs, report.changed, report.marker)
+    url = publish_comment(port, pr.number, report.markdown, inputs, report.changed, report.marker)
     write_outputs(env.get("GITHUB_OUTPUT"), {"comment-url": url or "", "verdict": "pass" if report.passed else "fail"})
-    log(f"ci-eval: posted the report of run {run.id} on pull request #{number}" if url else "ci-eval: nothing to post")
+    log(f"ci-eval: posted the report of run {run.id} on pull request #{pr.number}" if url else "ci-eval: nothing to post")
     log(f"ci-eval: {report.verdict_line}")
     return EXIT_GATE_FAILED if not report.passed and inputs.fail_on_gate else EXIT_OK
+
+
+def _pr_bundle(inputs: ActionInputs, event: Event, port):
+    """The pull-request run's bundle and the PR it belongs to, checked against the API:
+    (run, pull request, zip members, source), or None when there is nothing to post."""
+    from ci_eval.core.baseline import choose_artifact
+    from ci_eval.inputs.files import parse_json
+
+    run = port.workflow_run(event.run_id)
+    artifact = choose_artifact(port.run_artifacts(run.id), inputs.artifact_name)
+    if artifact is None:
+        log(f"ci-eval: run {run.id} left no artifact named {inputs.artifact_name!r}: nothing to post")
+        return None
+    source = f"artifact {inputs.artifact_name} (id {artifact.id}) of run {run.id}"
+    members = read_artifact_zip(port.download_artifact(artifact.id, MAX_ARTIFACT_ZIP), source,
+                                optional=BUNDLE_MEMBERS)
+    if PR_MEMBER not in members:
+        log(f"ci-eval: {source} belongs to no pull request: nothing to post")
+        return None
+    pr_info = parse_json(members[PR_MEMBER].decode("utf-8", "replace"), f"{source}:{PR_MEMBER}")
+    number = pr_info.get("number") if isinstance(pr_info, dict) else None
+    if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
+        raise InputError("pr.json must hold a positive pull request number", source, PR_MEMBER)
+    pr = port.pull_request(number)
+    if not pr.is_fork and pr_info.get("comment_posted") is True:
+        log(f"ci-eval: pull request #{number} is not from a fork and its own run posted the comment")
+        return None
+    if pr.head_sha != run.head_sha:
+        raise InputError(
+            f"pull request #{number} is at {pr.head_sha[:7]}, but the run built {run.head_sha[:7]}: "
+            "refusing to post another commit's results",
+            source,
+            PR_MEMBER,
+        )
+    return run, pr, members, source
 
 
 def _default_branch_rules(inputs: ActionInputs) -> tuple[dict, dict, str | None, str]:
