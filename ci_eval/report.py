@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ci_eval.core.artefact import Artefact
 from ci_eval.core.gate import GatePolicy, GateResult, evaluate_gate, merge_overrides
 from ci_eval.core.render import (
     DEFAULT_BUDGET,
@@ -61,16 +62,18 @@ def policy_from(gate: dict | None, mins: list[str] | None = None,
     return merge_overrides(GatePolicy.from_mapping(gate or {}), mins or [], max_drops or [])
 
 
-def build_report(base: dict | None, head: dict, policy: GatePolicy,
+def build_report(base: Artefact | dict | None, head: Artefact | dict, policy: GatePolicy,
                  baseline_info: BaselineInfo | None = None, *, marker_suffix: str = "",
                  title: str = "", budget: int | None = DEFAULT_BUDGET,
                  gate_source: str = "", gate_path: str | None = None) -> Report:
     """Diff, significance, gate and every rendering of one comparison."""
+    from ci_eval.core.artefact import read_artefact
     from ci_eval.core.cutoff import render_svg
     from ci_eval.core.diff import diff as compute_diff
     from ci_eval.core.trend import render_trend_svg
 
-    d = compute_diff(base, head)
+    head_run = read_artefact(head)
+    d = compute_diff(read_artefact(base) if base is not None else None, head_run)
     if baseline_info is None:
         baseline_info = BaselineInfo(kind="file" if base is not None else "none")
     ctx = ReportContext(d, evaluate_gate(policy, d), baseline_info, marker_suffix, title,
@@ -81,12 +84,11 @@ def build_report(base: dict | None, head: dict, policy: GatePolicy,
         full_markdown=render_markdown(ctx, None),
         json=render_json(ctx),
         svg=render_svg(d.cutoff.head),
-        trend_svg=render_trend_svg(head, _trend_metrics(head)),
+        trend_svg=render_trend_svg(head_run, _trend_metrics(head_run)),
     )
 
 
-def _trend_metrics(head: dict) -> list[str]:
-    k = head.get("k")
-    wanted = [f"hit@{k}", "mrr", f"ndcg@{k}", f"hit@{3 * k}" if isinstance(k, int) else ""]
-    measured = (head.get("summary") or {}).get("overall", {}).get("means", {})
-    return [m for m in wanted if m in measured]
+def _trend_metrics(head) -> list[str]:
+    k = head.header.k
+    measured = dict(head.summary.overall.means)
+    return [m for m in (f"hit@{k}", "mrr", f"ndcg@{k}", f"hit@{3 * k}") if m in measured]

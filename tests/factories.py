@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from ci_eval.core.artefact import Artefact, read_artefact
+
 DEFAULT_CONFIG = {"retriever": {"type": "python", "target": "app.search:search",
                                 "params": {"k1": 1.2, "b": 0.75}}}
 
@@ -23,7 +25,7 @@ def spec(qid: str, gold=None, ranking=(), **kw) -> dict:
     """A question spec: ``gold`` is a list of ids (grade 1) or ``{id: grade}``; ``ranking``
     the returned ids best first. Optional: tags, unanswerable, stale (gold ids missing from
     the index), error (message: the retriever failed), answer_correct, scores, top,
-    latency_ms, text."""
+    latency_ms, text, warnings."""
     return {"id": qid, "gold": gold or {}, "ranking": list(ranking), **kw}
 
 
@@ -101,6 +103,7 @@ def question(s: dict, k: int, metrics: list[str]) -> dict:
         "metrics": values,
         "latency_ms": s.get("latency_ms", 2.0),
         "answer_correct": s.get("answer_correct"),
+        "warnings": list(s.get("warnings", [])),
     }
 
 
@@ -161,3 +164,8 @@ def ranked_with_gold_at(rank: int | None, gold: str = "g", depth: int = 15,
     if rank is not None:
         ids[rank - 1] = gold
     return ids
+
+
+def run(specs: list[dict], **kw) -> Artefact:
+    """The typed ``Artefact`` of ``artefact(specs, **kw)``, read by the one reader."""
+    return read_artefact(artefact(specs, **kw))

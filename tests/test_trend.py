@@ -1,7 +1,12 @@
+from ci_eval.core.artefact import read_artefact
 from ci_eval.core.trend import render_trend_svg, trend_series
 
 
 def head_with_history():
+    return read_artefact(raw_head())
+
+
+def raw_head():
     return {
         "k": 5,
         "git": {"sha": "c" * 40},
@@ -30,8 +35,9 @@ def test_svg_plots_each_point_and_labels_the_last_value():
 
 
 def test_svg_escapes_metric_names_and_is_deterministic():
-    head = head_with_history()
-    head["summary"]["overall"]["means"]["<b>"] = 0.1
+    raw = raw_head()
+    raw["summary"]["overall"]["means"]["<b>"] = 0.1
+    head = read_artefact(raw)
     a = render_trend_svg(head, ["<b>"])
     assert "<b>" not in a and "&lt;b&gt; 0.100" in a
     assert a == render_trend_svg(head, ["<b>"])

@@ -252,3 +252,93 @@ def read_header(a: dict) -> RunHeader:
         abstain_below=None if a.get("abstain_below") is None else float(a["abstain_below"]),
         index_checked=bool(index.get("checked", True)),
     )
+
+
+@dataclass(frozen=True)
+class Group:
+    """The measured questions of the whole run or of one tag: how many, and the means."""
+
+    count: int
+    means: tuple[tuple[str, float], ...]
+
+    def mean(self, metric: str) -> float | None:
+        return dict(self.means).get(metric)
+
+
+@dataclass(frozen=True)
+class Summary:
+    overall: Group
+    by_tag: tuple[tuple[str, Group], ...]
+    stale_questions: int
+    stale_ids: int
+    errors: int
+    latency_ms: tuple[tuple[str, float], ...]  # ("mean" | "p50" | "p95", ms); () when unknown
+
+    def latency(self, stat: str) -> float | None:
+        return dict(self.latency_ms).get(stat)
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One earlier run of the base branch, as carried forward in ``history``."""
+
+    sha: str
+    created_at: str
+    means: tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True)
+class Artefact:
+    """A run artefact as the comparison sees it: read once, typed, immutable."""
+
+    header: RunHeader
+    questions: tuple[QuestionResult, ...]
+    summary: Summary
+    config: dict = field(compare=False)  # the config as recorded (what the config diff compares)
+    history: tuple[HistoryEntry, ...] = ()
+
+
+def _means(raw) -> tuple[tuple[str, float], ...]:
+    raw = raw if isinstance(raw, dict) else {}
+    return tuple(sorted((str(m), float(v)) for m, v in raw.items()
+                        if isinstance(v, (int, float)) and not isinstance(v, bool)))
+
+
+def _group(raw) -> Group:
+    raw = raw if isinstance(raw, dict) else {}
+    return Group(int(raw.get("count") or 0), _means(raw.get("means")))
+
+
+def read_summary(raw) -> Summary:
+    raw = raw if isinstance(raw, dict) else {}
+    stale = raw.get("stale") or {}
+    latency = raw.get("latency_ms") or {}
+    return Summary(
+        overall=_group(raw.get("overall")),
+        by_tag=tuple(sorted((str(t), _group(g)) for t, g in (raw.get("by_tag") or {}).items())),
+        stale_questions=int(stale.get("questions") or 0),
+        stale_ids=int(stale.get("ids") or 0),
+        errors=int(raw.get("errors") or 0),
+        latency_ms=tuple((s, float(latency[s])) for s in ("mean", "p50", "p95")
+                         if latency.get(s) is not None),
+    )
+
+
+def _history(raw) -> tuple[HistoryEntry, ...]:
+    return tuple(HistoryEntry(str(e.get("sha") or ""), str(e.get("created_at") or ""),
+                              _means(e.get("means")))
+                 for e in raw or () if isinstance(e, dict))
+
+
+def read_artefact(data: dict | Artefact) -> Artefact:
+    """The one reader: a validated artefact dict -> ``Artefact`` (an ``Artefact`` as is)."""
+    if isinstance(data, Artefact):
+        return data
+    config = data.get("config")
+    return Artefact(
+        header=read_header(data),
+        questions=read_questions(data),
+        summary=read_summary(data.get("summary")),
+        config=dict(config) if isinstance(config, dict) else {},
+        history=_history(data.get("history")),
+    )

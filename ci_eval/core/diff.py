@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from ci_eval.core.artefact import MEASURED, QuestionResult, RunHeader, read_header, read_questions
+from ci_eval.core.artefact import MEASURED, Artefact, QuestionResult, RunHeader, read_artefact
 from ci_eval.core.cutoff import CutoffReport, analyse_cutoff
 from ci_eval.core.diff_config import ConfigChange, config_diff, format_value
 from ci_eval.core.diff_goldset import (
@@ -123,21 +123,15 @@ class Diff:
         return {q.id: q for q in self.head_questions}
 
 
-def _latency(base: dict | None, head: dict) -> tuple:
-    bl = ((base or {}).get("summary") or {}).get("latency_ms") or {}
-    hl = (head.get("summary") or {}).get("latency_ms") or {}
-    return tuple((stat, bl.get(stat), hl.get(stat)) for stat in ("mean", "p50", "p95")
-                 if bl.get(stat) is not None or hl.get(stat) is not None)
+def _latency(base: Artefact | None, head: Artefact) -> tuple:
+    stats = ("mean", "p50", "p95")
+    pairs = [(stat, base.summary.latency(stat) if base else None, head.summary.latency(stat))
+             for stat in stats]
+    return tuple((stat, b, h) for stat, b, h in pairs if b is not None or h is not None)
 
 
-def _history(head: dict) -> tuple:
-    out = []
-    for entry in head.get("history") or ():
-        means = entry.get("means") or {}
-        out.append((str(entry.get("sha") or ""), str(entry.get("created_at") or ""),
-                    tuple(sorted((str(m), float(v)) for m, v in means.items()
-                                 if v is not None))))
-    return tuple(out)
+def _history(head: Artefact) -> tuple:
+    return tuple((e.sha, e.created_at, e.means) for e in head.history)
 
 
 def _reason(goldset, compared, bq, hq, base_info, head_info) -> str | None:
@@ -147,12 +141,15 @@ def _reason(goldset, compared, bq, hq, base_info, head_info) -> str | None:
     return no_comparison_reason(goldset, len(compared), base_info, head_info, stale, unmeasured)
 
 
-def diff(base: dict | None, head: dict, *, seed: int | None = None) -> Diff:
-    """Compare two run artefacts (dicts in the design.md format). Pure; inputs untouched."""
-    head_info = read_header(head)
-    base_info = read_header(base) if base is not None else None
-    hq = {r.id: r for r in read_questions(head)}
-    bq = {r.id: r for r in read_questions(base)} if base is not None else None
+def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | None = None) -> Diff:
+    """Compare two run artefacts (``Artefact``, or dicts in the design.md format, read by
+    ``read_artefact``). Pure; inputs untouched."""
+    head = read_artefact(head)
+    base = read_artefact(base) if base is not None else None
+    head_info = head.header
+    base_info = base.header if base is not None else None
+    hq = {r.id: r for r in head.questions}
+    bq = {r.id: r for r in base.questions} if base is not None else None
     goldset, compared, reason = GoldSetChanges(head_sha256=head_info.gold_sha256), (), None
     if bq is not None:
         goldset, compared = partition(bq, hq, base_info, head_info)
@@ -170,7 +167,7 @@ def diff(base: dict | None, head: dict, *, seed: int | None = None) -> Diff:
         questions=tuple(question_change(bq[i], hq[i], k, on_both) for i in compared),
         tags=tag_changes(compared, {i: hq[i].tags for i in compared}, paired),
         goldset=goldset, stale=stale_changes(bq, hq),
-        config=config_diff(base.get("config"), head.get("config")) if base else (),
+        config=config_diff(base.config, head.config) if base else (),
         latency=_latency(base, head), head_questions=head_questions,
         base_questions=base_questions,
         matrix=failure_matrix(base_questions if bq is not None else None, head_questions, k,

@@ -5,29 +5,25 @@ job's artifact and the demo's output), for when the trend is worth looking at.""
 
 from __future__ import annotations
 
+from ci_eval.core.artefact import Artefact
 from ci_eval.core.svg import open_chart
 from ci_eval.core.svg import xml as _xml
 
 COLOURS = ("#2f6fb0", "#c2452d", "#3a9a5b", "#8a5ab8")
 
 
-def trend_series(head: dict, metrics: list[str]) -> tuple[list[str], dict[str, list[float | None]]]:
+def trend_series(head: Artefact, metrics: list[str]) -> tuple[list[str], dict[str, list[float | None]]]:
     """Run labels (short SHAs, this run last) and each metric's values, None where a run
     did not measure it."""
-    runs = list(head.get("history") or []) + [{
-        "sha": (head.get("git") or {}).get("sha"),
-        "means": (head.get("summary") or {}).get("overall", {}).get("means", {}),
-    }]
-    labels = [(str(r.get("sha") or "")[:7] or f"run {i + 1}") for i, r in enumerate(runs)]
+    runs = [(e.sha, dict(e.means)) for e in head.history]
+    runs.append((head.header.sha or "", dict(head.summary.overall.means)))
+    labels = [(sha[:7] or f"run {i + 1}") for i, (sha, _) in enumerate(runs)]
     labels[-1] = "this run"
-    series = {}
-    for m in metrics:
-        values = [(r.get("means") or {}).get(m) for r in runs]
-        series[m] = [float(v) if isinstance(v, (int, float)) else None for v in values]
+    series = {m: [means.get(m) for _, means in runs] for m in metrics}
     return labels, series
 
 
-def render_trend_svg(head: dict, metrics: list[str], title: str = "Headline metrics over recent runs") -> str:
+def render_trend_svg(head: Artefact, metrics: list[str], title: str = "Headline metrics over recent runs") -> str:
     labels, series = trend_series(head, metrics[: len(COLOURS)])
     w, h, left, right, top, bottom = 640, 260, 48, 130, 40, 210
     n = len(labels)

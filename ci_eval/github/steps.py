@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from itertools import islice
 from pathlib import Path
 
+from ci_eval.core.artefact import Artefact, read_artefact
 from ci_eval.errors import (
     EXIT_GATE_FAILED,
     EXIT_GITHUB_FAILED,
@@ -136,15 +137,15 @@ def publish_comment(port, number: int, body: str, inputs: ActionInputs, changed:
     return url
 
 
-def outputs_for(head: dict, verdict: str, artefact_path: str, comment_url: str | None) -> dict:
-    means = head["summary"]["overall"]["means"]
-    k = head["k"]
+def outputs_for(head: Artefact, verdict: str, artefact_path: str, comment_url: str | None) -> dict:
+    means = dict(head.summary.overall.means)
+    k = head.header.k
     out = {
         "verdict": verdict,
         "artefact": artefact_path,
         "comment-url": comment_url or "",
-        "questions": str(head["summary"]["overall"]["count"]),
-        "stale-ids": str(head["summary"]["stale"]["ids"]),
+        "questions": str(head.summary.overall.count),
+        "stale-ids": str(head.summary.stale_ids),
     }
     # Output names are fixed in action.yml, so they name k rather than its value.
     names = {"hit-at-k": f"hit@{k}", "recall-at-k": f"recall@{k}", "mrr": "mrr",
@@ -155,17 +156,17 @@ def outputs_for(head: dict, verdict: str, artefact_path: str, comment_url: str |
     return out
 
 
-def stale_annotations(head: dict, gold_path: str | None) -> list[str]:
-    stale = [q for q in head["questions"] if q["stale"]]
+def stale_annotations(head: Artefact, gold_path: str | None) -> list[str]:
+    stale = [q for q in head.questions if q.stale]
     if not stale:
         return []
     lines = {}
     if gold_path and Path(gold_path).is_file():
-        lines = find_question_lines(Path(gold_path).read_text("utf-8", "replace"), [q["id"] for q in stale])
+        lines = find_question_lines(Path(gold_path).read_text("utf-8", "replace"), [q.id for q in stale])
     out = []
     for q in stale[:50]:  # GitHub shows at most 50 annotations per step
-        message = f"stale gold id(s) not in the current index: {', '.join(q['stale'])}"
-        out.append(annotation("warning", message, gold_path, lines.get(q["id"]), f"ci-eval: {q['id']}"))
+        message = f"stale gold id(s) not in the current index: {', '.join(q.stale)}"
+        out.append(annotation("warning", message, gold_path, lines.get(q.id), f"ci-eval: {q.id}"))
     return out
 
 
@@ -248,9 +249,10 @@ def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int
     artefact_path = write_bundle(Path(inputs.out_dir), head, report, pr)
 
     # The demo's gold set lives in the package, not in the repository: nothing to annotate.
-    for line in stale_annotations(head, None if demo else config.gold_set):
+    run = read_artefact(head)
+    for line in stale_annotations(run, None if demo else config.gold_set):
         print(line, flush=True)
-    return _finish(head, report, baseline, inputs, env, str(artefact_path), comment_url)
+    return _finish(head, run, report, baseline, inputs, env, str(artefact_path), comment_url)
 
 
 def _baseline_for(plan, lookup, builtin_base: dict | None, head: dict, event: Event) -> Baseline:
@@ -283,23 +285,24 @@ def _post(plan, port, event: Event, report, inputs: ActionInputs) -> tuple[str |
     return None, False
 
 
-def _finish(head: dict, report, baseline: Baseline, inputs: ActionInputs, env, artefact_path: str,
-            comment_url: str | None) -> int:
+def _finish(head: dict, run: Artefact, report, baseline: Baseline, inputs: ActionInputs, env,
+            artefact_path: str, comment_url: str | None) -> int:
     """Outputs, the verdict in the log, then the exit code: the retriever's failure first,
     then the gate, then a GitHub outage during the baseline lookup."""
     from ci_eval.retrieval.pipeline import retriever_failed
 
     verdict = "pass" if report.passed else "fail"
     failure = retriever_failed(head)
-    if failure or head["summary"]["errors"]:
+    errors = run.summary.errors
+    if failure or errors:
         verdict = "error"
-    write_outputs(env.get("GITHUB_OUTPUT"), outputs_for(head, verdict, artefact_path, comment_url))
+    write_outputs(env.get("GITHUB_OUTPUT"), outputs_for(run, verdict, artefact_path, comment_url))
     log(f"ci-eval: {report.verdict_line}")
     if failure:
         log(f"ci-eval: error: {failure}")
         return EXIT_RETRIEVER_FAILED
-    if head["summary"]["errors"]:
-        log(f"ci-eval: error: the retriever failed on {head['summary']['errors']} question(s); see the artefact")
+    if errors:
+        log(f"ci-eval: error: the retriever failed on {errors} question(s); see the artefact")
         return EXIT_RETRIEVER_FAILED
     if not report.passed and inputs.fail_on_gate:
         return EXIT_GATE_FAILED
@@ -457,5 +460,5 @@ def _default_branch_rules(inputs: ActionInputs) -> tuple[dict, dict, str | None,
 
 
 def _is_demo(head: dict) -> bool:
-    retriever = (head.get("config") or {}).get("retriever") or {}
+    retriever = read_artefact(head).config.get("retriever") or {}
     return isinstance(retriever, dict) and retriever.get("target") == "ci_eval.demo.retriever:search"
