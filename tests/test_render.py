@@ -272,3 +272,20 @@ def test_without_an_index_manifest_the_report_says_stale_gold_was_not_checked():
     head["index"] = {"version": None, "ids": None, "checked": False}
     unchecked = build_report(None, head, policy_from({}), None).full_markdown
     assert "#### Stale gold\n\nNot checked: no index manifest is configured" in unchecked
+
+
+def test_a_hostile_metric_name_in_an_artefact_is_inert():
+    evil = "<img src=x>|@org"
+    base, head, gate, info = CASES["within_noise"]()
+    for art, value in ((base, 0.5), (head, 0.25)):
+        art["metrics"].append(evil)
+        for q in art["questions"]:
+            if q["metrics"]:
+                q["metrics"][evil] = value
+    r = build_report(base, head, policy_from(gate), info)
+    md = _outside_code(r.full_markdown)
+    assert "<img" not in md and "@org" not in md and "&lt;img src=x&gt;\\|@\u200dorg" in md
+    for block in r.full_markdown.split("\n\n"):
+        rows = [x for x in block.splitlines() if x.startswith("|")]
+        if rows:
+            assert len({len(x.replace("\\|", "").split("|")) for x in rows}) == 1, block

@@ -21,6 +21,11 @@ def ids(values, limit: int | None = None) -> str:
     return text
 
 
+def metric(name: str) -> str:
+    """A metric name as the artefact spells it (a fork's artefact can spell anything)."""
+    return escape_md(name, 40)
+
+
 def short_sha(sha: str | None) -> str:
     return code_span((sha or "")[:7] or "?", 12, in_table=False)
 

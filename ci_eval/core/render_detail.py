@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ci_eval.core.cutoff import NO_GAP, CutoffSide, histogram
 from ci_eval.core.escape import code_span, escape_md
-from ci_eval.core.markdown import details, ids, more, question_cell, short_sha, table
+from ci_eval.core.markdown import details, ids, metric, more, question_cell, short_sha, table
 from ci_eval.core.matrix import CELL_LABELS, CELLS
 from ci_eval.core.render_context import ReportContext
 from ci_eval.core.render_verdict import headline_metric
@@ -204,7 +204,7 @@ def tags(ctx: ReportContext, limit: int | None) -> str:
                 else:
                     cells.append("—")
             rows.append(cells)
-        headers = ["tag", "n"] + names
+        headers = ["tag", "n"] + [metric(n) for n in names]
     else:
         by_tag: dict[str, list] = {}
         for q in diff.head_questions:
@@ -216,7 +216,7 @@ def tags(ctx: ReportContext, limit: int | None) -> str:
         rows = [[escape_md(t, 40), str(len(qs))]
                 + [f3(mean(q.value(n) for q in qs)) for n in names]
                 for t, qs in sorted(by_tag.items())]
-        headers = ["tag", "n"] + names
+        headers = ["tag", "n"] + [metric(n) for n in names]
     shown = rows if limit is None else rows[:limit]
     text = "#### By tag (worst first)\n\n" if diff.has_base else "#### By tag\n\n"
     text += table(headers, shown)
@@ -247,7 +247,7 @@ def trend(ctx: ReportContext) -> str:
         values.append(m.head_overall)
     if len(values) < 2:
         return ""
-    return (f"**Trend** {m.name} over the last {len(values)} runs (this one last): "
+    return (f"**Trend** {metric(m.name)} over the last {len(values)} runs (this one last): "
             f"{sparkline(values)} {f3(values[0])} → {f3(values[-1])}")
 
 

@@ -8,7 +8,7 @@ from ci_eval.core.diff import Diff, QuestionChange
 from ci_eval.core.diff_questions import move_text
 from ci_eval.core.escape import code_span, escape_md
 from ci_eval.core.gate import FAILED, PASSED, GateResult
-from ci_eval.core.markdown import details, ids, more, question_cell, table
+from ci_eval.core.markdown import details, ids, metric, more, question_cell, table
 from ci_eval.core.render_context import ReportContext
 from ci_eval.core.textfmt import f3, p_text, plural, signed
 
@@ -26,13 +26,13 @@ def _floor_failures(gate: GateResult) -> dict[str, str]:
 def _metric_row(diff: Diff, m, flags: dict[str, str]) -> list[str]:
     t = m.test
     if not diff.has_base:
-        return [m.name, "—", f3(m.head_overall), "—", "—",
+        return [metric(m.name), "—", f3(m.head_overall), "—", "—",
                 "no baseline" + (f" · ❌ {flags[m.name]}" if m.name in flags else "")]
     if m.missing:
-        return [m.name, f3(m.base_overall), f3(m.head_overall), "—", "—",
+        return [metric(m.name), f3(m.base_overall), f3(m.head_overall), "—", "—",
                 f"no comparison (not measured on {m.missing})"]
     if t is None or t.n == 0 or diff.no_comparison:
-        return [m.name, f3(m.base_overall), f3(m.head_overall), "—", "—",
+        return [metric(m.name), f3(m.base_overall), f3(m.head_overall), "—", "—",
                 "no comparison possible"]
     if not m.moved:
         stat, label = "—", "no change"
@@ -45,7 +45,7 @@ def _metric_row(diff: Diff, m, flags: dict[str, str]) -> list[str]:
             label = "within noise"
     if m.name in flags:
         label += f" · ❌ {flags[m.name]}"
-    return [m.name, f3(t.base_mean), f3(t.head_mean), signed(t.delta), stat, label]
+    return [metric(m.name), f3(t.base_mean), f3(t.head_mean), signed(t.delta), stat, label]
 
 
 def headline(ctx: ReportContext) -> str:
@@ -56,7 +56,7 @@ def headline(ctx: ReportContext) -> str:
     tested = [m for m in diff.metrics if m.test and m.test.n and not diff.no_comparison]
     if tested:
         n = tested[0].test.n
-        mdc = " · ".join(f"{m.name} {f3(m.test.mdc)}" for m in tested)
+        mdc = " · ".join(f"{metric(m.name)} {f3(m.test.mdc)}" for m in tested)
         out.append(f"<sub>Paired over {plural(n, 'shared question')} (bootstrap 95% CI, "
                    "exact McNemar for hit@k). Smallest change this many questions can detect "
                    "(80% power, α=0.05; it depends on how much the per-question differences "
@@ -65,7 +65,7 @@ def headline(ctx: ReportContext) -> str:
     if diff.comparable and measured != len(diff.compared):
         out.append(f"<sub>Base and head are means over the compared questions; head over all "
                    f"{plural(measured, 'measured question')} is "
-                   + ", ".join(f"{m.name} {f3(m.head_overall)}" for m in diff.metrics[:5])
+                   + ", ".join(f"{metric(m.name)} {f3(m.head_overall)}" for m in diff.metrics[:5])
                    + ".</sub>")
     return "\n\n".join(out)
 
@@ -112,7 +112,7 @@ def _rank_move(q: QuestionChange) -> str:
 
 def _changed_metrics(q: QuestionChange, limit: int = 3) -> str:
     moved = [(m, d) for m, d in q.deltas if abs(d) >= 5e-4]
-    text = ", ".join(f"{m} {signed(d)}" for m, d in moved[:limit])
+    text = ", ".join(f"{metric(m)} {signed(d)}" for m, d in moved[:limit])
     return text + (f" (+{len(moved) - limit})" if len(moved) > limit else "")
 
 

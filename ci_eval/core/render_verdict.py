@@ -8,7 +8,7 @@ from collections import Counter
 
 from ci_eval.core.diff import Diff, MetricChange, QuestionChange
 from ci_eval.core.escape import code_span, escape_md
-from ci_eval.core.markdown import ids, short_sha
+from ci_eval.core.markdown import ids, metric, short_sha
 from ci_eval.core.render_context import ReportContext
 from ci_eval.core.textfmt import f3, plural, test_text
 
@@ -52,7 +52,8 @@ def _lost_clause(diff: Diff) -> str:
 def _moved(m: MetricChange, verb: str) -> str:
     label = "significant" if m.test and m.test.significant else "within noise"
     stat = test_text(m.test)
-    return f"{m.name} {verb} {f3(m.base)} → {f3(m.head)} ({label}{', ' + stat if stat else ''})"
+    return (f"{metric(m.name)} {verb} {f3(m.base)} → {f3(m.head)} "
+            f"({label}{', ' + stat if stat else ''})")
 
 
 def _aside(diff: Diff) -> str:
@@ -85,7 +86,7 @@ def _no_comparison(ctx: ReportContext) -> str:
     reason = escape_md(diff.no_comparison, 300)
     blocked = [f for f in gate.failures if f.rule in RELATIVE_RULES]
     if blocked:
-        names = ", ".join(dict.fromkeys(f"{f.rule} {f.subject}".strip() for f in blocked))
+        names = ", ".join(dict.fromkeys(f"{f.rule} {metric(f.subject)}".strip() for f in blocked))
         rest = len(gate.failures) - len(blocked)
         return (f"❌ No comparison possible: {reason}; so {names} cannot be checked "
                 f"(fail closed){_more_failed(rest)}.")
@@ -117,7 +118,7 @@ def _failed(ctx: ReportContext) -> str:
         m = diff.metric(f.subject)
         if m is None or m.head_overall is None:
             return f"❌ {escape_md(f.message, 200)}{more}."
-        return (f"❌ Below the floor: {m.name} is {f3(m.head_overall)} "
+        return (f"❌ Below the floor: {metric(m.name)} is {f3(m.head_overall)} "
                 f"(floor {f3(f.threshold)}){_lost_clause(diff)}{more}.")
     if "protected" in by_rule:
         qs = by_rule["protected"].question_ids
@@ -148,7 +149,7 @@ def _passed(ctx: ReportContext) -> str:
     moved = [q for q in diff.questions if q.kind != "same"]
     m = headline_metric(diff)
     if not moved and not any(x.moved for x in diff.metrics):
-        what = f" ({m.name} {f3(m.head)})" if m and m.head is not None else ""
+        what = f" ({metric(m.name)} {f3(m.head)})" if m and m.head is not None else ""
         return (f"✅ No change: every metric of all "
                 f"{plural(len(diff.compared), 'compared question')} is as before"
                 f"{what}{_aside(diff)}.")
@@ -167,7 +168,7 @@ def verdict(ctx: ReportContext) -> str:
         return _failed(ctx)
     if not diff.has_base:
         m = headline_metric(diff)
-        head = f"{m.name} {f3(m.head_overall)}" if m else "no metrics"
+        head = f"{metric(m.name)} {f3(m.head_overall)}" if m else "no metrics"
         return (f"✅ No baseline to compare against, so nothing was compared; this run alone: "
                 f"{head}, and the floors pass{_aside(diff)}.")
     if diff.no_comparison:
