@@ -12,6 +12,7 @@ def demo_config_path(label: str) -> str:
 def demo_artefact(label: str, *, history=None, show_progress=True) -> dict:
     """One demo run. Answer correctness comes from a deterministic stand-in judge (the
     artefact says so in its config), so the failure matrix has data to show."""
+    from ci_eval.core.artefact import MEASURED
     from ci_eval.core.evaluation import abstains
     from ci_eval.demo.answerer import answer_correct
     from ci_eval.inputs.loaders import load_config
@@ -29,8 +30,8 @@ def demo_artefact(label: str, *, history=None, show_progress=True) -> dict:
         if q["unanswerable"]:
             # The right answer to an unanswerable question is "I could not find this".
             q["answer_correct"] = abstains(q["top_score"], artefact["abstain_below"])
-        elif q["status"] in ("ok", "error"):
-            found = q["first_gold_rank"] is not None and q["first_gold_rank"] <= k
+        elif q["status"] in MEASURED:
+            found = q["metrics"].get(f"hit@{k}", 0.0) >= 1.0  # as measured, not recomputed
             q["answer_correct"] = answer_correct(q["id"], found, label)
     artefact["config"]["answers"] = "stand-in judge (ci_eval.demo.answerer), not a real model"
     return artefact
