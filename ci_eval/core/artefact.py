@@ -192,11 +192,15 @@ def _gold_items(gold) -> tuple[tuple[str, float], ...]:
 
 
 def _gold_ranks(gold, stale, ranking, relevance: float) -> tuple[GoldRank, ...]:
+    live = [(i, g) for i, g in gold if g >= relevance and i not in stale]
+    wanted = {i for i, _ in live}
     position: dict[str, int] = {}
     for rank, entry in enumerate(ranking or (), 1):
+        if len(position) == len(wanted):
+            break  # every gold chunk placed: the rest of the ranking cannot change it
         cid = str(entry.get("id")) if isinstance(entry, dict) else str(entry)
-        position.setdefault(cid, rank)
-    live = [(i, g) for i, g in gold if g >= relevance and i not in stale]
+        if cid in wanted:
+            position.setdefault(cid, rank)
     return tuple(GoldRank(i, g, position.get(i)) for i, g in live)
 
 

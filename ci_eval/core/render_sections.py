@@ -4,6 +4,8 @@ improvements, unchanged)."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ci_eval.core.diff import Diff, QuestionChange
 from ci_eval.core.diff_questions import move_text
 from ci_eval.core.escape import code_span, escape_md
@@ -132,12 +134,18 @@ def explanation(q: QuestionChange) -> str:
     return "; ".join(p for p in parts if p)
 
 
+@lru_cache(maxsize=4096)
+def _row(q: QuestionChange) -> tuple[str, ...]:
+    # the budget renders a list at several lengths: each row is built once
+    return (question_cell(q.id, q.question), _rank_move(q), explanation(q),
+            ", ".join(escape_md(t, 30) for t in q.tags) or "—")
+
+
 def question_rows(questions, limit: int | None) -> tuple[str, int]:
     shown = questions if limit is None else questions[:limit]
     if not shown:
         return "", len(questions)
-    rows = [[question_cell(q.id, q.question), _rank_move(q), explanation(q),
-             ", ".join(escape_md(t, 30) for t in q.tags) or "—"] for q in shown]
+    rows = [list(_row(q)) for q in shown]
     return (table(["question", "first gold rank", "what happened", "tags"], rows),
             len(questions) - len(shown))
 
