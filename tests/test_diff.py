@@ -147,3 +147,31 @@ def test_the_metric_missing_on_one_side_is_named():
     d = diff(b, h)
     assert d.metric("mrr").missing == "base" and d.metric("mrr").test is None
     assert d.metric("hit@5").missing is None
+
+
+def test_a_question_that_moved_both_ways_is_a_regression_and_an_improvement():
+    # two gold chunks: "a" slips from rank 1 to 3 and "b" climbs from rank 20 (out of the
+    # top 15) to 2: the first relevant is now at rank 2 (mrr 1 -> 1/2), recall@5 1/2 -> 1
+    base_rank = [*(f"x{i}" for i in range(20))]
+    base_rank[0], base_rank[19] = "a", "b"
+    head_rank = ["x0", "b", "a", *(f"x{i}" for i in range(3, 20))]
+    b = artefact([spec("q", ["a", "b"], base_rank)])
+    h = artefact([spec("q", ["a", "b"], head_rank)])
+    d = diff(b, h)
+    (q,) = d.questions
+    assert q.kind == "mixed" and d.regressions == (q,) and d.improvements == (q,)
+    assert q.delta("mrr") == pytest.approx(1 / 2 - 1)  # first relevant now at rank 2
+    assert "mrr" in q.worse and "recall@5" in q.better and d.unchanged == ()
+    moves = {m.id: (m.base_rank, m.head_rank, m.crossed) for m in q.moves}
+    assert moves == {"a": (1, 3, ""), "b": (20, 2, "entered the top 5")}
+
+
+def test_unchanged_means_every_metric_unchanged():
+    b = artefact([spec("q", {"a": 2, "b": 1}, ["a", "b", "x"])])
+    same = artefact([spec("q", {"a": 2, "b": 1}, ["a", "b", "x"])])
+    moved = artefact([spec("q", {"a": 2, "b": 1}, ["a", "x", "b"])])  # first gold still 1st
+    assert [q.kind for q in diff(b, same).questions] == ["same"]
+    (q,) = diff(b, moved).questions
+    assert q.kind == "down" and q.base_rank == q.head_rank == 1
+    assert q.graded and [(m.id, m.grade, m.base_rank, m.head_rank) for m in q.moves] == [
+        ("b", 1.0, 2, 3)]
