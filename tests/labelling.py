@@ -11,8 +11,8 @@ from pathlib import Path
 
 TESTS = Path(__file__).parent
 
-# fake_retrievers.lexical ranks the chunk named by the question's first word first, then
-# beta, gamma, delta, epsilon in that order (scores 0.4, 0.3, ...).
+# fake_retrievers.lexical ranks the chunk named by the question's first word first, then the
+# others in the order alpha, beta, gamma, delta, epsilon.
 TEXTS = {
     "alpha": "Alpha is the first letter.",
     "beta": "Beta comes second.",

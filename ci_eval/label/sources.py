@@ -46,13 +46,22 @@ def _clip(text) -> str:
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 
-def _jsonl_texts(path: str) -> dict[str, str]:
-    text = decode(read_bytes(path, "chunks file"), path)
-    out: dict[str, str] = {}
+def _json_lines(path: str, what: str):
+    """``(line number, parsed object)`` for each non-blank line, errors naming the line."""
+    text = decode(read_bytes(path, what), path)
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        item = parse_json(line, f"{path}:{n}")
+        try:
+            yield n, parse_json(line, path)
+        except InputError as exc:
+            column = (exc.place or "").rpartition(" column ")[2]
+            raise InputError(exc.message, path, f"line {n}" + (f" column {column}" if column else "")) from None
+
+
+def _jsonl_texts(path: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for n, item in _json_lines(path, "chunks file"):
         if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not isinstance(item.get("text"), str):
             raise InputError('expected {"id": "...", "text": "..."}', path, f"line {n}")
         out[item["id"]] = _clip(item["text"])
@@ -109,12 +118,8 @@ def text_lookup(spec: str | None, config) -> Callable[[list[str]], dict[str, str
 
 def read_candidates(path: str) -> list[str]:
     """``{"question": "..."}`` per line: mined queries or a generator's output."""
-    text = decode(read_bytes(path, "candidates file"), path)
     out = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        item = parse_json(line, f"{path}:{n}")
+    for n, item in _json_lines(path, "candidates file"):
         question = item.get("question") if isinstance(item, dict) else None
         if not isinstance(question, str) or not question.strip():
             raise InputError('expected {"question": "..."} with a non-empty question', path, f"line {n}")
