@@ -252,8 +252,8 @@ def test_requests_without_the_token_are_refused(tmp_path, page, running):
 def test_the_demo_corpus_can_be_labelled_again(tmp_path, page, running):
     from ci_eval.core.pooling import pool_question
     from ci_eval.demo.retriever import search
-    from ci_eval.inputs.loaders import load_config
     from ci_eval.demo.run import demo_config_path
+    from ci_eval.inputs.loaders import load_config
 
     config = load_config(demo_config_path("base"))
     label = running(tmp_path, "--demo", "--gold", "demo-gold.json")

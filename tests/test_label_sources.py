@@ -1,10 +1,10 @@
 import json
 
 import pytest
+from factories import artefact, spec
 
 from ci_eval.errors import InputError
 from ci_eval.label.sources import MAX_TEXT, rankings_from_file, read_candidates, text_lookup
-from factories import artefact, spec
 
 
 def test_pool_rankings_from_an_artefact_and_from_a_trec_run(tmp_path):

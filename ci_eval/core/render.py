@@ -871,11 +871,15 @@ def report_dict(ctx: ReportContext) -> dict:
                             for t in mx.transitions],
             "own_knowledge": list(mx.own_knowledge)},
         "cutoff": {"head": side(c.head), "base": side(c.base)},
-        "judged": None if ctx.judged is None else {
-            "k": ctx.judged.k, "head_mean": ctx.judged.head_mean, "base_mean": ctx.judged.base_mean,
-            "new_unjudged": ctx.judged.new_unjudged, "questions": ctx.judged.questions,
-            "unjudged_regressions": sorted(ctx.judged.suspects)},
+        "judged": _judged_dict(ctx.judged),
     })
+
+
+def _judged_dict(j: JudgedReport | None) -> dict | None:
+    if j is None:
+        return None
+    return {"k": j.k, "head_mean": j.head_mean, "base_mean": j.base_mean, "new_unjudged": j.new_unjudged,
+            "questions": j.questions, "unjudged_regressions": sorted(j.suspects)}
 
 
 def render_json(ctx: ReportContext) -> str:

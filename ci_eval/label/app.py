@@ -3,12 +3,13 @@ fetch the texts, serve until interrupted."""
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 
 from ci_eval.errors import InputError
 from ci_eval.label.session import Session, all_questions, initial_pools, now_utc
-from ci_eval.label.sources import read_candidates, rankings_from_file, retriever_rankings, text_lookup
+from ci_eval.label.sources import rankings_from_file, read_candidates, retriever_rankings, text_lookup
 from ci_eval.label.store import GoldStore
 
 DEMO_TEXTS = "ci_eval.demo.retriever:texts"
@@ -102,6 +103,11 @@ def build_session(opts: Options) -> Session:
                    retrieve=retrieve, fetch_texts=lookup)
 
 
+def _has_display() -> bool:
+    """Without a display, Python's webbrowser may start a text browser in this terminal."""
+    return sys.platform in ("darwin", "win32") or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
 def serve(opts: Options) -> int:
     from ci_eval.label.server import LabelServer
 
@@ -110,7 +116,7 @@ def serve(opts: Options) -> int:
     progress = session.state()["progress"]
     print(f"ci-eval label: {progress['to_judge']} chunk(s) to judge; open {server.url}", flush=True)
     print("ci-eval label: every decision is saved as you make it; Ctrl-C stops", file=sys.stderr, flush=True)
-    if opts.browser:
+    if opts.browser and _has_display():
         import webbrowser
 
         webbrowser.open(server.url)
