@@ -128,11 +128,26 @@ def order_moves(group: np.ndarray | None, scores: np.ndarray, ids: np.ndarray,
     sub = ids[rows]
     if np.all((sub[1:] < sub[:-1]) | (run_id[1:] != run_id[:-1])):
         return perm, None
-    # Sort each run by id descending: the ids as big-endian words compare as their bytes,
-    # and ~w reverses an unsigned order; np.lexsort is stable, its last key first.
-    words = _big_endian_words(sub)
-    inner = np.lexsort([~words[:, k] for k in reversed(range(words.shape[1]))] + [run_id])
-    return perm, (rows, inner)
+    return perm, (rows, _id_descending_within(sub, run_id, starts, pairs))
+
+
+def _id_descending_within(sub: np.ndarray, run_id: np.ndarray, starts: np.ndarray,
+                          pairs: np.ndarray) -> np.ndarray:
+    """The order that puts each run of tied rows in id-descending order: position ``i``
+    takes the row at ``inner[i]``. Most tie runs in real run files are two rows long, so
+    those are a compare-and-swap; only the longer runs pay for a sort."""
+    inner = np.arange(len(sub))
+    two = starts[pairs == 1]
+    swap = two[sub[two] < sub[two + 1]]
+    inner[swap], inner[swap + 1] = swap + 1, swap
+    longer = np.flatnonzero(np.repeat(pairs > 1, pairs + 1))
+    if len(longer):
+        # The ids as big-endian words compare as their bytes, and ~w reverses an unsigned
+        # order; np.lexsort is stable, its last key first.
+        words = _big_endian_words(sub[longer])
+        keys = [~words[:, k] for k in reversed(range(words.shape[1]))] + [run_id[longer]]
+        inner[longer] = longer[np.lexsort(keys)]
+    return inner
 
 
 def _big_endian_words(ids: np.ndarray) -> np.ndarray:
