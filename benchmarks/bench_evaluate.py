@@ -130,19 +130,18 @@ def steps(files) -> dict:
     from ci_eval.core import ranking
     from ci_eval.trec import measures as m
     from ci_eval.trec.judge import judge
-    from ci_eval.trec.parse import _as_bytes, read_qrels, read_run
+    from ci_eval.trec.parse import read_qrels, read_run
 
     qrels, run = read_qrels(files[0]), read_run(files[1])
-    ids = _as_bytes(run.words)
+    ids = run.words
 
-    def lexsort_all(sub, run_id, starts, pairs):
-        words = ranking._big_endian_words(sub)
-        return np.lexsort([~words[:, k] for k in reversed(range(words.shape[1]))] + [run_id])
+    def lexsort_all(key, run_id, starts, pairs):
+        return np.lexsort([~key[:, k] for k in reversed(range(key.shape[1]))] + [run_id])
 
     new_fn = ranking._id_descending_within
     timings = {}
     results = {}
-    for label, fn in (("full lexsort", lexsort_all), ("compare-and-swap + sort of longer runs", new_fn)):
+    for label, fn in (("full lexsort", lexsort_all), ("compare-and-swap networks by run length", new_fn)):
         ranking._id_descending_within = fn
         try:
             samples = []

@@ -9,7 +9,7 @@ import numpy as np
 
 from ci_eval.core.metrics import GradeTable, judged_matrix
 from ci_eval.core.ranking import order_moves
-from ci_eval.trec.parse import Qrels, Run, _as_bytes, _pad
+from ci_eval.trec.parse import Qrels, Run, _pad
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ def judge(qrels: Qrels, run: Run, *, complete: bool = False, max_per_query: int 
     # trec_eval's order within each run query (ignored queries go along: they are cheaper
     # to order than to cut out, and no row of theirs is judged).
     n = len(run.hashes)
-    perm, moves = order_moves(None, run.scores, _as_bytes(run.words), run.heads,
+    perm, moves = order_moves(None, run.scores, run.words, run.heads,
                               run.head_codes)
     if perm is None:
         position, heads, head_codes = hit, run.heads, run.head_codes
