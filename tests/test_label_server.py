@@ -64,6 +64,8 @@ def test_the_state_is_the_pool_minus_what_is_judged(server):
     (json.dumps({"question": "q1", "chunk": "y", "grade": 7}).encode(), {}, "0 to 3"),
     (json.dumps({"question": "q1", "chunk": "y", "grade": 1, "extra": 1}).encode(), {}, "unexpected field"),
     (b"{}", {"Content-Type": "text/plain"}, "application/json"),
+    (json.dumps({"question": "q1", "chunk": "z", "grade": 1}).encode(), {}, "not in the pool"),
+    (json.dumps({"question": "q9", "chunk": "y", "grade": 1}).encode(), {}, "not in this session"),
 ])
 def test_bad_bodies_are_refused_and_nothing_is_written(server, body, headers, message):
     before = server.session.store.path.read_bytes()

@@ -61,6 +61,10 @@ class Session:
         """Apply one decision from the page; the answer is the fresh state of the whole set."""
         req = parse_request(kind, body)
         stamp = Stamp(self.judge, self.clock())
+        if "question" in req and req["question"] not in self.pools:
+            raise InputError(f"question {req['question']!r} is not in this session", "request", "question")
+        if kind == "grade" and req["chunk"] not in self.pools[req["question"]]:
+            raise InputError(f"chunk {req['chunk']!r} is not in the pool of {req['question']!r}", "request", "chunk")
         if kind == "grade":
             doc = self.store.update(lambda d: apply_grade(d, req["question"], req["chunk"], req["grade"], stamp,
                                                           seen=req["seen"], note=req["note"]))
