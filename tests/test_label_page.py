@@ -130,6 +130,16 @@ def test_keyboard_flow_from_pool_to_gold_set_on_disk(tmp_path, page, running):
     }
 
 
+def test_keys_typed_faster_than_the_server_answers_all_count(tmp_path, page, running):
+    project = write_project(tmp_path)
+    label = running(project, "--chunks", "chunks.jsonl")
+    open_page(page, label)
+    page.keyboard.type("1023")  # no waiting between keys
+    settle(page)
+    gold = [q["gold"] for q in json.loads((project / "gold.json").read_text())["questions"]]
+    assert gold == [{"alpha": 1, "beta": 1, "gamma": 0}, {"gamma": 2, "alpha": 2, "beta": 3}]
+
+
 def test_skip_edit_unanswerable_and_moving_around(tmp_path, page, running):
     project = write_project(tmp_path, questions=[{"id": "q1", "question": "alpha please", "gold": ["alpha"]}])
     # q2 has only a grade of 0, so it waits in pending (the gold set stays valid meanwhile).

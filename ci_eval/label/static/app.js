@@ -9,10 +9,12 @@ let state = null;
 let qi = 0;   // the question shown
 let ci = 0;   // the focused chunk (or candidate question)
 let busy = false;
+let queue = Promise.resolve();  // keys waiting for the previous key's request (see enqueue)
+let queued = 0;
 
 function setBusy(value) {
   busy = value;
-  document.body.dataset.busy = value ? "1" : "0";
+  document.body.dataset.busy = value || queued > 0 ? "1" : "0";
 }
 
 async function api(path, body) {
@@ -164,38 +166,57 @@ function editQuestion() {
 
 function judgingKey(key) {
   const q = state.questions[qi];
-  if (!q) return false;
-  if (/^[0-9]$/.test(key) && Number(key) <= state.max_grade) grade(Number(key));
-  else if (key === "?") askNote();
-  else if (key === "u") toggleUnanswerable();
+  if (!q) return undefined;
+  if (/^[0-9]$/.test(key) && Number(key) <= state.max_grade) return grade(Number(key));
+  if (key === "?") askNote();
+  else if (key === "u") return toggleUnanswerable();
   else if (key === "e") editQuestion();
   else if (key === "s") moveTo(firstOpen(qi, ci + 1) || [qi, Math.min(ci + 1, q.candidates.length - 1)]);
   else if (key === "ArrowDown" || key === "j") ci = Math.min(ci + 1, q.candidates.length - 1);
   else if (key === "ArrowUp" || key === "k") ci = Math.max(ci - 1, 0);
   else if (key === "ArrowRight" || key === "n") { qi = Math.min(qi + 1, state.questions.length - 1); ci = 0; }
   else if (key === "ArrowLeft" || key === "p") { qi = Math.max(qi - 1, 0); ci = 0; }
-  else return false;
-  return true;
+  return undefined;
 }
 
 function candidateKey(key, open) {
   const c = open[ci];
-  if (key === "k" || key === "b") api("/api/" + (key === "k" ? "keep" : "bin"), { candidate: c.id });
-  else if (key === "ArrowDown" || key === "j") ci = Math.min(ci + 1, open.length - 1);
+  if (key === "k" || key === "b") return api("/api/" + (key === "k" ? "keep" : "bin"), { candidate: c.id });
+  if (key === "ArrowDown" || key === "j") ci = Math.min(ci + 1, open.length - 1);
   else if (key === "ArrowUp") ci = Math.max(ci - 1, 0);
-  else return false;
-  return true;
+  return undefined;
 }
 
+// Keys typed faster than the server answers are queued, not dropped: each one acts on the
+// state the previous one left.
+
+function enqueue(action) {
+  queued += 1;
+  document.body.dataset.busy = "1";
+  queue = queue.then(action).catch((err) => say(String(err))).finally(() => {
+    queued -= 1;
+    if (queued === 0 && !busy) document.body.dataset.busy = "0";
+  });
+}
+
+function handleKey(key) {
+  const open = undecided();
+  const result = open.length > 0 ? candidateKey(key, open) : judgingKey(key);
+  render();
+  return result;
+}
+
+const KEYS = /^([0-9?usekbjnp]|Arrow(Up|Down|Left|Right))$/;
+
 document.addEventListener("keydown", (event) => {
-  if (!state || busy || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (!state || event.ctrlKey || event.metaKey || event.altKey) return;
   if (event.target instanceof HTMLInputElement) {
     if (event.key === "Escape") { event.target.form.hidden = true; event.target.blur(); }
     return;
   }
-  const open = undecided();
-  const handled = open.length > 0 ? candidateKey(event.key, open) : judgingKey(event.key);
-  if (handled) { event.preventDefault(); render(); }
+  if (!KEYS.test(event.key)) return;
+  event.preventDefault();
+  enqueue(() => handleKey(event.key));
 });
 
 $("note-form").addEventListener("submit", (event) => {
