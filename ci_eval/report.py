@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ci_eval.core.artefact import Artefact
 from ci_eval.core.gate import GatePolicy, GateResult, evaluate_gate, merge_overrides
 from ci_eval.core.render import (
     DEFAULT_BUDGET,
@@ -62,7 +61,7 @@ def policy_from(gate: dict | None, mins: list[str] | None = None,
     return merge_overrides(GatePolicy.from_mapping(gate or {}), mins or [], max_drops or [])
 
 
-def build_report(base: Artefact | dict | None, head: Artefact | dict, policy: GatePolicy,
+def build_report(base: dict | None, head: dict, policy: GatePolicy,
                  baseline_info: BaselineInfo | None = None, *, marker_suffix: str = "",
                  title: str = "", budget: int | None = DEFAULT_BUDGET,
                  gate_source: str = "", gate_path: str | None = None) -> Report:
@@ -70,6 +69,7 @@ def build_report(base: Artefact | dict | None, head: Artefact | dict, policy: Ga
     from ci_eval.core.artefact import read_artefact
     from ci_eval.core.cutoff import render_svg
     from ci_eval.core.diff import diff as compute_diff
+    from ci_eval.core.judged import judged_report
     from ci_eval.core.trend import render_trend_svg
 
     head_run = read_artefact(head)
@@ -77,6 +77,7 @@ def build_report(base: Artefact | dict | None, head: Artefact | dict, policy: Ga
     if baseline_info is None:
         baseline_info = BaselineInfo(kind="file" if base is not None else "none")
     ctx = ReportContext(d, evaluate_gate(policy, d), baseline_info, marker_suffix, title,
+                        judged_report(base, head, (q.id for q in d.regressions)),
                         gate_source, gate_path)
     return Report(
         context=ctx,

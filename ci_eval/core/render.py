@@ -44,6 +44,7 @@ def _sections(ctx: ReportContext) -> list[Section]:
         Section("warnings", lambda n: sections.warnings_section(ctx, n),
                 max((len(w.ids) for w in diff.warnings), default=0), 3),
         Section("regressions", lambda n: sections.regressions(ctx, n), len(diff.regressions), 10),
+        Section("judged", lambda n: sections.judged(ctx), 1),
         Section("matrix", lambda n: detail.matrix(ctx, n),
                 len(diff.matrix.transitions) + len(diff.matrix.own_knowledge), 5),
         Section("stale", lambda n: detail.stale(ctx, n), len(st.head) + len(st.resolved), 10),
@@ -61,7 +62,7 @@ def _sections(ctx: ReportContext) -> list[Section]:
 
 # Cut first: the least important detail.
 _DROP_ORDER = ("unchanged", "details", "improvements", "trend", "tags", "goldset", "cutoff",
-               "stale", "matrix", "warnings", "gate", "regressions")
+               "stale", "judged", "matrix", "warnings", "gate", "regressions")
 
 
 def _head(ctx: ReportContext) -> str:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ci_eval.core.diff import Diff
 from ci_eval.core.gate import GateResult
+from ci_eval.core.judged import JudgedReport
 
 
 @dataclass(frozen=True)
@@ -40,5 +41,6 @@ class ReportContext:
     baseline: BaselineInfo
     marker_suffix: str = ""
     title: str = ""  # optional: the gold set's name, shown after the verdict
+    judged: JudgedReport | None = None  # judged@k and the unjudged results the head brought
     gate_source: str = ""  # how the rules came: "the flags only (no config found)", ...
     gate_path: str | None = None  # the config file the rules came from

@@ -7,6 +7,7 @@ import math
 
 from ci_eval.core.cutoff import CutoffSide
 from ci_eval.core.diff import Diff, QuestionChange
+from ci_eval.core.judged import JudgedReport
 from ci_eval.core.render_context import ReportContext
 from ci_eval.core.render_verdict import verdict
 
@@ -102,7 +103,16 @@ def report_dict(ctx: ReportContext) -> dict:
         "latency_ms": {stat: {"base": b, "head": h} for stat, b, h in diff.latency},
         "failure_matrix": _matrix(diff),
         "cutoff": {"head": _side(diff.cutoff.head), "base": _side(diff.cutoff.base)},
+        "judged": _judged(ctx.judged),
     })
+
+
+def _judged(j: JudgedReport | None) -> dict | None:
+    if j is None:
+        return None
+    return {"k": j.k, "head_mean": j.head_mean, "base_mean": j.base_mean,
+            "new_unjudged": j.new_unjudged, "questions": j.questions,
+            "unjudged_regressions": sorted(j.suspects)}
 
 
 def render_json(ctx: ReportContext) -> str:

@@ -134,18 +134,24 @@ def explanation(q: QuestionChange) -> str:
     return "; ".join(p for p in parts if p)
 
 
+UNJUDGED_MARK = "unjudged, may not be a regression"
+LABEL_COMMAND = "ci-eval label --pool head.json"
+
+
 @lru_cache(maxsize=4096)
-def _row(q: QuestionChange) -> tuple[str, ...]:
+def _row(q: QuestionChange, unjudged: bool) -> tuple[str, ...]:
     # the budget renders a list at several lengths: each row is built once
-    return (question_cell(q.id, q.question), _rank_move(q), explanation(q),
+    return (question_cell(q.id, q.question), _rank_move(q),
+            explanation(q) + (f" ({UNJUDGED_MARK})" if unjudged else ""),
             ", ".join(escape_md(t, 30) for t in q.tags) or "—")
 
 
-def question_rows(questions, limit: int | None) -> tuple[str, int]:
+def question_rows(questions, limit: int | None,
+                  suspects: frozenset = frozenset()) -> tuple[str, int]:
     shown = questions if limit is None else questions[:limit]
     if not shown:
         return "", len(questions)
-    rows = [list(_row(q)) for q in shown]
+    rows = [list(_row(q, q.id in suspects)) for q in shown]
     return (table(["question", "first gold rank", "what happened", "tags"], rows),
             len(questions) - len(shown))
 
@@ -158,9 +164,24 @@ def regressions(ctx: ReportContext, limit: int | None) -> str:
     lost = sum(1 for q in regs if q.kind in ("lost", "error"))
     head = (f"#### Regressions ({len(regs)}): {lost} lost at k={k}, "
             f"{len(regs) - lost} with a metric down")
-    rows, rest = question_rows(regs, limit)
+    suspects = ctx.judged.suspects if ctx.judged else frozenset()
+    rows, rest = question_rows(regs, limit, suspects)
     return (head + ("\n\n" + rows if rows else "")
             + (more(rest, "regressions") if rest else ""))
+
+
+def judged(ctx: ReportContext) -> str:
+    """Said only when the head brought chunks nobody judged into the top k: a metric counts
+    them as not relevant, so the change may be missing labels rather than regressing."""
+    j = ctx.judged
+    if j is None or not j.new_unjudged:
+        return ""
+    base = f" (base {f3(j.base_mean)})" if j.compared else ""
+    where = f"the head brought them into the top {j.k}" if j.compared else f"they are in the top {j.k}"
+    return (f"#### Unjudged results: judged@{j.k} {f3(j.head_mean)}{base}\n\n"
+            f"{plural(j.new_unjudged, 'result')} in {plural(j.questions, 'question')} "
+            f"{'was' if j.new_unjudged == 1 else 'were'} never judged: {where}, and a chunk nobody "
+            f"judged counts as not relevant. Judge them with `{LABEL_COMMAND}`.")
 
 
 def improvements(ctx: ReportContext, limit: int | None) -> str:
