@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 from fractions import Fraction
 from math import comb
 
@@ -131,7 +130,9 @@ def test_mdc_graded_follows_the_paired_sd():
     assert mdc(d, np.zeros(6), binary=False) == pytest.approx(expected)
 
 
-def test_5000_questions_6_metrics_well_under_half_a_second():
+def test_5000_questions_6_metrics_in_one_call():
+    # How fast is measured in benchmarks/bench_stats.py, not here: a timed assertion fails
+    # on a loaded machine without saying anything about the code.
     rng = np.random.default_rng(3)
     n, depth = 5000, 15
     rb = rng.integers(0, depth + 1, size=n)  # first gold rank, 0 = not retrieved
@@ -149,9 +150,8 @@ def test_5000_questions_6_metrics_well_under_half_a_second():
     paired = {"hit@5": (hit(rb, 5), hit(rh, 5)), "hit@15": (hit(rb, 15), hit(rh, 15)),
               "precision@5": (hit(rb, 5) / 5, hit(rh, 5) / 5), "mrr": (rr(rb), rr(rh)),
               "ndcg@5": (ndcg1(rb, 5), ndcg1(rh, 5)), "ndcg@15": (ndcg1(rb, 15), ndcg1(rh, 15))}
-    paired_tests(paired)  # warm-up: imports, allocator
-    start = time.perf_counter()
     out = paired_tests(paired)
-    elapsed = time.perf_counter() - start
     assert len(out) == 6 and all(t.n == n for t in out.values())
-    assert elapsed < 0.5
+    for name, (b, h) in paired.items():
+        assert out[name].delta == pytest.approx(float(np.mean(h - b)))
+        assert out[name].ci_low <= out[name].delta <= out[name].ci_high
