@@ -39,7 +39,7 @@ def run(args) -> int:
     clash = next((p for p in args.parts if os.path.exists(p) and os.path.exists(args.out)
                   and os.path.samefile(p, args.out)), None)
     if clash:
-        raise InputError(f"--out would overwrite the part {clash}", "--out")
+        raise InputError(f"would overwrite the part {clash}", "--out")
     merged = merge_parts([(path, load_artefact(path)) for path in args.parts])
     atomic_write(args.out, dumps(merged))
     if merged["summary"]["errors"]:
