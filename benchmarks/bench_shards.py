@@ -76,18 +76,19 @@ def _measure(root: Path, *args: str) -> dict:
     return out
 
 
-def _shards(root: Path, count: int) -> list[dict]:
-    return [_measure(root, "run", "--quiet", "--shard", f"{i}/{count}", "--out", f"part-{i}.json")
-            for i in range(1, count + 1)]
+def _whole_parts_merge(root: Path, count: int) -> tuple[dict, list[dict], dict]:
+    """One unsharded run, ``count`` shard runs one after another, then their merge."""
+    whole = _measure(root, "run", "--quiet", "--out", "whole.json")
+    parts = [_measure(root, "run", "--quiet", "--shard", f"{i}/{count}", "--out", f"part-{i}.json")
+             for i in range(1, count + 1)]
+    merge = _measure(root, "merge", *[f"part-{i}.json" for i in range(1, count + 1)], "--out", "merged.json")
+    return whole, parts, merge
 
 
 def one_job_vs_shards(questions: int, shards: int = 8) -> dict:
     """Wall time of one job against the slowest of ``shards`` jobs plus the merge."""
     with tempfile.TemporaryDirectory() as tmp:
-        root = _project(Path(tmp), questions, "slow")
-        whole = _measure(root, "run", "--quiet", "--out", "whole.json")
-        parts = _shards(root, shards)
-        merge = _measure(root, "merge", *[f"part-{i}.json" for i in range(1, shards + 1)], "--out", "merged.json")
+        whole, parts, merge = _whole_parts_merge(_project(Path(tmp), questions, "slow"), shards)
     slowest = max(p["seconds"] for p in parts)
     scale = TARGET / questions
     return {
@@ -106,9 +107,7 @@ def at_scale(questions: int, shards: int = 8) -> dict:
     """An instant retriever at ``questions``: peaks of run, merge and compare, merge time."""
     with tempfile.TemporaryDirectory() as tmp:
         root = _project(Path(tmp), questions, "instant")
-        run = _measure(root, "run", "--quiet", "--out", "whole.json")
-        parts = _shards(root, shards)
-        merge = _measure(root, "merge", *[f"part-{i}.json" for i in range(1, shards + 1)], "--out", "merged.json")
+        run, parts, merge = _whole_parts_merge(root, shards)
         compare = _measure(root, "compare", "whole.json", "merged.json", "--format", "json")
         sizes = {name: (root / name).stat().st_size / 2**20 for name in ("whole.json", "merged.json", "part-1.json")}
         whole = json.loads((root / "whole.json").read_text())
