@@ -225,12 +225,7 @@ def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int
         lookup = _Background(lambda: _baseline_or_outage(port, event, workflow, inputs.artifact_name))
     elif plan.carry_history:
         lookup = _Background(lambda: _previous_history(port, event, workflow, inputs.artifact_name))
-    evaluate = _evaluate
-    if plan.merge_parts:
-        from ci_eval.github.shard_steps import merged_evaluation
-
-        evaluate = merged_evaluation(port_factory)
-    head, config, builtin_base = evaluate(inputs, event, env)
+    head, config, builtin_base = _head_source(plan, port_factory)(inputs, event, env)
     baseline = Baseline(None, "none", f"{event.name}: this run records the baseline for later pull requests")
     if plan.find_baseline:
         baseline = lookup.result()
@@ -319,6 +314,15 @@ def _previous_history(port, event: Event, workflow: str | None, artifact_name: s
         log(f"ci-eval: carrying the history of {previous.run_url or 'the previous run'} forward")
     # A re-run of this very commit would list it twice in the trend.
     return [entry for entry in carry_history(previous.artefact) if entry.get("sha") != event.sha]
+
+
+def _head_source(plan, port_factory):
+    """What gives ``run_mode`` its head: a run here, or (``mode: merge``) this run's parts."""
+    if plan.merge_parts:
+        from ci_eval.github.shard_steps import merged_evaluation
+
+        return merged_evaluation(port_factory)
+    return _evaluate
 
 
 def _evaluate(inputs: ActionInputs, event: Event, env):
