@@ -3,7 +3,7 @@
 Strict on purpose: a merge that goes green with a shard missing, or that mixes parts of two
 runs, reports a number nobody measured. Every summary figure (means, per-tag means, stale
 and unanswerable counts, latency percentiles) is recomputed from the per-question rows with
-the same ``summarise`` the run uses; nothing per-shard is averaged.
+the same ``summarise_run`` the run uses; nothing per-shard is averaged.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def _merged_cache(artefacts: list[dict]) -> dict | None:
 def merge_parts(parts: list[tuple[str, dict]]) -> dict:
     """``parts`` are (source, validated artefact) pairs, in any order."""
     from ci_eval.core.artefact import build_artefact
-    from ci_eval.core.evaluation import Evaluation, summarise
+    from ci_eval.core.evaluation import Evaluation, summarise_run
 
     if not parts:
         raise InputError("no parts to merge", "merge")
@@ -119,7 +119,7 @@ def merge_parts(parts: list[tuple[str, dict]]) -> dict:
         k=first["k"],
         metrics=first["metrics"],
         abstain_below=first.get("abstain_below"),
-        evaluation=Evaluation(rows, summarise(rows, first["metrics"], first.get("abstain_below"))),
+        evaluation=Evaluation(rows, summarise_run(rows, first["metrics"], first.get("abstain_below"), first["k"])),
         history=first.get("history"),
     )
     cache = _merged_cache([part for _, part in parts])
