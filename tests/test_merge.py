@@ -150,3 +150,12 @@ def test_out_never_overwrites_a_part(project):
     done = cli("merge", *PARTS, "--out", PARTS[0], cwd=project)
     assert done.returncode == 2 and (project / PARTS[0]).read_bytes() == before
     assert done.stderr.strip() == f"ci-eval: error: --out: would overwrite the part {PARTS[0]}"
+
+
+def test_a_shard_run_says_what_it_holds(project, tmp_path):
+    done = cli("run", "--shard", f"1/{COUNT}", "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "p.json"),
+               cwd=project)
+    part = json.loads((tmp_path / "p.json").read_text())
+    held = len(part["questions"])
+    assert f"shard 1/{COUNT}: {held} of {len(questions())} questions; merge the parts with `ci-eval merge`" in done.stdout
+    assert f"retrieval cache: 0 answered from it, {held} asked" in done.stdout

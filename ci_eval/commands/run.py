@@ -51,6 +51,11 @@ def run(args) -> int:
     atomic_write(args.out, dumps(artefact))
     if not args.quiet:
         print(run_summary(artefact))
+        if shard is not None:
+            print(f"shard {shard}: {len(artefact['questions'])} of {artefact['gold_set']['questions']} questions; "
+                  "merge the parts with `ci-eval merge`")
+        if "cache" in artefact:
+            print(f"retrieval cache: {artefact['cache']['hits']} answered from it, {artefact['cache']['misses']} asked")
         print(f"artefact written to {args.out}")
     if artefact["summary"]["errors"]:
         print(f"ci-eval: error: the retriever failed on {artefact['summary']['errors']} question(s); "
