@@ -763,11 +763,13 @@ def _fork_pr_run(gh: GitHubStandIn, bundle: bytes, pr_head: str = FORK_HEAD) -> 
     return run_id, gh.add_artifact(run_id, bundle)
 
 
-def test_the_workflow_run_poster_posts_the_fork_runs_comment(gh, fork_job, tmp_path, base_zip):
+def test_the_workflow_run_poster_posts_the_fork_runs_comment(gh, fork_job, tmp_path, base_zip,
+                                                             checkout):
     exact, base_artifact = add_push_run(gh, BASE, base_zip, TWO_HOURS)
     run_id, artifact = _fork_pr_run(gh, fork_job.job.bundle_zip())
 
-    job = run_action(gh, tmp_path, tmp_path, "workflow_run", workflow_run_event(run_id),
+    # The poster's workspace is the default branch's checkout: its config sets the gate.
+    job = run_action(gh, tmp_path, checkout, "workflow_run", workflow_run_event(run_id),
                      sha=BASE, ref="refs/heads/main", mode="comment")
 
     assert job.code == 0, job.stderr
@@ -799,7 +801,8 @@ def test_the_workflow_run_poster_posts_the_fork_runs_comment(gh, fork_job, tmp_p
     assert bodies(gh, PR) == []
 
 
-def test_the_poster_renders_again_and_posts_nothing_the_fork_wrote_itself(gh, fork_job, tmp_path):
+def test_the_poster_renders_again_and_posts_nothing_the_fork_wrote_itself(gh, fork_job, tmp_path,
+                                                                        checkout):
     members = {p.name: p.read_bytes() for p in sorted(fork_job.job.bundle.iterdir())}
     members["comment.md"] = f"{MARKER}\n### ✅ LGTM, merge now @everyone".encode()
     pr = json.loads(members["pr.json"])
@@ -808,7 +811,7 @@ def test_the_poster_renders_again_and_posts_nothing_the_fork_wrote_itself(gh, fo
     members["pr.json"] = json.dumps(pr).encode()
     run_id, _ = _fork_pr_run(gh, build_zip(members))
 
-    job = run_action(gh, tmp_path, tmp_path, "workflow_run", workflow_run_event(run_id),
+    job = run_action(gh, tmp_path, checkout, "workflow_run", workflow_run_event(run_id),
                      sha=BASE, ref="refs/heads/main", mode="comment")
 
     assert job.code == 0, job.stderr
@@ -844,11 +847,26 @@ def test_the_poster_applies_the_default_branchs_gate_not_the_forks(gh, fork_job,
     assert job.outputs["verdict"] == "fail"
 
 
-def test_the_poster_refuses_when_the_pull_request_moved_on(gh, fork_job, tmp_path):
+def test_a_poster_without_the_default_branchs_config_refuses_before_anything(gh, fork_job,
+                                                                         tmp_path):
+    run_id, _ = _fork_pr_run(gh, fork_job.job.bundle_zip())
+    gh.requests.clear()
+
+    job = run_action(gh, tmp_path, tmp_path, "workflow_run", workflow_run_event(run_id),
+                     sha=BASE, ref="refs/heads/main", mode="comment")
+
+    assert job.code == 2
+    assert job.stderr.strip().splitlines()[-1].startswith(
+        "ci-eval: error: input config: the workflow_run poster found no ci-eval.toml")
+    assert "actions/checkout" in job.stderr
+    assert calls(gh) == [] and bodies(gh, FORK_PR) == []
+
+
+def test_the_poster_refuses_when_the_pull_request_moved_on(gh, fork_job, tmp_path, checkout):
     moved_on = fake_sha("a newer fork commit")
     run_id, artifact = _fork_pr_run(gh, fork_job.job.bundle_zip(), pr_head=moved_on)
 
-    job = run_action(gh, tmp_path, tmp_path, "workflow_run", workflow_run_event(run_id),
+    job = run_action(gh, tmp_path, checkout, "workflow_run", workflow_run_event(run_id),
                      sha=BASE, ref="refs/heads/main", mode="comment")
 
     assert job.code == 2
@@ -930,7 +948,7 @@ def test_the_poster_posts_for_a_same_repository_pr_whose_run_could_not(gh, check
 
     event = workflow_run_event(run_id, head_sha=HEAD)
     event["workflow_run"]["head_repository"] = {"full_name": REPO}
-    job = run_action(gh, tmp_path, tmp_path, "workflow_run", event, sha=BASE, ref="refs/heads/main",
+    job = run_action(gh, tmp_path, checkout, "workflow_run", event, sha=BASE, ref="refs/heads/main",
                      mode="comment")
 
     assert job.code == 0, job.stderr
@@ -947,7 +965,7 @@ def test_the_poster_leaves_a_same_repository_pr_its_run_commented_on(gh, checkou
 
     event = workflow_run_event(run_id, head_sha=HEAD)
     event["workflow_run"]["head_repository"] = {"full_name": REPO}
-    job = run_action(gh, tmp_path, tmp_path, "workflow_run", event, sha=BASE, ref="refs/heads/main",
+    job = run_action(gh, tmp_path, checkout, "workflow_run", event, sha=BASE, ref="refs/heads/main",
                      mode="comment")
 
     assert job.code == 0, job.stderr

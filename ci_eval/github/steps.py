@@ -391,6 +391,8 @@ def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
     from ci_eval.inputs.loaders import parse_artefact_bytes
     from ci_eval.report import BaselineInfo, build_report, policy_from
 
+    # Read first: a poster with no checkout to take the gate from does nothing at all.
+    gate, report_cfg, gate_path, how = _default_branch_rules(inputs)
     found = _pr_bundle(inputs, event, port)
     if found is None:
         return EXIT_OK
@@ -406,7 +408,6 @@ def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
 
         baseline = Baseline(demo_artefact("base", show_progress=False), "builtin",
                             f"{baseline.description}; the demo compares with its built-in baseline configuration instead")
-    gate, report_cfg, gate_path, how = _default_branch_rules(inputs)
     report = build_report(
         baseline.artefact, head, policy_from(gate),
         BaselineInfo(kind=baseline.kind, description=baseline.description, url=baseline.run_url),
@@ -468,9 +469,12 @@ def _default_branch_rules(inputs: ActionInputs) -> tuple[dict, dict, str | None,
         return config.gate, config.report, None, "the demo's configuration"
     path = Path(inputs.config) if Path(inputs.config).is_file() else discover_config(".")
     if path is None:
-        log("ci-eval: warning: no ci-eval.toml in the default branch's checkout: only "
-            "retriever errors can fail this check")
-        return {}, {}, None, "nowhere: no config in the default branch's checkout"
+        # Without the default branch's config there is no gate to apply, and the fork's own
+        # is never trusted: refuse rather than post a verdict nobody set.
+        raise InputError("the workflow_run poster found no ci-eval.toml (or [tool.ci-eval] in "
+                         "pyproject.toml) in its checkout: check out the default branch "
+                         "(actions/checkout) before this step, so its [gate] applies",
+                         "input config")
     config = load_config(path)
     return config.gate, config.report, str(path), " of the default branch"
 
