@@ -58,7 +58,7 @@ def test_schema_errors_name_the_question_and_path():
     [
         ([], "expected a table/object"),
         ({"questions": []}, "schema_version"),
-        ({"schema_version": 2, "questions": []}, "expected 1"),
+        ({"schema_version": 3, "questions": []}, "expected one of 1, 2"),
         (gold({"id": "", "question": "a", "gold": ["c"]}), "must not be empty"),
         (gold({"id": "q", "question": "a", "gold": ["c", "c"]}), "twice"),
         (gold({"id": "q", "question": "a", "gold": {"c": 0}}), "needs at least one gold id"),

@@ -6,6 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from ci_eval.core.anchors import parse_anchors
 from ci_eval.core.validate import problems_or_none
 from ci_eval.errors import InputError, InputErrors
 
@@ -30,6 +31,8 @@ class GoldSet:
     index_version: str | None
     questions: tuple[Question, ...]
     provenance: dict = field(default_factory=dict, hash=False, compare=False)
+    # chunk id -> core.anchors.Anchor (schema version 2); empty for a set never anchored.
+    anchors: dict = field(default_factory=dict, hash=False, compare=False)
 
     def by_id(self) -> dict[str, Question]:
         return {q.id: q for q in self.questions}
@@ -111,6 +114,7 @@ def parse_gold_set(data: Any, source: str) -> GoldSet:
         index_version=data.get("index_version"),
         questions=tuple(questions),
         provenance=dict(data.get("provenance") or {}),
+        anchors=parse_anchors(data.get("anchors")),
     )
 
 
