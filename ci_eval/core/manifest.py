@@ -149,7 +149,7 @@ def index_from_document(data: Any, source: str, version: str | None = None) -> C
     """A parsed JSON manifest: ``{"version": ..., "ids": [...]}`` (today's form) or
     ``{"version": ..., "chunks": [{...}, ...]}``."""
     if not isinstance(data, dict):
-        raise InputError('expected {"version": ..., "chunks": [...]} or {"version": ..., "ids": [...]}',
+        raise InputError('expected {"version": ..., "ids": [...]} or {"version": ..., "chunks": [...]}',
                          source, "(top level)")
     v = data.get("version", version)
     if v is not None and not isinstance(v, str):
@@ -158,6 +158,8 @@ def index_from_document(data: Any, source: str, version: str | None = None) -> C
         raise InputError('give "chunks" or "ids", not both', source, "ids")
     key = "chunks" if "chunks" in data else "ids"
     items = data.get(key)
+    if key == "ids" and isinstance(items, (tuple, set, frozenset)):  # from an index callable
+        items = list(items)
     if not isinstance(items, list):
         what = "chunk entries" if key == "chunks" else "chunk ids"
         raise InputError(f'"{key}" must be a list of {what}', source, key)

@@ -209,3 +209,19 @@ def apply_plan(document: dict, plan: RemapPlan, index: ChunkIndex, *, accept_pro
     provenance["remaps"] = [*provenance.get("remaps", []), entry]
     out["provenance"] = provenance
     return out
+
+
+def format_plan(plan: RemapPlan, accept_proposals: bool = False) -> str:
+    """The plan as a terminal table, one row per stale id, then the counts."""
+    from tabulate import tabulate
+
+    if not plan.mappings:
+        return "no stale gold ids: nothing to remap"
+    rows = [(m.old, ", ".join(m.new) or "-", m.kind, m.how,
+             f"{m.confidence:.2f}" if m.kind != UNRESOLVED else "-") for m in plan.mappings]
+    table = tabulate(rows, headers=("stale id", "new ids", "kind", "how", "confidence"), tablefmt="simple",
+                     disable_numparse=True)
+    auto, proposed, unresolved = plan.count(AUTOMATIC), plan.count(PROPOSED), plan.count(UNRESOLVED)
+    tail = (f"{len(plan.mappings)} stale gold id(s): {auto} automatic, {proposed} proposed"
+            f"{' (accepted)' if accept_proposals and proposed else ''}, {unresolved} unresolved")
+    return f"{table}\n{tail}"

@@ -14,7 +14,7 @@ class Inputs:
     config: object
     gold: object
     gold_sha256: str
-    manifest: object  # loaders.Manifest | None
+    manifest: object  # core.manifest.ChunkIndex | None
     answers: dict | None
 
 
