@@ -61,7 +61,8 @@ CLASSES = {
     "run_file": "Run files (JSON lines and TREC)",
     "qrels": "Qrels (`ci-eval evaluate`)",
     "answers": "Answers file (`answers.jsonl`)",
-    "manifest": "Index manifest",
+    "manifest": "Index manifest (JSON, JSON lines, one id per line)",
+    "gold_files": "Judgements to import, files to export (`ci-eval gold import`, `gold export`)",
     "artefact": "Base run artefact (`--base`, `ci-eval compare`)",
     "event": "GitHub event payload and environment (`ci-eval action`)",
 }
