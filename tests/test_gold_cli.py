@@ -165,3 +165,43 @@ def test_evaluate_on_exported_qrels_equals_run_on_the_gold_set(tmp_path, capsys)
     assert {m: ours[m] for m in names} == {m: trec[t] for m, t in names.items()}
     # A hand check of one of them: reciprocal ranks 1/2 (b), 1 (c), 0.
     assert ours["mrr"] == (1 / 2 + 1 + 0) / 3
+
+
+def test_check_run_and_the_comment_name_the_remap(tmp_path, capsys):
+    import os
+
+    from ci_eval.github.steps import stale_annotations
+
+    project(tmp_path)
+    assert gold_cli("anchor", "--gold", "gold.json", "--manifest", "old.jsonl", cwd=tmp_path) == 0
+    # The index was re-ingested: the configuration now points at the new manifest.
+    (tmp_path / "run.jsonl").write_text("".join(json.dumps({"id": q, "results": [["aero/p1", 1.0]]}) + "\n"
+                                                for q in ("q1", "q2")))
+    (tmp_path / "ci-eval.toml").write_text('gold_set = "gold.json"\nk = 1\n[retriever]\ntype = "run-file"\n'
+                                           'path = "run.jsonl"\n[index]\nmanifest = "new.jsonl"\n')
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        capsys.readouterr()
+        assert main(["check"]) == 1
+        assert ("3 of 3 stale gold ids have an automatic remap: run 'ci-eval gold remap --write'"
+                in capsys.readouterr().out)
+        assert main(["run", "--out", "head.json", "--quiet"]) == 0
+        assert main(["compare", "head.json", "head.json"]) in (0, 1)
+    finally:
+        os.chdir(here)
+    comment = capsys.readouterr().out
+    head = json.loads((tmp_path / "head.json").read_text())
+    assert head["index"]["remap"]["to"]["aero#1"] == {"new": ["aero/p2", "aero/p3"], "kind": "automatic"}
+    assert "3 of 3 stale gold ids have an automatic remap: run `ci-eval gold remap --write`" in comment
+    (note,) = [a for a in stale_annotations(head, None) if "q1" in a]
+    assert "aero#1 -> aero/p2, aero/p3 (automatic)" in note
+
+
+def test_the_hint_counts_proposals_and_stays_silent_without_remaps():
+    from ci_eval.core.remap import remap_hint
+
+    assert remap_hint(None) == "" and remap_hint({"automatic": 0, "proposed": 0, "unresolved": 4}) == ""
+    assert remap_hint({"automatic": 1, "proposed": 2, "unresolved": 1}) == (
+        "1 of 4 stale gold ids has an automatic remap and 2 a proposed one (add `--accept-proposals` "
+        "to take them): run `ci-eval gold remap --write` to update the gold set.")

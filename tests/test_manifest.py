@@ -43,7 +43,7 @@ def test_bad_entries_name_their_place(entry, place, fragment):
 
 def test_every_problem_is_reported_with_duplicates_named():
     with pytest.raises(InputErrors) as exc:
-        build_index([("line 1", {"id": "a"}), ("line 2", {"id": 3}), ("line 3", {"id": "a"})], None, "m.jsonl")
+        build_index([(1, {"id": "a"}), (2, {"id": 3}), (3, {"id": "a"})], None, "m.jsonl")
     assert [(p.place, "twice" in p.message) for p in exc.value.problems] == [("line 2.id", False), ("line 3", True)]
 
 

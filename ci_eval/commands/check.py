@@ -44,7 +44,13 @@ def run(args) -> int:
     for qid, ids in stale:
         print(f"{config.gold_set}: question {qid!r}: stale gold id(s): {', '.join(ids)}")
     if stale:
+        from ci_eval.core.remap import remap_hint
+        from ci_eval.retrieval.pipeline import remap_of
+
         print(f"{sum(len(i) for _, i in stale)} stale gold id(s) in {len(stale)} question(s)")
+        hint = remap_hint(remap_of(inputs).get("remap"))
+        if hint:
+            print(hint.replace("`", "'"))
         return 1
     print("no stale gold ids")
     return 0

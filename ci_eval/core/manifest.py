@@ -10,8 +10,9 @@ can map back (see docs/gold-lifecycle.md).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from array import array
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -52,18 +53,27 @@ class ChunkIndex:
 
     @cached_property
     def by_hash(self) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
-        for c in self.chunks.values():
-            if c.hash is not None:
-                out.setdefault(c.hash, []).append(c.id)
-        return out
+        return self.with_hashes(None)
 
     @cached_property
     def by_doc(self) -> dict[str, list[Chunk]]:
-        """Each document's chunks, in span order (chunks without a span last, by id)."""
+        return self.of_docs(None)
+
+    def with_hashes(self, wanted: set | None) -> dict[str, list[str]]:
+        """Chunk ids by text hash, for the ``wanted`` hashes only (all when None): a remap
+        looks up a few thousand hashes in an index of millions."""
+        out: dict[str, list[str]] = {}
+        for c in self.chunks.values():
+            if c.hash is not None and (wanted is None or c.hash in wanted):
+                out.setdefault(c.hash, []).append(c.id)
+        return out
+
+    def of_docs(self, wanted: set | None) -> dict[str, list[Chunk]]:
+        """The ``wanted`` documents' chunks (all when None), in span order (chunks without
+        a span last, by id)."""
         out: dict[str, list[Chunk]] = {}
         for c in self.chunks.values():
-            if c.doc is not None:
+            if c.doc is not None and (wanted is None or c.doc in wanted):
                 out.setdefault(c.doc, []).append(c)
         for chunks in out.values():
             chunks.sort(key=lambda c: (c.start is None, c.start or 0, c.id))
@@ -119,25 +129,31 @@ def parse_chunk(entry: Any, source: str, place: str) -> Chunk:
     return Chunk(cid, doc, start, end, digest, text)
 
 
-def build_index(entries: Iterable[tuple[str, Any]], version: str | None, source: str,
-                repeats_ok: bool = False) -> ChunkIndex:
-    """Chunks from ``(place, entry)`` pairs, every problem reported (up to MAX_PROBLEMS).
+def build_index(entries: Iterable[tuple[int, Any]], version: str | None, source: str, *,
+                where: Callable[[int], str] = "line {}".format, repeats_ok: bool = False) -> ChunkIndex:
+    """Chunks from ``(n, entry)`` pairs, ``where(n)`` naming the place of entry n (a line, a
+    list index), every problem reported (up to MAX_PROBLEMS).
     ``repeats_ok``: a bare id listed twice is one chunk (today's ``ids`` lists allowed it)."""
     chunks: dict[str, Chunk] = {}
-    first_at: dict[str, str] = {}
+    # Each kept chunk's n, in insertion order: 8 bytes a chunk, not a place string.
+    numbers = array("q")
+    docs: dict[str, str] = {}  # one string per document name, however many chunks share it
     problems: list[InputError] = []
-    for place, entry in entries:
+    for n, entry in entries:
         try:
-            chunk = parse_chunk(entry, source, place)
+            chunk = parse_chunk(entry, source, where(n))
         except InputError as exc:
             problems.append(exc)
         else:
             if chunk.id in chunks and not (repeats_ok and chunks[chunk.id] == chunk):
-                problems.append(_problem(f"chunk id {chunk.id!r} appears twice (first at "
-                                         f"{first_at[chunk.id]})", source, place))
+                first = numbers[list(chunks).index(chunk.id)]
+                problems.append(_problem(f"chunk id {chunk.id!r} appears twice (first at {where(first)})",
+                                         source, where(n)))
             elif chunk.id not in chunks:
+                if chunk.doc is not None:
+                    chunk = replace(chunk, doc=docs.setdefault(chunk.doc, chunk.doc))
                 chunks[chunk.id] = chunk
-                first_at[chunk.id] = place
+                numbers.append(n)
         if len(problems) >= MAX_PROBLEMS:
             break
     if problems:
@@ -167,5 +183,5 @@ def index_from_document(data: Any, source: str, version: str | None = None) -> C
         bad = next((i for i, x in enumerate(items) if not isinstance(x, str)), None)
         if bad is not None:
             raise InputError("chunk ids must be strings", source, f"ids[{bad}]")
-    return build_index(((f"{key}[{i}]", e) for i, e in enumerate(items)), v or version, source,
+    return build_index(enumerate(items), v or version, source, where=f"{key}[{{}}]".format,
                        repeats_ok=key == "ids")

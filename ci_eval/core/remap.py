@@ -55,11 +55,15 @@ class RemapPlan:
         return {m.old: m.new for m in self.mappings if m.kind in kinds}
 
 
-class _Signatures:
-    """Signatures of the new index's chunks, computed once and only for chunks looked at."""
+class _Evidence:
+    """What the rules look up in the new index, built for the stale anchors only (a few
+    thousand hashes and documents in an index of millions), and the signatures of the new
+    chunks, computed once and only for chunks looked at."""
 
-    def __init__(self, index: ChunkIndex):
+    def __init__(self, index: ChunkIndex, anchors: list[Anchor]):
         self.index = index
+        self.by_hash = index.with_hashes({a.hash for a in anchors if a.hash})
+        self.by_doc = index.of_docs({a.doc for a in anchors if a.doc is not None})
         self._slots: dict[str, object] = {}
         self._bands: dict | None = None
 
@@ -82,24 +86,24 @@ class _Signatures:
         return found
 
 
-def _by_hash(old: Anchor, index: ChunkIndex) -> Mapping | None:
-    same = index.by_hash.get(old.hash) if old.hash else None
+def _by_hash(old: Anchor, ev: _Evidence) -> Mapping | None:
+    same = ev.by_hash.get(old.hash) if old.hash else None
     if not same:
         return None
     if len(same) > 1 and old.doc is not None:
-        in_doc = [c for c in same if index.chunks[c].doc == old.doc]
+        in_doc = [c for c in same if ev.index.chunks[c].doc == old.doc]
         same = in_doc or same
     if len(same) == 1:
         return Mapping("", (same[0],), AUTOMATIC, "hash", 1.0)
     return Mapping("", tuple(sorted(same)), PROPOSED, "hash", 1.0 / len(same))
 
 
-def _by_span(old: Anchor, index: ChunkIndex) -> Mapping | None:
+def _by_span(old: Anchor, ev: _Evidence) -> Mapping | None:
     if not old.has_span or old.end <= old.start:
         return None
     length = old.end - old.start
     targets, covered = [], 0
-    for c in index.by_doc.get(old.doc, ()):
+    for c in ev.by_doc.get(old.doc, ()):
         if c.start is None or c.end is None:
             continue
         overlap = min(old.end, c.end) - max(old.start, c.start)
@@ -113,15 +117,15 @@ def _by_span(old: Anchor, index: ChunkIndex) -> Mapping | None:
     return None
 
 
-def _by_similarity(old: Anchor, index: ChunkIndex, sigs: _Signatures, threshold: float) -> Mapping | None:
+def _by_similarity(old: Anchor, ev: _Evidence, threshold: float) -> Mapping | None:
     slots = decode_signature(old.signature) if old.signature else None
     if slots is None:
         return None
-    doc_chunks = index.by_doc.get(old.doc) if old.doc is not None else None
-    candidates = [c.id for c in doc_chunks] if doc_chunks else sorted(sigs.near(slots))
+    doc_chunks = ev.by_doc.get(old.doc) if old.doc is not None else None
+    candidates = [c.id for c in doc_chunks] if doc_chunks else sorted(ev.near(slots))
     best, best_id = -1.0, None
     for cid in candidates:
-        theirs = sigs.of(index.chunks[cid])
+        theirs = ev.of(ev.index.chunks[cid])
         if theirs is not None:
             score = similarity(slots, theirs)
             if score > best:
@@ -131,31 +135,29 @@ def _by_similarity(old: Anchor, index: ChunkIndex, sigs: _Signatures, threshold:
     return None
 
 
-def _why_unresolved(old: Anchor | None, index: ChunkIndex) -> str:
+def _why_unresolved(old: Anchor | None, ev: _Evidence) -> str:
     if old is None or old.empty:
         return "no anchor"
-    if old.doc is not None and old.doc not in index.by_doc and old.hash not in index.by_hash:
+    if old.doc is not None and old.doc not in ev.by_doc and old.hash not in ev.by_hash:
         return "document gone"
     return "no match"
 
 
-def remap_one(cid: str, old: Anchor | None, index: ChunkIndex, sigs: _Signatures,
-              threshold: float) -> Mapping:
+def _remap_one(cid: str, old: Anchor | None, ev: _Evidence, threshold: float) -> Mapping:
     found = None
     if old is not None:
-        found = (_by_hash(old, index) or _by_span(old, index)
-                 or _by_similarity(old, index, sigs, threshold))
+        found = _by_hash(old, ev) or _by_span(old, ev) or _by_similarity(old, ev, threshold)
     if found is None:
-        return Mapping(cid, (), UNRESOLVED, _why_unresolved(old, index), 0.0)
+        return Mapping(cid, (), UNRESOLVED, _why_unresolved(old, ev), 0.0)
     return Mapping(cid, found.new, found.kind, found.how, found.confidence)
 
 
 def plan_remap(gold, anchors: dict[str, Anchor], index: ChunkIndex,
                threshold: float = DEFAULT_THRESHOLD) -> RemapPlan:
     """One Mapping for every gold id of ``gold`` (a GoldSet) that ``index`` no longer holds."""
-    sigs = _Signatures(index)
-    mappings = tuple(remap_one(cid, anchors.get(cid), index, sigs, threshold)
-                     for cid in gold_ids(gold.questions) if cid not in index.ids)
+    stale = [cid for cid in gold_ids(gold.questions) if cid not in index.chunks]
+    ev = _Evidence(index, [anchors[c] for c in stale if c in anchors])
+    mappings = tuple(_remap_one(cid, anchors.get(cid), ev, threshold) for cid in stale)
     return RemapPlan(mappings, gold.index_version, index.version)
 
 
@@ -225,3 +227,24 @@ def format_plan(plan: RemapPlan, accept_proposals: bool = False) -> str:
     tail = (f"{len(plan.mappings)} stale gold id(s): {auto} automatic, {proposed} proposed"
             f"{' (accepted)' if accept_proposals and proposed else ''}, {unresolved} unresolved")
     return f"{table}\n{tail}"
+
+
+def remap_summary(plan: RemapPlan, limit: int = 100) -> dict:
+    """What a run artefact records of the remap its stale ids have: the counts, and up to
+    ``limit`` old -> new ids (automatic and proposed) for the PR's annotations."""
+    found = [m for m in plan.mappings if m.kind != UNRESOLVED][:limit]
+    return {"automatic": plan.count(AUTOMATIC), "proposed": plan.count(PROPOSED),
+            "unresolved": plan.count(UNRESOLVED),
+            "to": {m.old: {"new": list(m.new), "kind": m.kind} for m in found}}
+
+
+def remap_hint(summary: dict | None) -> str:
+    """One sentence telling the user what to run, or "" when no stale id has a remap."""
+    if not summary or not (summary.get("automatic") or summary.get("proposed")):
+        return ""
+    total = summary["automatic"] + summary["proposed"] + summary["unresolved"]
+    auto, proposed = summary["automatic"], summary["proposed"]
+    text = f"{auto} of {total} stale gold id{'s' if total != 1 else ''} {'has' if auto == 1 else 'have'} an automatic remap"
+    if proposed:
+        text += f" and {proposed} a proposed one (add `--accept-proposals` to take {'it' if proposed == 1 else 'them'})"
+    return text + ": run `ci-eval gold remap --write` to update the gold set."

@@ -43,7 +43,7 @@ def _line_value(raw: bytes, path: str, n: int):
     if not text.strip():
         return None
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        return _DECODER.decode(text)
     except ValueError as exc:
         msg = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
         raise InputError(f"invalid JSON: {msg}", path, f"line {n}") from None
@@ -51,6 +51,10 @@ def _line_value(raw: bytes, path: str, n: int):
 
 def _no_constant(name: str):
     raise ValueError(f"{name} is not allowed")
+
+
+# One decoder for every line: json.loads with an option builds a new one per call.
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
 
 
 def _stream(fh, path: str, header: dict) -> Iterator[tuple[str, object]]:
@@ -63,7 +67,7 @@ def _stream(fh, path: str, header: dict) -> Iterator[tuple[str, object]]:
                 raise InputError('a header line is {"version": "..."} and nothing else', path, "line 1")
             header["version"] = value["version"]
             continue
-        yield f"line {n}", value
+        yield n, value
 
 
 def read_manifest_lines(path: str, version: str | None = None) -> ChunkIndex:
@@ -86,7 +90,7 @@ def read_manifest(path: str | os.PathLike, version: str | None = None) -> ChunkI
     if text.lstrip().startswith(("{", "[")):
         return index_from_document(parse_json(text, path), path, version)
     ids = (line.strip() for line in text.splitlines())
-    entries = ((f"line {n}", i) for n, i in enumerate(ids, 1) if i and not i.startswith("#"))
+    entries = ((n, i) for n, i in enumerate(ids, 1) if i and not i.startswith("#"))
     return build_index(entries, version, path, repeats_ok=True)
 
 
