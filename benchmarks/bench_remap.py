@@ -24,7 +24,7 @@ from pathlib import Path
 
 PER_DOC, WIDTH = 10, 500
 _MEASURE = ("import resource, subprocess, sys; rc = subprocess.run(sys.argv[1:]).returncode; "
-            "print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+            "u = resource.getrusage(resource.RUSAGE_CHILDREN); print(rc, u.ru_utime + u.ru_stime, u.ru_maxrss)")
 
 
 def _hash(text: str) -> str:
@@ -64,14 +64,14 @@ def write_gold(path: Path, docs: int, questions: int = 2000) -> None:
     path.write_text(json.dumps({"schema_version": 1, "index_version": "v1", "questions": items}))
 
 
-def timed(args: list[str], cwd: Path) -> tuple[float, float, int]:
-    """(seconds, peak MB, exit code) of ``ci-eval ARGS`` in a fresh process."""
+def timed(args: list[str], cwd: Path) -> tuple[float, float, float, int]:
+    """(wall seconds, CPU seconds, peak MB, exit code) of ``ci-eval ARGS`` in a fresh process."""
     t = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", _MEASURE, sys.executable, "-m", "ci_eval", *args],
                          cwd=cwd, capture_output=True, text=True, check=True)
     seconds = time.perf_counter() - t
-    rc, kb = out.stdout.split()[-2:]
-    return seconds, int(kb) / 1024, int(rc)
+    rc, cpu, kb = out.stdout.split()[-3:]
+    return seconds, float(cpu), int(kb) / 1024, int(rc)
 
 
 def main(argv=None) -> int:
@@ -91,9 +91,9 @@ def main(argv=None) -> int:
     remaps = after["provenance"]["remaps"][0]
     print(f"index: {docs * PER_DOC:,} chunks ({size:.0f} MB of JSON lines); re-ingested: "
           f"{docs * 11:,} chunks; gold: 2,000 questions")
-    for label, (s, mb, rc) in (("gold anchor", anchor), ("gold remap (dry run)", remap),
-                               ("gold remap --write", written)):
-        print(f"{label:<22} {s:6.2f} s  peak {mb:6.0f} MB  exit {rc}")
+    for label, (s, cpu, mb, rc) in (("gold anchor", anchor), ("gold remap (dry run)", remap),
+                                    ("gold remap --write", written)):
+        print(f"{label:<22} {s:6.2f} s wall  {cpu:6.2f} s CPU  peak {mb:6.0f} MB  exit {rc}")
     print(f"remapped: {remaps['automatic']} automatic, {remaps['unresolved']} unresolved")
     return 0
 

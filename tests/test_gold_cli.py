@@ -184,7 +184,7 @@ def test_check_run_and_the_comment_name_the_remap(tmp_path, capsys):
     try:
         capsys.readouterr()
         assert main(["check"]) == 1
-        assert ("3 of 3 stale gold ids have an automatic remap: run 'ci-eval gold remap --write'"
+        assert ("3 of the 3 distinct stale gold ids have an automatic remap: run 'ci-eval gold remap --write'"
                 in capsys.readouterr().out)
         assert main(["run", "--out", "head.json", "--quiet"]) == 0
         assert main(["compare", "head.json", "head.json"]) in (0, 1)
@@ -193,7 +193,7 @@ def test_check_run_and_the_comment_name_the_remap(tmp_path, capsys):
     comment = capsys.readouterr().out
     head = json.loads((tmp_path / "head.json").read_text())
     assert head["index"]["remap"]["to"]["aero#1"] == {"new": ["aero/p2", "aero/p3"], "kind": "automatic"}
-    assert "3 of 3 stale gold ids have an automatic remap: run `ci-eval gold remap --write`" in comment
+    assert "3 of the 3 distinct stale gold ids have an automatic remap: run `ci-eval gold remap --write`" in comment
     (note,) = [a for a in stale_annotations(head, None) if "q1" in a]
     assert "aero#1 -> aero/p2, aero/p3 (automatic)" in note
 
@@ -203,5 +203,5 @@ def test_the_hint_counts_proposals_and_stays_silent_without_remaps():
 
     assert remap_hint(None) == "" and remap_hint({"automatic": 0, "proposed": 0, "unresolved": 4}) == ""
     assert remap_hint({"automatic": 1, "proposed": 2, "unresolved": 1}) == (
-        "1 of 4 stale gold ids has an automatic remap and 2 a proposed one (add `--accept-proposals` "
+        "1 of the 4 distinct stale gold ids has an automatic remap and 2 a proposed one (add `--accept-proposals` "
         "to take them): run `ci-eval gold remap --write` to update the gold set.")

@@ -192,3 +192,20 @@ def test_proposals_apply_only_when_accepted(accept):
     out = apply_plan(doc, plan, new, accept_proposals=accept, record={})
     assert out["questions"][0]["gold"] == (["n"] if accept else ["o"])
     assert out["provenance"]["remaps"][0]["proposals_accepted"] == (1 if accept else 0)
+
+
+def test_a_copy_in_another_document_yields_to_the_split_in_its_own():
+    text = "a section some other page repeats"
+    old = Anchor("compound", 0, 100, text_hash(text))
+    new = index(Chunk("with#same", "with", 0, 33, text_hash(text), text),
+                span_chunk("compound#s/1", "compound", 0, 50, "first half"),
+                span_chunk("compound#s/2", "compound", 50, 100, "second half"))
+    assert only(plan_for(gold_doc(["compound#s"], anchors={"compound#s": old}), new)) == (
+        AUTOMATIC, ("compound#s/1", "compound#s/2"), "span", 1.0)
+
+
+def test_a_copy_elsewhere_is_taken_when_the_document_is_gone():
+    text = "a section some other page repeats"
+    old = Anchor("gone", 0, 100, text_hash(text))
+    new = index(Chunk("with#same", "with", 0, 33, text_hash(text), text))
+    assert only(plan_for(gold_doc(["gone#s"], anchors={"gone#s": old}), new)) == (AUTOMATIC, ("with#same",), "hash", 1.0)

@@ -4,6 +4,8 @@ For each gold id missing from the new index, the rules are tried in order of cer
 
 1. ``hash``: one new chunk has the anchor's text hash -> automatic (the chunk moved or was
    renamed). Several do (duplicated text) -> a proposal, since any one would be a guess.
+   When the text is only found in other documents while the anchor's own document is still
+   in the index, the span rule is tried first: that is a copy, not the chunk.
 2. ``span``: new chunks of the anchor's document overlap its old span; a chunk counts when
    at least half of it lies inside the old span (a piece of a split) or when it holds at
    least half of the old span (a merge, or a shifted boundary). When those chunks cover at
@@ -135,6 +137,11 @@ def _by_similarity(old: Anchor, ev: _Evidence, threshold: float) -> Mapping | No
     return None
 
 
+def _elsewhere(found: Mapping, old: Anchor, ev: _Evidence) -> bool:
+    return (old.doc is not None and old.doc in ev.by_doc
+            and all(ev.index.chunks[c].doc != old.doc for c in found.new))
+
+
 def _why_unresolved(old: Anchor | None, ev: _Evidence) -> str:
     if old is None or old.empty:
         return "no anchor"
@@ -146,7 +153,12 @@ def _why_unresolved(old: Anchor | None, ev: _Evidence) -> str:
 def _remap_one(cid: str, old: Anchor | None, ev: _Evidence, threshold: float) -> Mapping:
     found = None
     if old is not None:
-        found = _by_hash(old, ev) or _by_span(old, ev) or _by_similarity(old, ev, threshold)
+        found = _by_hash(old, ev)
+        if found is not None and _elsewhere(found, old, ev):
+            # The same text in another document while the old one is still there is a copy
+            # (pages that repeat a section): the chunk's own document, re-cut, comes first.
+            found = _by_span(old, ev) or found
+        found = found or _by_span(old, ev) or _by_similarity(old, ev, threshold)
     if found is None:
         return Mapping(cid, (), UNRESOLVED, _why_unresolved(old, ev), 0.0)
     return Mapping(cid, found.new, found.kind, found.how, found.confidence)
@@ -244,7 +256,8 @@ def remap_hint(summary: dict | None) -> str:
         return ""
     total = summary["automatic"] + summary["proposed"] + summary["unresolved"]
     auto, proposed = summary["automatic"], summary["proposed"]
-    text = f"{auto} of {total} stale gold id{'s' if total != 1 else ''} {'has' if auto == 1 else 'have'} an automatic remap"
+    text = (f"{auto} of the {total} distinct stale gold id{'s' if total != 1 else ''} "
+            f"{'has' if auto == 1 else 'have'} an automatic remap")
     if proposed:
         text += f" and {proposed} a proposed one (add `--accept-proposals` to take {'it' if proposed == 1 else 'them'})"
     return text + ": run `ci-eval gold remap --write` to update the gold set."
