@@ -205,3 +205,24 @@ def test_the_hint_counts_proposals_and_stays_silent_without_remaps():
     assert remap_hint({"automatic": 1, "proposed": 2, "unresolved": 1}) == (
         "1 of the 4 distinct stale gold ids has an automatic remap and 2 a proposed one (add `--accept-proposals` "
         "to take them): run `ci-eval gold remap --write` to update the gold set.")
+
+
+def test_check_says_when_anchors_are_out_of_date(tmp_path, capsys):
+    import os
+
+    project(tmp_path)
+    assert gold_cli("anchor", "--gold", "gold.json", "--manifest", "old.jsonl", cwd=tmp_path) == 0
+    # The same chunks, moved further into the document: same text, new spans.
+    moved = [json.loads(line) for line in (tmp_path / "old.jsonl").read_text().splitlines()[1:]]
+    write_jsonl(tmp_path / "moved.jsonl", "v1", [dict(e, start=e["start"] + 7, end=e["end"] + 7) for e in moved])
+    (tmp_path / "ci-eval.toml").write_text('gold_set = "gold.json"\nk = 1\n[retriever]\ntype = "run-file"\n'
+                                           'path = "run.jsonl"\n[index]\nmanifest = "moved.jsonl"\n')
+    (tmp_path / "run.jsonl").write_text("")
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        capsys.readouterr()
+        assert main(["check"]) == 0
+    finally:
+        os.chdir(here)
+    assert "0 gold id(s) without an anchor, 3 anchor(s) out of date" in capsys.readouterr().out

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from array import array
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -99,8 +99,9 @@ def _span(entry: dict, source: str, place: str) -> tuple[int | None, int | None]
     return start, end
 
 
-def parse_chunk(entry: Any, source: str, place: str) -> Chunk:
-    """One manifest entry -> Chunk; an InputError naming ``place`` when it is malformed."""
+def parse_chunk(entry: Any, source: str, place: str, docs: dict | None = None) -> Chunk:
+    """One manifest entry -> Chunk; an InputError naming ``place`` when it is malformed.
+    ``docs`` interns document names: one string per document, however many chunks it has."""
     if isinstance(entry, str):
         return Chunk(entry)
     if not isinstance(entry, dict):
@@ -126,6 +127,8 @@ def parse_chunk(entry: Any, source: str, place: str) -> Chunk:
     start, end = _span(entry, source, place)
     if text is not None:
         digest = text_hash(text)
+    if docs is not None and doc is not None:
+        doc = docs.setdefault(doc, doc)
     return Chunk(cid, doc, start, end, digest, text)
 
 
@@ -141,7 +144,7 @@ def build_index(entries: Iterable[tuple[int, Any]], version: str | None, source:
     problems: list[InputError] = []
     for n, entry in entries:
         try:
-            chunk = parse_chunk(entry, source, where(n))
+            chunk = parse_chunk(entry, source, where(n), docs)
         except InputError as exc:
             problems.append(exc)
         else:
@@ -150,8 +153,6 @@ def build_index(entries: Iterable[tuple[int, Any]], version: str | None, source:
                 problems.append(_problem(f"chunk id {chunk.id!r} appears twice (first at {where(first)})",
                                          source, where(n)))
             elif chunk.id not in chunks:
-                if chunk.doc is not None:
-                    chunk = replace(chunk, doc=docs.setdefault(chunk.doc, chunk.doc))
                 chunks[chunk.id] = chunk
                 numbers.append(n)
         if len(problems) >= MAX_PROBLEMS:
