@@ -191,17 +191,13 @@ def label_chunks(gold_doc: dict, pieces: list[Piece]) -> dict:
     return gold_doc
 
 
-def measure(name: str, docs_words: dict[str, list[str]], qrels: Path, topics_text: str, *,
-            max_docs: int | None, max_queries: int | None, spans: bool = True, seed: int = 12) -> dict:
-    from ci_eval.core.remap import AUTOMATIC, PROPOSED, UNRESOLVED
+def _anchored_gold(work: Path, docs: dict[str, Doc], qrels: Path, topics_text: str,
+                   max_queries: int | None) -> tuple[Path, dict, list[Piece]]:
+    """Steps 1 and 2: import the judgements, label chunks, anchor on the old index."""
     from ci_eval.gold.importing import import_gold
-    from ci_eval.gold.lifecycle import Targets, anchor, remap
+    from ci_eval.gold.lifecycle import Targets, anchor
     from ci_eval.inputs.manifest import read_manifest
 
-    rng = random.Random(seed)
-    work = Path(tempfile.mkdtemp(prefix=f"gold-lifecycle-{name}-"))
-    ids = sorted(docs_words, key=lambda d: (len(d), d))[:max_docs] if max_docs else sorted(docs_words)
-    docs = {d: Doc(d, docs_words[d], list(range(len(docs_words[d])))) for d in ids}
     (work / "topics.txt").write_text(topics_text, encoding="utf-8")
     kept = [line for line in qrels.read_text(encoding="utf-8").splitlines() if line.split() and line.split()[2] in docs]
     qids = list(dict.fromkeys(line.split()[0] for line in kept))[:max_queries]
@@ -209,14 +205,47 @@ def measure(name: str, docs_words: dict[str, list[str]], qrels: Path, topics_tex
     gold_path = work / "gold.json"
     import_gold("trec", [str(work / "qrels.txt"), str(work / "topics.txt")], str(gold_path), merge=False,
                 record={"by": "benchmark", "at": "2026-01-01T00:00:00Z"}, index_version="v1")
-
     old_pieces = [p for d in docs.values() for p in chunk_windows(d)]
     gold_doc = label_chunks(json.loads(gold_path.read_text()), old_pieces)
     gold_path.write_text(json.dumps(gold_doc))
     write_manifest(work / "old.jsonl", "v1", old_pieces)
     anchor(Targets(str(gold_path), read_manifest(str(work / "old.jsonl"))))
+    return gold_path, gold_doc, old_pieces
 
-    new_docs = reingest(docs, rng)
+
+def _accuracy(plan, truth: dict) -> dict:
+    """Step 4's comparison of the plan with the truth."""
+    from ci_eval.core.remap import AUTOMATIC, PROPOSED, UNRESOLVED
+
+    auto = [m for m in plan.mappings if m.kind == AUTOMATIC]
+    proposed = [m for m in plan.mappings if m.kind == PROPOSED]
+    return {
+        "gold_ids": len(plan.mappings), "automatic": len(auto), "proposed": len(proposed),
+        "unresolved": plan.count(UNRESOLVED),
+        "unresolved_truly_gone": sum(not truth[m.old] for m in plan.mappings if m.kind == UNRESOLVED),
+        "automatic_exact": sum(set(m.new) == set(truth[m.old]) for m in auto),
+        "automatic_pairs": sum(len(m.new) for m in auto),
+        "automatic_pairs_right": sum(len(set(m.new) & set(truth[m.old])) for m in auto),
+        "proposed_right": sum(bool(m.new) and set(m.new) <= set(truth[m.old]) for m in proposed),
+    }
+
+
+def measure(name: str, *loaded, **options) -> dict:
+    """Steps 1 to 5 for one collection, in a temporary folder removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="gold-lifecycle-") as tmp:
+        return _measure(Path(tmp), name, *loaded, **options)
+
+
+def _measure(work: Path, name: str, docs_words: dict[str, list[str]], qrels: Path, topics_text: str, *,
+             max_docs: int | None, max_queries: int | None, spans: bool = True, seed: int = 12) -> dict:
+    from ci_eval.gold.lifecycle import Targets, remap
+    from ci_eval.inputs.manifest import read_manifest
+
+    ids = sorted(docs_words, key=lambda d: (len(d), d))[:max_docs] if max_docs else sorted(docs_words)
+    docs = {d: Doc(d, docs_words[d], list(range(len(docs_words[d])))) for d in ids}
+    gold_path, gold_doc, old_pieces = _anchored_gold(work, docs, qrels, topics_text, max_queries)
+
+    new_docs = reingest(docs, random.Random(seed))
     new_pieces = [p for d in new_docs.values() for p in chunk_sentences(d)]
     write_manifest(work / "new.jsonl", "v2", new_pieces, spans)
     new_index = read_manifest(str(work / "new.jsonl"))
@@ -228,13 +257,6 @@ def measure(name: str, docs_words: dict[str, list[str]], qrels: Path, topics_tex
     for p in new_pieces:
         new_by_doc.setdefault(p.doc, []).append(p)
     truth = {m.old: truth_of(old_by_id[m.old], new_by_doc) for m in plan.mappings}
-    auto = [m for m in plan.mappings if m.kind == AUTOMATIC]
-    proposed = [m for m in plan.mappings if m.kind == PROPOSED]
-    exact = sum(set(m.new) == set(truth[m.old]) for m in auto)
-    pairs = sum(len(m.new) for m in auto)
-    right_pairs = sum(len(set(m.new) & set(truth[m.old])) for m in auto)
-    proposed_right = sum(set(m.new) <= set(truth[m.old]) and bool(m.new) for m in proposed)
-    unresolved_gone = sum(not truth[m.old] for m in plan.mappings if m.kind == UNRESOLVED)
 
     questions = {q["id"]: q["question"] for q in gold_doc["questions"]}
     stale_gold = {q["id"]: set(q["gold"]) for q in gold_doc["questions"]}
@@ -244,19 +266,15 @@ def measure(name: str, docs_words: dict[str, list[str]], qrels: Path, topics_tex
         return {qid: {n for g in gold for n in mapping.get(g, (g,))} & live for qid, gold in stale_gold.items()}
 
     index = bm25(new_pieces)
-    result = {
-        "collection": name if spans else f"{name}, new manifest without doc and spans", "docs": len(docs), "docs_after": len(new_docs), "chunks_before": len(old_pieces),
-        "chunks_after": len(new_pieces), "questions": len(questions), "gold_ids": len(plan.mappings),
-        "automatic": len(auto), "proposed": len(proposed), "unresolved": plan.count(UNRESOLVED),
-        "unresolved_truly_gone": unresolved_gone,
-        "automatic_exact": exact, "automatic_pairs": pairs, "automatic_pairs_right": right_pairs,
-        "proposed_right": proposed_right,
+    return {
+        "collection": name if spans else f"{name}, new manifest without doc and spans",
+        "docs": len(docs), "docs_after": len(new_docs), "chunks_before": len(old_pieces),
+        "chunks_after": len(new_pieces), "questions": len(questions), **_accuracy(plan, truth),
         "stale": scores(index, questions, {q: g & live for q, g in stale_gold.items()}),
         "remapped": scores(index, questions, relabel(plan.applied(False))),
         "remapped_with_proposals": scores(index, questions, relabel(plan.applied(True))),
         "truth": scores(index, questions, relabel(truth)),
     }
-    return result
 
 
 def _pct(n: int, d: int) -> str:
