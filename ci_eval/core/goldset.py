@@ -107,6 +107,7 @@ def parse_gold_set(data: Any, source: str) -> GoldSet:
                 unanswerable=unanswerable,
             )
         )
+    problems += _anchor_problems(data, source)
     if problems:
         raise InputErrors(problems)
     return GoldSet(
@@ -116,6 +117,20 @@ def parse_gold_set(data: Any, source: str) -> GoldSet:
         provenance=dict(data.get("provenance") or {}),
         anchors=parse_anchors(data.get("anchors")),
     )
+
+
+def _anchor_problems(data: dict, source: str) -> list[InputError]:
+    """What the schema leaves to code: anchors exist from schema version 2, and a span is
+    a doc with both ends."""
+    anchors = data.get("anchors")
+    if anchors is None:
+        return []
+    if data["schema_version"] < 2:
+        return [InputError(f"a gold set with anchors needs schema_version 2, got {data['schema_version']}",
+                           source, "schema_version")]
+    return [InputError('a span needs "doc", "start" and "end" together', source, f"anchors.{cid}")
+            for cid, a in anchors.items()
+            if ("start" in a or "end" in a) and not {"doc", "start", "end"} <= set(a)]
 
 
 def content_hash(raw: bytes) -> str:
