@@ -226,3 +226,14 @@ def test_check_says_when_anchors_are_out_of_date(tmp_path, capsys):
     finally:
         os.chdir(here)
     assert "0 gold id(s) without an anchor, 3 anchor(s) out of date" in capsys.readouterr().out
+
+
+def test_a_threshold_outside_0_to_1_is_a_usage_error(tmp_path, capsys):
+    project(tmp_path)
+    assert gold_cli("remap", "--gold", "gold.json", "--manifest", "new.jsonl", "--threshold", "1.5", cwd=tmp_path) == 2
+    assert "--threshold 1.5: must be between 0 and 1" in capsys.readouterr().err
+
+
+def test_gold_without_a_subcommand_says_which_exist(tmp_path, capsys):
+    assert gold_cli(cwd=tmp_path) == 2
+    assert "anchor, remap, import or export" in capsys.readouterr().err

@@ -57,17 +57,21 @@ def _no_constant(name: str):
 _DECODER = json.JSONDecoder(parse_constant=_no_constant)
 
 
-def _stream(fh, path: str, header: dict) -> Iterator[tuple[str, object]]:
+def _stream(fh, path: str, header: dict) -> Iterator[tuple[int, object]]:
+    first = True
     for n, raw in enumerate(fh, 1):
         value = _line_value(raw, path, n)
         if value is None:
             continue
-        if n == 1 and isinstance(value, dict) and "id" not in value and "version" in value:
+        if isinstance(value, dict) and "id" not in value and "version" in value:
+            if not first:
+                raise InputError('the {"version": "..."} header must come before every chunk', path, f"line {n}")
             if set(value) != {"version"} or not isinstance(value["version"], str):
-                raise InputError('a header line is {"version": "..."} and nothing else', path, "line 1")
+                raise InputError('a header line is {"version": "..."} and nothing else', path, f"line {n}")
             header["version"] = value["version"]
-            continue
-        yield n, value
+        else:
+            yield n, value
+        first = False
 
 
 def read_manifest_lines(path: str, version: str | None = None) -> ChunkIndex:
