@@ -64,7 +64,9 @@ CLASSES = {
     "manifest": "Index manifest (JSON, JSON lines, one id per line)",
     "gold_files": "Judgements to import, files to export (`ci-eval gold import`, `gold export`)",
     "artefact": "Base run artefact (`--base`, `ci-eval compare`)",
+    "shard": "Shards and their parts (`ci-eval run --shard`, `ci-eval merge`)",
     "event": "GitHub event payload and environment (`ci-eval action`)",
+    "label": "Labelling inputs (`ci-eval label`: `--chunks`, `--candidates`, `--pool`)",
 }
 
 

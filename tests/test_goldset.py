@@ -84,3 +84,11 @@ def test_anchored_gold_set_parses_and_the_fast_check_decides_it():
     with pytest.raises(InputErrors) as exc:
         parse_gold_set(dict(doc, schema_version=1), "gold.json")
     assert exc.value.problems[0].place == "schema_version"
+
+
+def test_labelling_provenance_is_checked_like_the_rest():
+    lines = problems_of(gold({"id": "q1", "question": "a?", "gold": ["x"]},
+                             provenance={"pending": [{"id": "c-1", "gold": {}}],
+                                         "judgements": {"q1": {"chunks": {"x": {"grade": "high"}}}}}))
+    assert any("provenance.pending[0]" in line and "question" in line for line in lines)
+    assert any("provenance.judgements.q1.chunks.x.grade" in line for line in lines)

@@ -96,3 +96,12 @@ def reingested_manifest() -> dict[str, Any]:
     from ci_eval.demo.reingest import manifest_entries, reingested_chunks, reingested_version
 
     return {"version": reingested_version(), "chunks": manifest_entries(reingested_chunks())}
+
+
+def texts(ids: list[str]) -> dict[str, str]:
+    """Chunk texts by id, for ``ci-eval label --chunks ci_eval.demo.retriever:texts``."""
+    from ci_eval.demo.reingest import reingested_chunks
+
+    # Both indexes: the head's re-ingested sections are labelled like any other chunk.
+    by_id = {c.id: f"{c.title}\n\n{c.text}" for chunks in (load_chunks(), reingested_chunks()) for c in chunks}
+    return {i: by_id[i] for i in ids if i in by_id}

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import os
 
+from ci_eval.core.goldformat import dumps_gold_set
 from ci_eval.core.goldset import GoldSet, parse_gold_set
 from ci_eval.inputs.files import atomic_write, read_json
 
@@ -15,12 +15,8 @@ def read_gold(path: str | os.PathLike) -> tuple[dict, GoldSet]:
     return data, parse_gold_set(data, str(path))
 
 
-def dumps_gold(document: dict) -> str:
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-
-
 def write_gold(path: str | os.PathLike, document: dict) -> GoldSet:
     """Check the document is a valid gold set, then replace the file in one step."""
     gold = parse_gold_set(document, str(path))
-    atomic_write(path, dumps_gold(document))
+    atomic_write(path, dumps_gold_set(document))
     return gold
