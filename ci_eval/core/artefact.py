@@ -183,6 +183,8 @@ class RunHeader:
     questions: int
     abstain_below: float | None = None
     index_checked: bool = True  # False: no index manifest, so stale gold could not be seen
+    # index.remap: what `ci-eval gold remap` would do for the stale ids (core/remap.py)
+    remap: dict | None = field(default=None, compare=False)
 
 
 def _gold_items(gold) -> tuple[tuple[str, float], ...]:
@@ -255,6 +257,7 @@ def read_header(a: dict) -> RunHeader:
         questions=len(a.get("questions") or ()),
         abstain_below=None if a.get("abstain_below") is None else float(a["abstain_below"]),
         index_checked=bool(index.get("checked", True)),
+        remap=index.get("remap") if isinstance(index.get("remap"), dict) else None,
     )
 
 
