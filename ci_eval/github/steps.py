@@ -137,7 +137,8 @@ def publish_comment(port, number: int, body: str, inputs: ActionInputs, changed:
     return url
 
 
-def outputs_for(head: Artefact, verdict: str, artefact_path: str, comment_url: str | None) -> dict:
+def outputs_for(head: Artefact | dict, verdict: str, artefact_path: str, comment_url: str | None) -> dict:
+    head = read_artefact(head)
     means = dict(head.summary.overall.means)
     k = head.header.k
     out = {
@@ -156,7 +157,8 @@ def outputs_for(head: Artefact, verdict: str, artefact_path: str, comment_url: s
     return out
 
 
-def stale_annotations(head: Artefact, gold_path: str | None) -> list[str]:
+def stale_annotations(head: Artefact | dict, gold_path: str | None) -> list[str]:
+    head = read_artefact(head)
     stale = [q for q in head.questions if q.stale]
     if not stale:
         return []
