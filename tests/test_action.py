@@ -824,6 +824,7 @@ def test_the_poster_refuses_when_the_pull_request_moved_on(gh, fork_job, tmp_pat
     assert bodies(gh, FORK_PR) == []
     assert job.stderr.strip().splitlines() == [
         "ci-eval: posting the comment of the pull request run that triggered this workflow",
+        f"ci-eval: no comment posted for run {run_id}: its artifact was refused",
         (f"ci-eval: error: artifact ci-eval (id {artifact}) of run {run_id}:pr.json: pull request "
          f"#{FORK_PR} is at {moved_on[:7]}, but the run built {FORK_HEAD[:7]}: refusing to post "
          "another commit's results"),
@@ -916,3 +917,70 @@ def test_the_poster_leaves_a_same_repository_pr_its_run_commented_on(gh, checkou
     assert job.code == 0, job.stderr
     assert "its own run posted the comment" in job.stderr
     assert len(bodies(gh)) == posted
+
+
+# -- the poster and a hostile fork artefact ---------------------------------------------------
+
+HOSTILE_METRIC_NAMES = ("@acme/security-team", "[login](https://evil.example/p)", "<img src=x>")
+
+
+def _hostile_fork_bundle(fork_job: ForkJob, change) -> bytes:
+    members = {p.name: p.read_bytes() for p in sorted(fork_job.job.bundle.iterdir())}
+    head = json.loads(members["ci-eval-run.json"])
+    change(head)
+    members["ci-eval-run.json"] = json.dumps(head, sort_keys=True).encode()
+    return build_zip(members)
+
+
+def _rename_first_mean(head: dict, name: str) -> None:
+    means = head["summary"]["overall"]["means"]
+    first = next(iter(means))
+    head["summary"]["overall"]["means"] = {name if k == first else k: v for k, v in means.items()}
+    head["metrics"] = [name if m == first else m for m in head["metrics"]]
+
+
+@pytest.mark.parametrize("name", HOSTILE_METRIC_NAMES)
+def test_the_poster_refuses_a_fork_artefact_with_a_hostile_metric_name(gh, fork_job, tmp_path, name):
+    run_id, artifact = _fork_pr_run(gh, _hostile_fork_bundle(fork_job, lambda h: _rename_first_mean(h, name)))
+
+    job = run_action(gh, tmp_path, tmp_path, "workflow_run", workflow_run_event(run_id),
+                     sha=BASE, ref="refs/heads/main", mode="comment")
+
+    assert job.code == 2, job.stderr
+    assert bodies(gh, FORK_PR) == [] and ("POST", f"/issues/{FORK_PR}/comments") not in calls(gh)
+    source = f"artifact ci-eval (id {artifact}) of run {run_id}:ci-eval-run.json"
+    assert f"ci-eval: error: {source}:metrics[0]: not a metric ci-eval computes" in job.stderr
+    assert f"ci-eval: no comment posted for run {run_id}: its artifact was refused" in job.stderr
+    for text in (job.stdout, job.stderr, job.summary):
+        assert name not in text
+
+
+def test_the_poster_refuses_an_out_of_range_grade_and_metric_without_crashing(gh, fork_job, tmp_path):
+    def change(head):
+        head["questions"][0]["gold"] = {"alpha": 10 ** 400}
+        head["summary"]["overall"]["means"]["hit@1"] = -2.0
+
+    run_id, _ = _fork_pr_run(gh, _hostile_fork_bundle(fork_job, change))
+
+    job = run_action(gh, tmp_path, tmp_path, "workflow_run", workflow_run_event(run_id),
+                     sha=BASE, ref="refs/heads/main", mode="comment")
+
+    assert job.code == 2, job.stderr
+    assert "Traceback" not in job.stderr and bodies(gh, FORK_PR) == []
+    assert "ci-eval-run.json:questions[0].gold.alpha: 1000000000" in job.stderr
+    assert "is out of range (maximum 1000)" in job.stderr
+
+
+def test_a_pr_json_naming_no_pull_request_is_a_refused_artefact(gh, fork_job, tmp_path):
+    members = {p.name: p.read_bytes() for p in sorted(fork_job.job.bundle.iterdir())}
+    pr = json.loads(members["pr.json"])
+    members["pr.json"] = json.dumps({**pr, "number": 4040}).encode()
+    run_id, artifact = _fork_pr_run(gh, build_zip(members))
+
+    job = run_action(gh, tmp_path, tmp_path, "workflow_run", workflow_run_event(run_id),
+                     sha=BASE, ref="refs/heads/main", mode="comment")
+
+    assert job.code == 2, job.stderr
+    assert (f"ci-eval: error: artifact ci-eval (id {artifact}) of run {run_id}:pr.json: names pull "
+            "request #4040, which does not exist") in job.stderr
+    assert bodies(gh, FORK_PR) == [] and bodies(gh, 4040) == []

@@ -528,9 +528,9 @@ class _Translate:
                     "run expired or was deleted",
                     status=exc.status,
                 ) from None
-            raise GitHubError(
-                port._scrub(port._message(exc, self.action, self.permission))
-            ) from None
+            error = GitHubError(port._scrub(port._message(exc, self.action, self.permission)))
+            error.status = exc.status  # the poster tells "no such pull request" (404) apart
+            raise error from None
         if isinstance(exc, (OSError, http.client.HTTPException)):
             host = urllib.parse.urlsplit(port._requester.base_url).hostname
             raise GitHubError(

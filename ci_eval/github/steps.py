@@ -342,6 +342,16 @@ def _evaluate(inputs: ActionInputs, event: Event, env):
 
 
 def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
+    """The workflow_run poster; a refused fork artefact means no comment, said with its
+    reason (exit 2, the artefact's fault), never a GitHub failure (exit 5)."""
+    try:
+        return _post_run_comment(inputs, event, env, port)
+    except InputError:
+        log(f"ci-eval: no comment posted for run {event.run_id}: its artifact was refused")
+        raise
+
+
+def _post_run_comment(inputs: ActionInputs, event: Event, env, port) -> int:
     """The workflow_run poster: post the comment of a pull-request run that could not.
 
     Nothing from that run is trusted: the artifact is read as a hostile zip, the head
@@ -368,7 +378,7 @@ def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
     number = pr_info.get("number") if isinstance(pr_info, dict) else None
     if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
         raise InputError("pr.json must hold a positive pull request number", source, PR_MEMBER)
-    pr = port.pull_request(number)
+    pr = _named_pull_request(port, number, source)
     if not pr.is_fork and pr_info.get("comment_posted") is True:
         log(f"ci-eval: pull request #{number} is not from a fork and its own run posted the comment")
         return EXIT_OK
@@ -402,6 +412,16 @@ def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
     write_outputs(env.get("GITHUB_OUTPUT"), {"comment-url": url or "", "verdict": "pass" if report.passed else "fail"})
     log(f"ci-eval: posted the report of run {run.id} on pull request #{number}" if url else "ci-eval: nothing to post")
     return EXIT_OK
+
+
+def _named_pull_request(port, number: int, source: str):
+    """The PR a fork's pr.json names. One that does not exist is the artefact's fault."""
+    try:
+        return port.pull_request(number)
+    except GitHubError as exc:
+        if getattr(exc, "status", None) != 404:
+            raise
+        raise InputError(f"names pull request #{number}, which does not exist", source, PR_MEMBER) from None
 
 
 def _is_demo(head: dict) -> bool:

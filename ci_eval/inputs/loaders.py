@@ -136,27 +136,33 @@ def load_answers(path: str, known: set[str] | None = None) -> dict[str, bool]:
     return answers
 
 
+def _checked_artefact(data, source: str) -> dict:
+    """Shape (the schema), then meaning (names, ranges, counts): every problem at once."""
+    from ci_eval.core.artefact import validate_artefact
+    from ci_eval.core.artefact_checks import artefact_problems
+
+    if not isinstance(data, dict):
+        raise InputError("a run artefact must be a JSON object", source, "(top level)")
+    validate_artefact(data, source)
+    problems = artefact_problems(data, source)
+    if problems:
+        raise InputErrors(problems)
+    return data
+
+
 def load_artefact(path: str | os.PathLike, max_bytes: int = MAX_ARTEFACT_BYTES) -> dict:
     """A run artefact from disk, validated as untrusted input."""
-    from ci_eval.core.artefact import validate_artefact
-
     data, _ = read_json(path, "run artefact", max_bytes)
-    if not isinstance(data, dict):
-        raise InputError("a run artefact must be a JSON object", str(path), "(top level)")
-    return validate_artefact(data, str(path))
+    return _checked_artefact(data, str(path))
 
 
 def parse_artefact_bytes(raw: bytes, source: str) -> dict:
     """The same, for an artefact that arrived in a workflow-artifact zip."""
-    from ci_eval.core.artefact import validate_artefact
     from ci_eval.inputs.files import parse_json
 
     if len(raw) > MAX_ARTEFACT_BYTES:
         raise InputError(f"run artefact is over the {MAX_ARTEFACT_BYTES:,}-byte limit", source)
-    data = parse_json(decode(raw, source), source)
-    if not isinstance(data, dict):
-        raise InputError("a run artefact must be a JSON object", source, "(top level)")
-    return validate_artefact(data, source)
+    return _checked_artefact(parse_json(decode(raw, source), source), source)
 
 
 __all__ = [
