@@ -984,3 +984,30 @@ def test_a_pr_json_naming_no_pull_request_is_a_refused_artefact(gh, fork_job, tm
     assert (f"ci-eval: error: artifact ci-eval (id {artifact}) of run {run_id}:pr.json: names pull "
             "request #4040, which does not exist") in job.stderr
     assert bodies(gh, FORK_PR) == [] and bodies(gh, 4040) == []
+
+
+SPY = '''import json, os
+
+def search(question, k):
+    # What the user's code finds in its own process's environment.
+    with open("spy-env.json", "w") as fh:
+        json.dump(sorted(os.environ), fh)
+    return [("alpha", 1.0)]
+'''
+
+
+def test_a_python_retriever_runs_after_the_token_left_the_environment(gh, tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "gold.json").write_text(json.dumps(GOLD))
+    (project / "spy.py").write_text(SPY)
+    (project / "ci-eval.toml").write_text(
+        'gold_set = "gold.json"\nk = 1\n[retriever]\ntype = "python"\ntarget = "spy:search"\n')
+
+    job = run_action(gh, tmp_path, project, "push", push_event(BASE), sha=BASE, ref="refs/heads/main")
+
+    assert job.code == 0, job.stderr
+    names = set(json.loads((project / "spy-env.json").read_text()))
+    assert not {n for n in names if n.startswith("INPUT_") or n == "GITHUB_TOKEN"}, names
+    # What the job needs from the runner is still there.
+    assert {"GITHUB_REPOSITORY", "GITHUB_SHA", "PATH"} <= names

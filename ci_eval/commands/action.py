@@ -31,11 +31,12 @@ def run(args) -> int:
 
     from ci_eval.core.plan import plan_action
     from ci_eval.errors import InputError
-    from ci_eval.github.env import mask, read_event, read_inputs, require
+    from ci_eval.github.env import mask, read_event, read_inputs, require, withdraw_secrets
     from ci_eval.github.steps import comment_mode, log, run_mode
 
     env = dict(os.environ)
     inputs = read_inputs(env)
+    withdraw_secrets(os.environ)  # the retriever is the user's code: it gets no token
     if inputs.token:
         # Before anything else is logged: the runner then hides the token in every line.
         print(mask(inputs.token), flush=True)
