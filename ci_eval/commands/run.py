@@ -28,11 +28,12 @@ def run(args) -> int:
     from ci_eval.core.artefact import carry_history, dumps
     from ci_eval.core.runsummary import run_summary
     from ci_eval.errors import EXIT_OK, EXIT_RETRIEVER_FAILED
-    from ci_eval.inputs.files import atomic_write
+    from ci_eval.inputs.files import atomic_write, check_writable
     from ci_eval.inputs.gitinfo import git_info
     from ci_eval.inputs.loaders import load_artefact, load_config
     from ci_eval.retrieval.pipeline import load_inputs, run_evaluation
 
+    check_writable(args.out)
     config = load_config(args.config)
     inputs = load_inputs(config)
     base = load_artefact(args.base) if args.base else None

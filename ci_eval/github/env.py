@@ -88,6 +88,19 @@ def withdraw_secrets(environ) -> None:
         del environ[name]
 
 
+def retry_backoff(env: Mapping[str, str]) -> float:
+    """``CI_EVAL_RETRY_BACKOFF``: the first retry's wait in seconds (default 1)."""
+    text = env.get("CI_EVAL_RETRY_BACKOFF", "").strip() or "1.0"
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value <= 600:  # NaN fails too
+        raise InputError(f"must be a number of seconds from 0 to 600, got {text[:40]!r}",
+                         "CI_EVAL_RETRY_BACKOFF")
+    return value
+
+
 def require(env: Mapping[str, str], name: str) -> str:
     value = env.get(name)
     if not value:

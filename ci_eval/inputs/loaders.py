@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from ci_eval.errors import InputError, InputErrors
-from ci_eval.inputs.files import decode, read_bytes, read_json, read_toml
+from ci_eval.inputs.files import decode, json_lines, read_bytes, read_json, read_toml
 
 CONFIG_NAMES = ("ci-eval.toml",)
 # A base artefact comes from another run, perhaps a fork's: cap it before parsing.
@@ -22,12 +21,19 @@ def find_config(start: str | os.PathLike = ".") -> Path:
         if (folder / name).is_file():
             return folder / name
     pyproject = folder / "pyproject.toml"
-    if pyproject.is_file() and "ci-eval" in read_toml(pyproject, "pyproject.toml").get("tool", {}):
+    if pyproject.is_file() and "ci-eval" in _tool_table(read_toml(pyproject, "pyproject.toml"), pyproject):
         return pyproject
     raise InputError(
         "no configuration found: create ci-eval.toml (see README.md) or pass --config FILE",
         str(folder / "ci-eval.toml"),
     )
+
+
+def _tool_table(data: dict, path: Path) -> dict:
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise InputError("must be a table ([tool.ci-eval] lives in it)", str(path), "tool")
+    return tool
 
 
 def load_config(path: str | os.PathLike | None = None):
@@ -37,7 +43,7 @@ def load_config(path: str | os.PathLike | None = None):
     data = read_toml(p, "config file")
     prefix: tuple = ()
     if p.name == "pyproject.toml":
-        tool = data.get("tool", {})
+        tool = _tool_table(data, p)
         if "ci-eval" not in tool:
             raise InputError("has no [tool.ci-eval] table", str(p))
         data, prefix = tool["ci-eval"], ("tool", "ci-eval")
@@ -100,7 +106,7 @@ def load_manifest(config) -> Manifest | None:
 
         return _manifest_from(parse_json(text, path), path, config.index_version)
     # One id per line; blank lines and #-comments are skipped.
-    ids = [line.strip() for line in text.splitlines()]
+    ids = [line.strip() for line in text.split("\n")]
     return Manifest(config.index_version, frozenset(i for i in ids if i and not i.startswith("#")), path)
 
 
@@ -110,13 +116,9 @@ def load_answers(path: str, known: set[str] | None = None) -> dict[str, bool]:
     text = decode(raw, path)
     answers: dict[str, bool] = {}
     problems = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            problems.append(InputError(f"invalid JSON: {exc}", path, f"line {n}"))
+    for n, row in json_lines(text, path):
+        if isinstance(row, InputError):
+            problems.append(row)
             continue
         if not isinstance(row, dict) or not isinstance(row.get("id"), str):
             problems.append(InputError('expected an object with a string "id"', path, f"line {n}"))
