@@ -156,3 +156,28 @@ def test_a_command_retriever_gets_the_environment_without_the_token(tmp_path):
     names = set(json.loads((cwd / "env.json").read_text()))
     assert names.isdisjoint({"GITHUB_TOKEN", "INPUT_GITHUB-TOKEN", "INPUT_CONFIG", "GH_TOKEN"})
     assert {"MY_INDEX_URL", "CI_EVAL_PARAMS", "PATH"} <= names
+
+
+def test_terminating_ci_eval_ends_the_retrievers_group(tmp_path):
+    # A cancelled job sends SIGTERM to ci-eval: the retriever and its child go with it.
+    cwd = project(tmp_path, FORKS_A_CHILD + "    line = sys.stdin.readline()\n    time.sleep(300)\n",
+                  questions=2, retriever="concurrency = 1\ntimeout = 100\n")
+    full = {**os.environ, "PYTHONPATH": str(TESTS.parent)}
+    ci_eval = subprocess.Popen([sys.executable, "-m", "ci_eval", "run", "--quiet", "--out", "run.json"],
+                               cwd=cwd, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        for _ in range(300):  # until the retriever has forked its child
+            if (cwd / "child.pid").exists() and (cwd / "child.pid").read_text():
+                break
+            time.sleep(0.1)
+        child = int((cwd / "child.pid").read_text())
+        ci_eval.terminate()
+        ci_eval.wait(timeout=GUARD)
+    finally:
+        ci_eval.kill()
+    for _ in range(50):
+        if gone(child):
+            break
+        time.sleep(0.1)
+    assert gone(child), "the retriever's child outlived a terminated ci-eval"
+    assert not (cwd / "run.json").exists()  # nothing half-written

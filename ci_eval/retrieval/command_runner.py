@@ -24,6 +24,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from ci_eval.core.results import ResultError, Retrieved, clean, failed
 from ci_eval.errors import RetrieverError
@@ -180,6 +181,26 @@ class _Process:
         self.proc.wait()
 
 
+@contextmanager
+def _terminate_unwinds():
+    """SIGTERM (a cancelled job, ``kill``) ends Python without running ``finally``; while a
+    command retriever runs, it raises SystemExit instead, so the retriever's group is ended
+    on the way out. Left alone when another handler is installed or off the main thread."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def unwind(signum, frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, unwind)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 class _Session:
     """The questions of one ``run_command`` call and where each one stands."""
 
@@ -194,6 +215,7 @@ class _Session:
         self.total_timeout = total_timeout
         self.deadline = time.monotonic() + total_timeout if total_timeout else None
         self.garbage = 0
+        self.proc: _Process | None = None  # the process now answering
 
     def done(self) -> bool:
         return self.yielded >= len(self.order)
@@ -259,6 +281,31 @@ def _step(s: _Session, proc: _Process, depth: int, concurrency: int, known_ids) 
     return None
 
 
+def _drive(s: _Session, start, depth: int, concurrency: int, known_ids, max_restarts: int):
+    """The questions through ``s.proc`` until each has a result; a crashed or hung process
+    is replaced by ``start()`` at most ``max_restarts`` times."""
+    restarts = 0
+    while not s.done():
+        if s.deadline is not None and time.monotonic() >= s.deadline:
+            s.fail_all_left()
+            yield from s.ready()
+            return
+        reason = _step(s, s.proc, depth, concurrency, known_ids)
+        if reason is not None:
+            # Questions already sent to the dead or stuck process go back to the front.
+            s.pending.extendleft(reversed(list(s.sent_at)))
+            s.sent_at.clear()
+            s.proc.stop(graceful=False)
+            if s.pending and restarts < max_restarts:
+                restarts += 1
+                s.proc = start()
+            elif s.pending:
+                for qid in s.pending:
+                    s.results[qid] = failed(f"not run: {reason}, and it was restarted {restarts} times")
+                s.pending.clear()
+        yield from s.ready()
+
+
 def run_command(
     argv: Sequence[str],
     queries: Sequence[Query],
@@ -280,30 +327,13 @@ def run_command(
     ``params`` reach the command as JSON in the CI_EVAL_PARAMS environment variable."""
     env = {**(env or {}), "CI_EVAL_PARAMS": json.dumps(params or {}, sort_keys=True)}
     s = _Session(queries, timeout, total_timeout)
-    restarts = 0
-    proc = _Process(argv, env, cwd)
-    try:
-        while not s.done():
-            if s.deadline is not None and time.monotonic() >= s.deadline:
-                s.fail_all_left()
-                yield from s.ready()
-                break
-            reason = _step(s, proc, depth, concurrency, known_ids)
-            if reason is not None:
-                # Questions already sent to the dead or stuck process go back to the front.
-                s.pending.extendleft(reversed(list(s.sent_at)))
-                s.sent_at.clear()
-                proc.stop(graceful=False)
-                if s.pending and restarts < max_restarts:
-                    restarts += 1
-                    proc = _Process(argv, env, cwd)
-                elif s.pending:
-                    for qid in s.pending:
-                        s.results[qid] = failed(f"not run: {reason}, and it was restarted {restarts} times")
-                    s.pending.clear()
-            yield from s.ready()
-    finally:
-        proc.stop()
+    with _terminate_unwinds():
+        s.proc = _Process(argv, env, cwd)
+        try:
+            yield from _drive(s, lambda: _Process(argv, env, cwd), depth, concurrency, known_ids,
+                              max_restarts)
+        finally:
+            s.proc.stop()
     if s.garbage:
         # Lines we could not attribute to a question: say so once; the questions themselves
         # are already failed by their timeouts if they never got a usable answer.
