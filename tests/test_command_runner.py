@@ -83,7 +83,7 @@ def test_a_retriever_that_never_reads_stdin_cannot_hold_the_run(tmp_path):
 
 def test_an_over_long_line_fails_the_questions_in_flight_with_bounded_memory(tmp_path):
     # 200 MB without a newline, written in 1 MB pieces, then the answers.
-    program = ANSWER + f"""
+    program = ANSWER + """
     first = sys.stdin.readline()
     chunk = b"x" * (1 << 20)
     for _ in range(200):

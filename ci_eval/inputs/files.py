@@ -9,8 +9,8 @@ import re
 import stat
 import tempfile
 import threading
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from ci_eval.errors import InputError
