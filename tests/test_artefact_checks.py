@@ -58,3 +58,20 @@ def test_a_tag_is_named_by_its_position_not_its_text():
     assert problems(change) == [
         "base.json:summary.by_tag.[tag 2].count: says 1 but the artefact holds 0 answered or "
         "failed questions with this tag"]
+
+
+def test_an_artefacts_grades_have_the_gold_sets_bounds():
+    from ci_eval.schemas import load
+
+    def grade_bounds(node):
+        if isinstance(node, dict):
+            if node.get("type") == "integer" and "maximum" in node and "minimum" in node:
+                yield node["minimum"], node["maximum"]
+            for value in node.values():
+                yield from grade_bounds(value)
+        elif isinstance(node, list):
+            for value in node:
+                yield from grade_bounds(value)
+
+    gold_props = load("artefact")["$defs"]["question"]["properties"]["gold"]
+    assert set(grade_bounds(load("goldset"))) == set(grade_bounds(gold_props)) == {(-1000, 1000)}
