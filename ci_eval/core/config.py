@@ -27,6 +27,7 @@ class RetrieverConfig:
     total_timeout: float | None = None
     params: dict = field(default_factory=dict, hash=False)
     env: dict = field(default_factory=dict, hash=False)
+    cache: str | None = None  # folder of the retrieval cache; not part of the recorded config
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,7 @@ def parse_config(data: Any, source: str, base_dir: str = "", prefix: tuple = ())
         total_timeout=float(r["total_timeout"]) if "total_timeout" in r else None,
         params=dict(r.get("params", {})),
         env=dict(r.get("env", {})),
+        cache=_resolve(base_dir, r["cache"]) if "cache" in r else None,
     )
     index = data.get("index", {})
     gate = dict(data.get("gate", {}))
