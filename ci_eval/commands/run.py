@@ -34,13 +34,12 @@ def register(sub) -> None:
 def run(args) -> int:
     from ci_eval.core.artefact import carry_history
     from ci_eval.core.runsummary import run_summary
+    from ci_eval.core.shard import parse_shard
     from ci_eval.errors import EXIT_OK, EXIT_RETRIEVER_FAILED
     from ci_eval.inputs.files import atomic_write, check_writable
     from ci_eval.inputs.gitinfo import git_info
     from ci_eval.inputs.loaders import artefact_text, load_artefact, load_config
     from ci_eval.retrieval.pipeline import load_inputs, run_evaluation
-
-    from ci_eval.core.shard import parse_shard
 
     check_writable(args.out)
     shard = parse_shard(args.shard) if args.shard else None
