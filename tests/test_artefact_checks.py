@@ -75,3 +75,13 @@ def test_an_artefacts_grades_have_the_gold_sets_bounds():
 
     gold_props = load("artefact")["$defs"]["question"]["properties"]["gold"]
     assert set(grade_bounds(load("goldset"))) == set(grade_bounds(gold_props)) == {(-1000, 1000)}
+
+
+def test_a_shards_part_is_held_to_names_and_values_but_not_to_the_whole_runs_counts():
+    def change(art):
+        art["shard"] = {"index": 1, "count": 2}
+        art["gold_set"]["questions"] = 30  # the whole gold set; the part holds 3
+        art["summary"]["overall"]["means"]["hit@2"] = 7.0
+
+    assert problems(change) == [
+        "base.json:summary.overall.means.hit@2: 7.0 is out of range: hit@2 lies in [0, 1]"]
