@@ -326,12 +326,24 @@ def check_writable(path: str | os.PathLike) -> None:
 _UMASK_LOCK = threading.Lock()
 
 
-def _new_file_mode() -> int:
-    # os.umask can only be read by setting it; the lock keeps two writers from racing.
+def _umask() -> int:
+    # Linux says it in /proc without changing it; elsewhere os.umask can only be read by
+    # setting it, and the lock keeps two writers of this process from racing.
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
     with _UMASK_LOCK:
         mask = os.umask(0o022)
         os.umask(mask)
-    return 0o666 & ~mask
+    return mask
+
+
+def _new_file_mode() -> int:
+    return 0o666 & ~_umask()
 
 
 _TMP = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)\.[a-z0-9_]+\.tmp")
