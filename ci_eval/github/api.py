@@ -217,6 +217,18 @@ class _Retry(GithubRetry):
             self._wait(backoff)
 
 
+def _check_client_inputs(api_url: str, token: str) -> None:
+    parsed = urllib.parse.urlsplit(api_url or "")
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise InputError(
+            f"the GitHub API URL must be an http(s) URL, got {api_url!r}", "GITHUB_API_URL"
+        )
+    if not token or not token.strip():
+        raise InputError(
+            "no GitHub token was given (pass github-token, usually ${{ github.token }})"
+        )
+
+
 def build_client(
     api_url: str,
     token: str,
@@ -240,15 +252,7 @@ def build_client(
     writes back to back); tests turn it off. ``sleep`` is how waiting is done, and
     ``total_wait`` the seconds of waiting the whole client may spend (see TOTAL_WAIT).
     """
-    parsed = urllib.parse.urlsplit(api_url or "")
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise InputError(
-            f"the GitHub API URL must be an http(s) URL, got {api_url!r}", "GITHUB_API_URL"
-        )
-    if not token or not token.strip():
-        raise InputError(
-            "no GitHub token was given (pass github-token, usually ${{ github.token }})"
-        )
+    _check_client_inputs(api_url, token)
     options: dict[str, Any] = {
         "total": retries,
         "backoff_factor": retry_backoff,
