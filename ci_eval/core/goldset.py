@@ -23,6 +23,12 @@ class Question:
     def gold_map(self) -> dict[str, int]:
         return dict(self.gold)
 
+    def stale_ids(self, index_ids) -> list[str]:
+        """Gold ids missing from the index, sorted; none when the index is unknown (None)."""
+        if index_ids is None:
+            return []
+        return sorted({g for g, _ in self.gold if g not in index_ids})
+
 
 @dataclass(frozen=True)
 class GoldSet:

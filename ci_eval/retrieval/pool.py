@@ -9,6 +9,12 @@ import time
 from ci_eval.core.results import failed
 
 
+def lookahead(concurrency: int) -> int:
+    """How far ahead of the slowest item work may run: also how many calls may still be
+    made after the caller stops reading (a run stopped early)."""
+    return max(4 * concurrency, 64)
+
+
 def run_pool(call, items, concurrency, timeout, total_timeout, key=lambda q: q.id):
     """Run ``call`` over ``items`` on ``concurrency`` long-lived worker threads; yield
     ``(key(item), result)`` in input order. A call past ``timeout`` seconds is reported as
@@ -21,7 +27,7 @@ def run_pool(call, items, concurrency, timeout, total_timeout, key=lambda q: q.i
     finished: dict[int, object] = {}
     abandoned: set[int] = set()
     deadline = time.monotonic() + total_timeout if total_timeout else None
-    window = max(4 * concurrency, 64)  # how far ahead of the slowest item work may run
+    window = lookahead(concurrency)
     n = len(items)
     next_to_queue = next_to_yield = 0
 
