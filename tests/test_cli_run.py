@@ -105,3 +105,23 @@ def test_version_and_help_have_examples(tmp_path):
     assert cli("--version", cwd=tmp_path).stdout.strip() == f"ci-eval {__version__}"
     for command in ("run", "check", "demo"):
         assert "example:" in cli(command, "--help", cwd=tmp_path).stdout
+
+
+def test_run_help_says_the_retriever_gets_depth_not_k(tmp_path):
+    text = " ".join(cli("run", "--help", cwd=tmp_path).stdout.split())
+    assert "asked for `depth` results per question, not k" in text
+    assert "fn(question, depth, **params)" in text and '"k": depth' in text
+
+
+def test_the_python_retriever_receives_depth(tmp_path):
+    (tmp_path / "gold.json").write_text(json.dumps({"schema_version": 1, "questions": [
+        {"id": "q1", "question": "x", "gold": ["c1"]}]}))
+    (tmp_path / "retriever.py").write_text("def search(question, depth):\n"
+                                           "    return [('c%d' % i, 1.0 / i) for i in range(1, depth + 5)]\n")
+    (tmp_path / "ci-eval.toml").write_text('gold_set = "gold.json"\nk = 5\n[retriever]\ntype = "python"\n'
+                                           'target = "retriever:search"\n')
+    out = cli("run", "--out", "run.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    art = json.loads((tmp_path / "run.json").read_text())
+    assert art["config"]["retriever"]["depth"] == 3 * 5
+    assert len(art["questions"][0]["ranking"]) == 3 * 5  # asked for 19 ids, cut to depth

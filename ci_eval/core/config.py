@@ -155,9 +155,9 @@ def _value_problems(data: Any, out: _Problems) -> None:
             stack.extend(((*path, i), v) for i, v in enumerate(node))
     for path in _WHOLE_NUMBERS:
         value = _table(data, *path[:-1]).get(path[-1]) if isinstance(data, dict) else None
-        if isinstance(value, float) and math.isfinite(value):
-            hint = f" (write {int(value)})" if value.is_integer() else ""
-            out.add(path, f"expected a whole number, got {value!r}{hint}")
+        # 7.5 the schema reports; 7.0 it takes for a whole number, and slicing by it crashes.
+        if isinstance(value, float) and value.is_integer():
+            out.add(path, f"expected a whole number, got {value!r} (write {int(value)})")
 
 
 def _retriever_problems(data: dict, out: _Problems) -> None:
@@ -205,7 +205,7 @@ def _metric_problems(data: dict, out: _Problems) -> None:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
             if 1 < value <= 100:
                 out.add(place, f"{value!r} is out of range: metrics are shares between 0 and 1, "
-                               f"not percents (write {value / 100:g})")
+                               f"not percents (for {value:g} % write {value / 100:g})")
             elif not 0 <= value <= 1:
                 out.add(place, f"{value!r} is out of range: metrics are shares between 0 and 1")
 
