@@ -67,16 +67,16 @@ def _question_problems(raw: Any, i: int, seen: dict, source: str) -> list[InputE
         problems.append(InputError(f"duplicate question id (first at questions[{seen[qid]}])", source, where))
     else:
         seen[qid] = i
-    if isinstance(gold_raw, list):
-        ids = [g for g in gold_raw if isinstance(g, str)]
-        grades = [1] * len(ids)
-        dup = sorted({g for g in ids if ids.count(g) > 1})
+    if isinstance(gold_raw, list) and all(isinstance(g, str) for g in gold_raw):
+        grades = [1] * len(gold_raw)
+        dup = sorted({g for g in gold_raw if gold_raw.count(g) > 1})
         if dup:
             problems.append(InputError(f"gold lists {dup[0]!r} twice", source, f"{where}.gold"))
-    elif isinstance(gold_raw, dict):
-        grades = [v for v in gold_raw.values() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    elif isinstance(gold_raw, dict) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                            for v in gold_raw.values()):
+        grades = list(gold_raw.values())
     else:
-        return problems  # a gold of the wrong type: the schema said so
+        return problems  # a gold or a grade of the wrong type: the schema said so
     unanswerable = raw.get("unanswerable", False) is True
     if unanswerable and gold_raw:
         problems.append(InputError("an unanswerable question must have no gold ids (gold: [])", source,
