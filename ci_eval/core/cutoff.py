@@ -106,8 +106,6 @@ def cutoff_side(artefact: dict) -> CutoffSide:
     for q in artefact.get("questions", []):
         score = q.get("top_score")
         score = None if score is None else float(score)
-        if q.get("status") == "error":
-            continue  # the retriever failed: no score, and never an abstention
         if q.get("status") == "unanswerable" or q.get("unanswerable"):
             unanswerable.append((q["id"], score))
         elif q.get("status") == "ok":
