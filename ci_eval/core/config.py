@@ -146,7 +146,8 @@ def _value_problems(data: Any, out: _Problems) -> None:
         path, node = stack.pop()
         if isinstance(node, float) and not math.isfinite(node):
             out.add(path, f"expected a finite number, got {node!r}")
-        elif isinstance(node, (_dt.date, _dt.time)):
+        elif isinstance(node, (_dt.date, _dt.time)) and path[:2] == ("retriever", "params"):
+            # Elsewhere every value is typed and the schema already said "got date".
             out.add(path, f"a TOML date/time ({node.isoformat()}) cannot be passed to the retriever "
                           f'or recorded in the artefact; quote it: "{node.isoformat()}"')
         elif isinstance(node, dict):
