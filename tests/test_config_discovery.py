@@ -101,3 +101,9 @@ def test_a_relative_command_runs_in_the_config_folder(tmp_path):
     out = cli("run", "--out", "run.json", cwd=sub)
     assert out.returncode == 0, out.stderr
     assert artefact(sub)["summary"]["overall"]["means"]["hit@1"] == 1.0
+
+
+def test_an_underscore_table_named_with_config(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.ci_eval]\ngold_set = "gold.json"\nk = 1\n')
+    out = cli("check", "--config", "pyproject.toml", cwd=tmp_path)
+    assert out.returncode == 2 and "(did you mean [tool.ci-eval]?)" in out.stderr

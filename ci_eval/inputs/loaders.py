@@ -73,6 +73,7 @@ def load_config(path: str | os.PathLike | None = None):
     if p.name == "pyproject.toml":
         tool = data.get("tool", {})
         if TOOL_TABLE not in tool:
+            _pyproject_table(p)  # raises with a "did you mean" for [tool.ci_eval]
             raise InputError(f"has no [tool.{TOOL_TABLE}] table", str(p))
         data, prefix = tool[TOOL_TABLE], ("tool", TOOL_TABLE)
     return parse_config(data, str(p), str(p.parent), prefix)
