@@ -60,11 +60,12 @@ def _error_lines(artefact: dict) -> list[str]:
     if not errors:
         return []
     unanswerable = sum(q["unanswerable"] for q in errors)
-    lines = [f"retriever errors: {len(errors)} question(s) ({unanswerable} of them unanswerable); "
-             f"first: {errors[0]['id']}: {errors[0]['error']}"]
+    also = f" ({unanswerable} of them unanswerable)" if unanswerable else ""
+    lines = [f"retriever errors: {len(errors)} question(s){also}; first: {errors[0]['id']}: {errors[0]['error']}"]
     not_run = [q for q in errors if (q["error"] or "").startswith(STOPPED_EARLY.split("{")[0])]
     if not_run:
-        lines.append(f"stopped early: {not_run[0]['error']}, so the other {len(not_run)} were not asked")
+        why = not_run[0]["error"].removeprefix("not run: ")
+        lines.append(f"stopped early: {why}; the other {len(not_run)} are recorded as errors, not run")
     return lines
 
 
