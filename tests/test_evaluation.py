@@ -148,3 +148,20 @@ def test_stale_counts_are_distinct_and_a_stale_id_graded_0_does_not_make_a_quest
     # distinct ids: "gone", "other", "judged-no" (q3 and q4 cite the last one twice)
     assert art["summary"]["stale"] == {"questions": 1, "ids": 3}
     assert "stale gold: 3 distinct gold id(s) missing from the index, in 4 question(s)" in out.stdout
+
+
+def test_judged_at_k_per_question_and_its_mean():
+    from ci_eval.core.evaluation import evaluate
+    from ci_eval.core.goldset import parse_gold_set
+    from ci_eval.core.results import Retrieved
+
+    gold = parse_gold_set({"schema_version": 1, "questions": [
+        {"id": "q1", "question": "a?", "gold": {"a": 1, "b": 0}},
+        {"id": "q2", "question": "b?", "gold": ["x"]},
+        {"id": "q3", "question": "c?", "gold": [], "unanswerable": True},
+    ]}, "gold.json")
+    got = evaluate(gold, [("q1", Retrieved(("a", "c", "b", "d"), (4.0, 3.0, 2.0, 1.0))),
+                          ("q2", Retrieved(("y",), (1.0,))), ("q3", Retrieved(("a",), (1.0,)))],
+                   k=3, metrics=("hit@3",))
+    assert [q["judged_at_k"] for q in got.questions] == [2 / 3, 0 / 1, None]
+    assert got.summary["judged_at_k"] == {"k": 3, "mean": (2 / 3 + 0) / 2}

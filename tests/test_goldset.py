@@ -86,3 +86,11 @@ def test_answerable_without_gold_is_reported_with_the_shape_problems(tmp_path):
     assert any("question 'q1' (questions[0]).question: must not be empty" in l for l in lines)
     assert sum("an answerable question needs at least one gold id" in l for l in lines) == 2
     assert any(l.startswith("ci-eval: error: gold.json:question 'q2' (questions[1]).gold:") for l in lines)
+
+
+def test_labelling_provenance_is_checked_like_the_rest():
+    lines = problems_of(gold({"id": "q1", "question": "a?", "gold": ["x"]},
+                             provenance={"pending": [{"id": "c-1", "gold": {}}],
+                                         "judgements": {"q1": {"chunks": {"x": {"grade": "high"}}}}}))
+    assert any("provenance.pending[0]" in line and "question" in line for line in lines)
+    assert any("provenance.judgements.q1.chunks.x.grade" in line for line in lines)

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import json
 
+from factories import artefact as built_artefact
+from factories import spec
 from projects import cli, questions, write_config, write_gold, write_module
+
+from ci_eval.core.runsummary import run_summary
 
 RETRIEVER = """
 def search(question, depth):
@@ -50,3 +54,11 @@ def test_a_question_missing_from_a_run_file(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "warning: 2 question(s): not in the run file (a2, a3)" in out.stdout.splitlines()
     assert "warning: 2 answerable question(s) got no result at all (a2, a3)" in out.stdout.splitlines()
+
+
+def test_the_terminal_summary_says_when_top_k_results_were_never_judged():
+    art = built_artefact([spec("q1", ["a"], ["a", "b"])], k=2)
+    art["summary"]["judged_at_k"] = {"k": 2, "mean": 1 / 2}
+    assert f"judged@2: {1 / 2:.3f} (some top-2 results were never judged" in run_summary(art)
+    art["summary"]["judged_at_k"] = {"k": 2, "mean": 1.0}
+    assert "judged@2" not in run_summary(art)
