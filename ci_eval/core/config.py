@@ -43,6 +43,7 @@ class RetrieverConfig:
     total_timeout: float | None = None
     params: dict = field(default_factory=dict, hash=False)
     env: dict = field(default_factory=dict, hash=False)
+    cache: str | None = None  # folder of the retrieval cache; not part of the recorded config
 
 
 @dataclass(frozen=True)
@@ -241,6 +242,7 @@ def _build_retriever(r: dict, k: int, base_dir: str) -> RetrieverConfig:
         total_timeout=float(r["total_timeout"]) if "total_timeout" in r else None,
         params=dict(r.get("params", {})),
         env=dict(r.get("env", {})),
+        cache=_resolve(base_dir, r["cache"]) if "cache" in r else None,
     )
 
 
