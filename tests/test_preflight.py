@@ -7,6 +7,8 @@ import pytest
 
 from projects import GOOD_RETRIEVER, cli, write_config, write_gold, write_module
 
+from ci_eval.schemas import load
+
 PY = 'type = "python"\ntarget = "retriever:search"\n'
 
 
@@ -110,8 +112,7 @@ def test_run_checks_the_config_before_calling_the_retriever(tmp_path):
     ("depth = 20.0\n", "ci-eval.toml:retriever.depth: expected a whole number, got 20.0 (write 20)"),
     ("concurrency = 2.5\n", "ci-eval.toml:retriever.concurrency: expected a whole number, got 2.5"),
     ("tagret = 'x:y'\n", "ci-eval.toml:retriever: unknown key 'tagret' (did you mean 'target'?) (allowed: "
-                          "batch, command, concurrency, depth, env, format, params, path, target, timeout, "
-                          "total_timeout, type)"),
+                          + ", ".join(sorted(load("config")["properties"]["retriever"]["properties"])) + ")"),
 ])
 def test_wrong_value_types_are_exit_2_at_load_for_check_and_run(tmp_path, retriever_extra, line):
     project(tmp_path, retriever=PY + retriever_extra)
