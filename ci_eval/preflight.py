@@ -112,11 +112,30 @@ def _report(config, gold, manifest, say) -> int:
     if gold.index_version and manifest.version and gold.index_version != manifest.version:
         say(f"index drift: the gold set was built against {gold.index_version!r}, "
             f"the index is {manifest.version!r}")
+    _report_anchors(gold, manifest, config.gold_set, say)
     for qid, ids in stale:
         say(f"{config.gold_set}: question {qid!r}: stale gold id(s): {', '.join(ids)}")
     if stale:
+        from ci_eval.core.remap import remap_hint
+        from ci_eval.retrieval.pipeline import Inputs, remap_of
+
         distinct = len({g for _, ids in stale for g in ids})
         say(f"{distinct} distinct stale gold id(s) in {len(stale)} question(s)")
+        hint = remap_hint(remap_of(Inputs(config, gold, "", manifest, None)).get("remap"))
+        if hint:
+            say(hint.replace("`", "'"))
         return 1
     say("no stale gold ids")
     return 0
+
+
+def _report_anchors(gold, manifest, gold_path: str, say) -> None:
+    """Say when `ci-eval gold anchor` would add or refresh anchors (check writes nothing)."""
+    from ci_eval.core.anchors import update_anchors
+
+    if not gold.anchors:
+        return
+    up = update_anchors(gold.questions, gold.anchors, manifest)
+    if up.added or up.refreshed:
+        say(f"{gold_path}: {len(up.added)} gold id(s) without an anchor, {len(up.refreshed)} anchor(s) "
+            "out of date: run 'ci-eval gold anchor' to record them")

@@ -58,7 +58,7 @@ def test_schema_errors_name_the_question_and_path():
     [
         ([], "expected a table/object"),
         ({"questions": []}, "schema_version"),
-        ({"schema_version": 2, "questions": []}, "expected 1"),
+        ({"schema_version": 3, "questions": []}, "expected one of 1, 2"),
         (gold({"id": "", "question": "a", "gold": ["c"]}), "must not be empty"),
         (gold({"id": "q", "question": "a", "gold": ["c", "c"]}), "twice"),
         (gold({"id": "q", "question": "a", "gold": {"c": 0}}), "needs at least one gold id"),
@@ -86,6 +86,23 @@ def test_answerable_without_gold_is_reported_with_the_shape_problems(tmp_path):
     assert any("question 'q1' (questions[0]).question: must not be empty" in l for l in lines)
     assert sum("an answerable question needs at least one gold id" in l for l in lines) == 2
     assert any(l.startswith("ci-eval: error: gold.json:question 'q2' (questions[1]).gold:") for l in lines)
+
+
+def test_anchored_gold_set_parses_and_the_fast_check_decides_it():
+    from ci_eval.core.anchors import Anchor
+    from ci_eval.core.fingerprint import signature, text_hash
+    from ci_eval.core.validate import fast_valid
+    from ci_eval.schemas import load
+
+    doc = {"schema_version": 2, "questions": [{"id": "q", "question": "a?", "gold": ["c"]}],
+           "anchors": {"c": {"doc": "d", "start": 0, "end": 4, "hash": text_hash("text"),
+                             "signature": signature("some text here")}}}
+    assert fast_valid(doc, load("goldset")) is True
+    gold = parse_gold_set(doc, "gold.json")
+    assert gold.anchors == {"c": Anchor("d", 0, 4, text_hash("text"), signature("some text here"))}
+    with pytest.raises(InputErrors) as exc:
+        parse_gold_set(dict(doc, schema_version=1), "gold.json")
+    assert exc.value.problems[0].place == "schema_version"
 
 
 def test_labelling_provenance_is_checked_like_the_rest():
