@@ -31,7 +31,7 @@ def runner_concurrency(questions: int = 1000, concurrency: int = 16, latency: fl
 
     queries = [Query(f"q{i}", f"question {i}") for i in range(questions)]
     start = time.perf_counter()
-    done = sum(1 for _ in run_callable(_sleepy, queries, 5, 15, concurrency=concurrency, timeout=30))
+    done = sum(1 for _ in run_callable(_sleepy, queries, 15, concurrency=concurrency, timeout=30))
     elapsed = time.perf_counter() - start
     ideal = questions * latency / concurrency
     assert done == questions
@@ -53,7 +53,7 @@ _MEMORY_SCRIPT = textwrap.dedent(
     ranked = [(f"c{j}", 1.0 / (j + 1)) for j in range(15)]
     def instant(question, k):
         return ranked
-    stream = run_callable(instant, [Query(q.id, q.question) for q in gold.questions], 5, 15, concurrency=8)
+    stream = run_callable(instant, [Query(q.id, q.question) for q in gold.questions], 15, concurrency=8)
     metrics = ("hit@5", "recall@5", "precision@5", "ndcg@5", "mrr", "hit@15", "recall@15", "precision@15", "ndcg@15", "map")
     result = evaluate(gold, stream, k=5, metrics=metrics)
     text = dumps({"questions": result.questions, "summary": result.summary})

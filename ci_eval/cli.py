@@ -8,6 +8,7 @@ import os
 import sys
 
 from ci_eval import __version__
+from ci_eval.core.text import one_line
 from ci_eval.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, CiEvalError, InputErrors
 
 
@@ -80,6 +81,6 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # the one place an unexpected error is caught
         if os.environ.get("CI_EVAL_DEBUG") == "1":
             raise
-        _say(f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}")
+        _say(f"internal error: {type(exc).__name__}: {one_line(exc)}")
         _say("this is a bug in ci-eval; rerun with CI_EVAL_DEBUG=1 for the traceback")
         return EXIT_INTERNAL

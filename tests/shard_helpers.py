@@ -34,7 +34,7 @@ def run_in_process(config_path: Path, shard=None, cache_dir=None) -> dict:
     from ci_eval.retrieval.pipeline import load_inputs, run_evaluation
 
     inputs = load_inputs(load_config(config_path))
-    artefact = run_evaluation(inputs, created_at="2026-12-01T00:00:00Z", show_progress=False,
+    artefact = run_evaluation(inputs, show_progress=False,
                               shard=shard, cache_dir=cache_dir)
     return json.loads(dumps(artefact))
 

@@ -39,7 +39,8 @@ def test_run_writes_artefact_and_summary(tmp_path):
     assert q["q1"]["first_gold_rank"] == 1 and q["q1"]["metrics"]["hit@1"] == 1.0
     # "retired" is not in the index: stale, removed from q2's gold, q3 left with none.
     assert q["q2"]["stale"] == ["retired"] and q["q3"]["status"] == "stale"
-    assert art["summary"]["stale"] == {"questions": 1, "ids": 2}
+    # One chunk id ("retired"), cited by two questions: one stale label to fix.
+    assert art["summary"]["stale"] == {"questions": 1, "ids": 1}
     assert art["index"] == {"version": "idx-2", "ids": 5, "checked": True}
     assert len(q["q1"]["ranking"]) == 3  # depth 3k
     assert "index drift" in out.stdout and "idx-1" in out.stdout
@@ -66,9 +67,11 @@ def test_retriever_failure_exits_4_and_records_errors(tmp_path):
     (tmp_path / "gold.json").write_text((tmp_path / "gold.json").read_text().replace("alpha please", "boom alpha"))
     out = cli("run", "--out", "run.json", "--quiet", cwd=tmp_path)
     assert out.returncode == 4
-    assert "the retriever failed on 1 question(s)" in out.stderr
+    # q1 and the unanswerable q4 ("boom omega"): a failure on an unanswerable question is
+    # an error too, never an abstention.
+    assert "the retriever failed on 2 question(s)" in out.stderr
     art = json.loads((tmp_path / "run.json").read_text())
-    assert art["summary"]["errors"] == 1
+    assert art["summary"]["errors"] == 2
 
 
 def test_command_retriever_end_to_end(tmp_path):
@@ -84,7 +87,7 @@ def test_check_lists_stale_ids(tmp_path):
     out = cli("check", cwd=tmp_path)
     assert out.returncode == 1
     assert "question 'q2': stale gold id(s): retired" in out.stdout
-    assert "2 stale gold id(s) in 2 question(s)" in out.stdout
+    assert "1 distinct stale gold id(s) in 2 question(s)" in out.stdout  # "retired", twice
 
 
 def test_bad_config_exit_2_one_line_no_traceback(tmp_path):
@@ -102,3 +105,23 @@ def test_version_and_help_have_examples(tmp_path):
     assert cli("--version", cwd=tmp_path).stdout.strip() == f"ci-eval {__version__}"
     for command in ("run", "check", "demo"):
         assert "example:" in cli(command, "--help", cwd=tmp_path).stdout
+
+
+def test_run_help_says_the_retriever_gets_depth_not_k(tmp_path):
+    text = " ".join(cli("run", "--help", cwd=tmp_path).stdout.split())
+    assert "asked for `depth` results per question, not k" in text
+    assert "fn(question, depth, **params)" in text and '"k": depth' in text
+
+
+def test_the_python_retriever_receives_depth(tmp_path):
+    (tmp_path / "gold.json").write_text(json.dumps({"schema_version": 1, "questions": [
+        {"id": "q1", "question": "x", "gold": ["c1"]}]}))
+    (tmp_path / "retriever.py").write_text("def search(question, depth):\n"
+                                           "    return [('c%d' % i, 1.0 / i) for i in range(1, depth + 5)]\n")
+    (tmp_path / "ci-eval.toml").write_text('gold_set = "gold.json"\nk = 5\n[retriever]\ntype = "python"\n'
+                                           'target = "retriever:search"\n')
+    out = cli("run", "--out", "run.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    art = json.loads((tmp_path / "run.json").read_text())
+    assert art["config"]["retriever"]["depth"] == 3 * 5
+    assert len(art["questions"][0]["ranking"]) == 3 * 5  # asked for 19 ids, cut to depth

@@ -120,6 +120,36 @@ def test_relevance_level_two_counts_only_grade_two():
     assert q["q2"]["first_gold_rank"] == 3 and q["q2"]["metrics"]["mrr"] == 1 / 3
 
 
+# --------------------------------------------------------------------------- through the CLI
+
+
+def test_stale_counts_are_distinct_and_a_stale_id_graded_0_does_not_make_a_question_stale(tmp_path):
+    from projects import artefact, cli, write_config, write_gold, write_module
+
+    write_gold(tmp_path, [
+        # "gone" is cited by two questions: one stale id, two questions citing it
+        {"id": "q1", "question": "one", "gold": {"live": 2, "gone": 2}},
+        {"id": "q2", "question": "two", "gold": {"gone": 2, "other": 2}},
+        # relevance_level 2: "weak" is live but not relevant, "judged-no" (grade 0) is gone;
+        # a missing id judged not relevant cannot make the question stale
+        {"id": "q3", "question": "three", "gold": {"weak": 1, "judged-no": 0, "live": 2}},
+        {"id": "q4", "question": "four", "gold": {"weak": 1, "judged-no": 0}},
+    ])
+    (tmp_path / "index.txt").write_text("live\nweak\n")
+    write_module(tmp_path, "retriever", "def search(question, depth):\n    return [('live', 1.0)]\n")
+    write_config(tmp_path, 'type = "python"\ntarget = "retriever:search"\n',
+                 extra='relevance_level = 2\n[index]\nmanifest = "index.txt"\n')
+    out = cli("run", "--out", "run.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    art = artefact(tmp_path)
+    status = {q["id"]: q["status"] for q in art["questions"]}
+    # q2 has no relevant live gold left; q4 never had any at level 2, so it is measured (0)
+    assert status == {"q1": "ok", "q2": "stale", "q3": "ok", "q4": "ok"}
+    # distinct ids: "gone", "other", "judged-no" (q3 and q4 cite the last one twice)
+    assert art["summary"]["stale"] == {"questions": 1, "ids": 3}
+    assert "stale gold: 3 distinct gold id(s) missing from the index, in 4 question(s)" in out.stdout
+
+
 def test_judged_at_k_per_question_and_its_mean():
     from ci_eval.core.evaluation import evaluate
     from ci_eval.core.goldset import parse_gold_set

@@ -69,6 +69,25 @@ def test_bad_gold_sets(data, fragment):
     assert any(fragment in line for line in problems_of(data))
 
 
+def test_answerable_without_gold_is_reported_with_the_shape_problems(tmp_path):
+    import json
+
+    from projects import cli, write_config
+
+    (tmp_path / "gold.json").write_text(json.dumps(gold(
+        {"id": "q1", "question": "", "gold": ["c1"]},              # shape: empty question
+        {"id": "q2", "question": "no gold?", "gold": []},           # semantic: answerable, no gold
+        {"id": "q3", "question": "zero?", "gold": {"c3": 0}},       # semantic: no grade above 0
+    )))
+    write_config(tmp_path, 'type = "run-file"\npath = "run.jsonl"\n')
+    out = cli("check", cwd=tmp_path)
+    assert out.returncode == 2
+    lines = out.stderr.splitlines()
+    assert any("question 'q1' (questions[0]).question: must not be empty" in l for l in lines)
+    assert sum("an answerable question needs at least one gold id" in l for l in lines) == 2
+    assert any(l.startswith("ci-eval: error: gold.json:question 'q2' (questions[1]).gold:") for l in lines)
+
+
 def test_anchored_gold_set_parses_and_the_fast_check_decides_it():
     from ci_eval.core.anchors import Anchor
     from ci_eval.core.fingerprint import signature, text_hash

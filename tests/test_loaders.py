@@ -10,6 +10,7 @@ class Cfg:
     source = "ci-eval.toml"
     manifest_callable = None
     index_version = None
+    base_dir = ""
 
     def __init__(self, manifest=None, callable_=None, version=None):
         self.manifest = manifest

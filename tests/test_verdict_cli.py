@@ -111,6 +111,16 @@ def test_compare_applies_the_projects_gate_without_being_told(lost_three):
     assert "#### Gate: ❌ failed (rules from `ci-eval.toml`)" in r.stdout
 
 
+def test_compare_from_a_subfolder_finds_the_projects_config_above_it(lost_three):
+    runs = lost_three / "runs"
+    runs.mkdir(exist_ok=True)
+    for name in ("base.json", "head.json"):
+        (runs / name).write_bytes((lost_three / name).read_bytes())
+    r = cli("compare", "base.json", "head.json", cwd=runs)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "#### Gate: ❌ failed (rules from `../ci-eval.toml`)" in r.stdout
+
+
 def test_no_config_opts_out_and_config_overrides(lost_three, tmp_path):
     r = cli("compare", "base.json", "head.json", "--no-config", cwd=lost_three)
     assert r.returncode == 0, r.stderr

@@ -6,6 +6,17 @@ import sys
 
 HELP = """Run the configured retriever over the gold set and write the run artefact.
 
+The retriever is asked for `depth` results per question, not k: depth defaults to 3k (15
+when k = 5) so the artefact can tell "just past k" from "gone". A python retriever is
+called as fn(question, depth, **params); a command gets {"id", "question", "k": depth}.
+
+The config is ci-eval.toml, else [tool.ci-eval] in pyproject.toml, in the current folder
+and then its parents up to the repository root; relative paths, the python import path
+and the command's working folder are the config file's folder. Everything short of the
+retriever is checked first (as `ci-eval check` does). Any failure on any question
+(an exception, None or a wrong type returned, sys.exit, a module that fails to import)
+is an error on that question: counted, shown, exit 4, never a pass.
+
 example:
   ci-eval run --config ci-eval.toml --out ci-eval-run.json
   ci-eval run --shard 2/8 --out part-2.json      # one part of eight; see `ci-eval merge`
@@ -19,7 +30,8 @@ def register(sub) -> None:
 
     p = sub.add_parser("run", help="run the retriever over the gold set and write the artefact",
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--config", metavar="FILE", help="ci-eval.toml or pyproject.toml (default: found in .)")
+    p.add_argument("--config", metavar="FILE",
+                   help="ci-eval.toml or pyproject.toml (default: found in . or its parents)")
     p.add_argument("--out", metavar="FILE", default="ci-eval-run.json", help="artefact path (default: %(default)s)")
     p.add_argument("--base", metavar="FILE", help="base artefact whose history this run carries forward")
     p.add_argument("--shard", metavar="I/N",
@@ -57,8 +69,11 @@ def run(args) -> int:
         if "cache" in artefact:
             print(f"retrieval cache: {artefact['cache']['hits']} answered from it, {artefact['cache']['misses']} asked")
         print(f"artefact written to {args.out}")
-    if artefact["summary"]["errors"]:
-        print(f"ci-eval: error: the retriever failed on {artefact['summary']['errors']} question(s); "
-              f"see {args.out}", file=sys.stderr)
+    errors = [q for q in artefact["questions"] if q["status"] == "error"]
+    if errors:
+        unanswerable = sum(q["unanswerable"] for q in errors)
+        also = f" ({unanswerable} of them unanswerable)" if unanswerable else ""
+        print(f"ci-eval: error: the retriever failed on {len(errors)} question(s){also}; "
+              f"first: {errors[0]['id']}: {errors[0]['error']}; see {args.out}", file=sys.stderr)
         return EXIT_RETRIEVER_FAILED
     return EXIT_OK

@@ -1,16 +1,29 @@
-"""The one validated configuration object."""
+"""The one validated configuration object.
+
+``parse_config`` checks a parsed config table section by section and reports every problem
+at once, each at its place: the schema, then what the schema cannot say (a TOML date in
+``params``, ``depth = 7.0``, a gate rule on a metric that is not measured, a floor of 60
+meant as 60 %). ``gold_problems`` checks what needs the gold set too (protected ids, tags).
+"""
 
 from __future__ import annotations
 
+import datetime as _dt
+import difflib
 import math
 import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
-from ci_eval.core.validate import problems_or_none
+from ci_eval.core.validate import json_path, problems_or_none
 from ci_eval.errors import InputError, InputErrors
 
 _RUNNER_NEEDS = {"python": "target", "command": "command", "run-file": "path"}
+# Places that take a whole number: TOML's 7.0 is a float there, whatever JSON Schema says.
+_WHOLE_NUMBERS = (("k",), ("relevance_level",), ("retriever", "depth"), ("retriever", "concurrency"),
+                  ("gate", "max_new_misses"), ("gate", "max_stale"))
+# Every metric ci-eval computes is a share in [0, 1]; so are floors and allowed drops.
+_SHARE_RULES = ("min", "max_drop")
 
 
 @dataclass(frozen=True)
@@ -21,6 +34,9 @@ class RetrieverConfig:
     command: tuple[str, ...] = ()
     path: str | None = None
     format: str = "trec"
+    # How many results the retriever is asked for: at least 3k (the default), so the
+    # artefact can tell "just past k" from "gone". python gets it as its second argument,
+    # command as the "k" field of each request line.
     depth: int = 15
     concurrency: int = 4
     timeout: float = 30.0
@@ -46,6 +62,10 @@ class Config:
     gate: dict = field(default_factory=dict, hash=False)
     report: dict = field(default_factory=dict, hash=False)
     raw: dict = field(default_factory=dict, hash=False, compare=False)
+    # The config file's folder: relative paths, the python import path and the command's
+    # working folder all resolve against it, whatever the current folder is.
+    base_dir: str = ""
+    prefix: tuple = ()  # where the table sits in its file: ("tool", "ci-eval") in pyproject.toml
 
     def as_recorded(self) -> dict:
         """The resolved config as the artefact stores it (what the config diff compares)."""
@@ -69,77 +89,147 @@ class Config:
         }
 
 
+def did_you_mean(word: str, options) -> str:
+    """`` (did you mean 'x'?)`` when one option is close to ``word``, else ``""``."""
+    close = difflib.get_close_matches(str(word), [str(o) for o in options], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def _resolve(base_dir: str, path: str) -> str:
     return path if posixpath.isabs(path) or base_dir in ("", ".") else posixpath.join(base_dir, path)
 
 
-def _non_finite(data: Any, source: str, prefix: tuple) -> list[InputError]:
-    """TOML has ``nan`` and ``inf``; no cutoff, floor or timeout means anything with them, and
-    the artefact (strict JSON) could not record them."""
-    from ci_eval.core.validate import json_path
+class _Problems(list):
+    """InputErrors of one config, each placed under the table's prefix in its file."""
 
-    problems = []
-    stack: list[tuple[tuple, Any]] = [(tuple(prefix), data)]
+    def __init__(self, source: str, prefix: tuple):
+        super().__init__()
+        self.source, self.prefix = source, tuple(prefix)
+
+    def add(self, place, message: str) -> None:
+        parts = place if isinstance(place, tuple) else (place,)
+        self.append(InputError(message, self.source, json_path([*self.prefix, *parts])))
+
+
+def _table(data: dict, *path) -> dict:
+    for part in path:
+        data = data.get(part) if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {}
+
+
+def _schema_problems(data: Any, out: _Problems) -> None:
+    """The schema's problems, with a "did you mean" for unknown keys."""
+    from ci_eval.schemas import load
+
+    schema = load("config")
+    for p in problems_or_none(data, schema, out.source, out.prefix):
+        if not p.message.startswith("unknown key"):
+            out.append(p)
+    # Unknown keys are reported here instead, each on its own with the nearest known key.
+    for section in ((), ("retriever",), ("index",), ("gate",), ("report",)):
+        sub_schema = schema
+        for part in section:
+            sub_schema = sub_schema["properties"][part]
+        table = _table(data, *section) if section else (data if isinstance(data, dict) else {})
+        allowed = sorted(sub_schema["properties"])
+        for key in table:
+            if key not in sub_schema["properties"]:
+                out.add(section, f"unknown key {key!r}{did_you_mean(key, allowed)} "
+                                 f"(allowed: {', '.join(allowed)})")
+
+
+def _value_problems(data: Any, out: _Problems) -> None:
+    """What TOML can write and the schema lets through: nan/inf, dates and times (in
+    ``params`` they would crash the artefact after the whole retrieval), and whole-number
+    settings written as floats."""
+    stack: list[tuple[tuple, Any]] = [((), data)]
     while stack:
         path, node = stack.pop()
         if isinstance(node, float) and not math.isfinite(node):
-            problems.append(InputError(f"expected a finite number, got {node!r}", source, json_path(path)))
+            out.add(path, f"expected a finite number, got {node!r}")
+        elif isinstance(node, (_dt.date, _dt.time)) and path[:2] == ("retriever", "params"):
+            # Elsewhere every value is typed and the schema already said "got date".
+            out.add(path, f"a TOML date/time ({node.isoformat()}) cannot be passed to the retriever "
+                          f'or recorded in the artefact; quote it: "{node.isoformat()}"')
         elif isinstance(node, dict):
             stack.extend(((*path, k), v) for k, v in node.items())
         elif isinstance(node, list):
             stack.extend(((*path, i), v) for i, v in enumerate(node))
-    return sorted(problems, key=lambda p: p.place or "")
+    for path in _WHOLE_NUMBERS:
+        value = _table(data, *path[:-1]).get(path[-1]) if isinstance(data, dict) else None
+        # 7.5 the schema reports; 7.0 it takes for a whole number, and slicing by it crashes.
+        if isinstance(value, float) and value.is_integer():
+            out.add(path, f"expected a whole number, got {value!r} (write {int(value)})")
 
 
-def parse_config(data: Any, source: str, base_dir: str = "", prefix: tuple = ()) -> Config:
-    """Validate a parsed config table and build a Config. ``prefix`` names where the table
-    sits in its file (``("tool", "ci-eval")`` for pyproject.toml) so paths point at it."""
-    from ci_eval.core.metrics import default_metrics, resolve_metric
-    from ci_eval.schemas import load
+def _retriever_problems(data: dict, out: _Problems) -> None:
+    retriever = _table(data, "retriever")
+    kind = retriever.get("type")
+    if isinstance(kind, str) and kind in _RUNNER_NEEDS and _RUNNER_NEEDS[kind] not in retriever:
+        out.add("retriever", f'retriever type "{kind}" needs "{_RUNNER_NEEDS[kind]}"')
 
-    problems = problems_or_none(data, load("config"), source, prefix)
-    if isinstance(data, dict):
-        here = ".".join(prefix)
-        retriever = data.get("retriever")
-        if isinstance(retriever, dict) and isinstance(retriever.get("type"), str) and retriever["type"] in _RUNNER_NEEDS:
-            needed = _RUNNER_NEEDS[retriever["type"]]
-            if needed not in retriever:
-                problems.append(
-                    InputError(
-                        f'retriever type "{retriever["type"]}" needs "{needed}"',
-                        source,
-                        f"{here + '.' if here else ''}retriever",
-                    )
-                )
-        problems += _non_finite(data, source, prefix)
-        metric_names = []
-        metrics = data.get("metrics")
-        for i, name in enumerate(metrics if isinstance(metrics, list) else []):
-            metric_names.append((f"metrics[{i}]", name))
-        gate = data.get("gate") if isinstance(data.get("gate"), dict) else {}
-        for rule in ("min", "max_drop"):
-            if isinstance(gate.get(rule), dict):
-                metric_names += [(f"gate.{rule}.{m}", m) for m in gate[rule]]
-        if isinstance(gate.get("tag_min"), dict):
-            for tag, table in gate["tag_min"].items():
-                if isinstance(table, dict):
-                    metric_names += [(f"gate.tag_min.{tag}.{m}", m) for m in table]
-        for place, name in metric_names:
-            if not isinstance(name, str):
-                continue
+
+def _gate_tables(data: dict):
+    """(place, metric name, value) for every metric the gate names."""
+    gate = _table(data, "gate")
+    for rule in _SHARE_RULES:
+        for name, value in _table(gate, rule).items():
+            yield ("gate", rule, name), name, value
+    for tag, table in _table(gate, "tag_min").items():
+        if isinstance(table, dict):
+            for name, value in table.items():
+                yield ("gate", "tag_min", tag, name), name, value
+
+
+def _metric_problems(data: dict, out: _Problems) -> None:
+    """Metric names resolve; the gate's metrics are measured; its values are shares."""
+    from ci_eval.core.metrics import resolve_metric
+
+    metrics = data.get("metrics")
+    named = [(("metrics", i), name) for i, name in enumerate(metrics if isinstance(metrics, list) else [])]
+    for place, name in named:
+        if isinstance(name, str):
             try:
                 resolve_metric(name)
             except InputError as exc:
-                problems.append(InputError(exc.message, source, ".".join([*prefix, place])))
-    if problems:
-        raise InputErrors(problems)
+                out.add(place, exc.message)
+    measured = _measured(data)
+    for place, name, value in _gate_tables(data):
+        try:
+            canonical = resolve_metric(name).name
+        except InputError as exc:
+            out.add(place, exc.message)
+            continue
+        if measured is not None and canonical not in measured:
+            out.add(place, f"{canonical!r} is not measured, so this rule could never be checked"
+                           f"{did_you_mean(canonical, measured)}; measured: {', '.join(measured)} "
+                           "(add it to metrics)")
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            if 1 < value <= 100:
+                out.add(place, f"{value!r} is out of range: metrics are shares between 0 and 1, "
+                               f"not percents (for {value:g} % write {value / 100:g})")
+            elif not 0 <= value <= 1:
+                out.add(place, f"{value!r} is out of range: metrics are shares between 0 and 1")
 
-    k = data["k"]
-    metrics = tuple(dict.fromkeys(resolve_metric(m).name for m in data.get("metrics") or default_metrics(k)))
+
+def _measured(data: dict) -> tuple[str, ...] | None:
+    """The metrics a run with this config measures, or None when k or metrics are unusable."""
+    from ci_eval.core.metrics import default_metrics, resolve_metric
+
+    k = data.get("k")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        return None
+    try:
+        names = [resolve_metric(m).name for m in data.get("metrics") or default_metrics(k)]
+    except (InputError, TypeError):
+        return None
     # The diff reads hits at k and 3k per question whatever the user chose to average.
-    metrics += tuple(m for m in (f"hit@{k}", f"hit@{3 * k}") if m not in metrics)
-    r = data["retriever"]
-    retriever = RetrieverConfig(
+    names += [f"hit@{k}", f"hit@{3 * k}"]
+    return tuple(dict.fromkeys(names))
+
+
+def _build_retriever(r: dict, k: int, base_dir: str) -> RetrieverConfig:
+    return RetrieverConfig(
         type=r["type"],
         target=r.get("target"),
         batch=r.get("batch", False),
@@ -154,29 +244,69 @@ def parse_config(data: Any, source: str, base_dir: str = "", prefix: tuple = ())
         env=dict(r.get("env", {})),
         cache=_resolve(base_dir, r["cache"]) if "cache" in r else None,
     )
-    index = data.get("index", {})
-    gate = dict(data.get("gate", {}))
-    # Canonical metric names in the gate, so "success_5" and "hit@5" are the same rule.
-    for rule in ("min", "max_drop"):
+
+
+def _canonical_gate(raw: dict) -> dict:
+    """Canonical metric names in the gate, so "success_5" and "hit@5" are the same rule."""
+    from ci_eval.core.metrics import resolve_metric
+
+    gate = dict(raw)
+    for rule in _SHARE_RULES:
         if rule in gate:
             gate[rule] = {resolve_metric(m).name: v for m, v in gate[rule].items()}
     if "tag_min" in gate:
         gate["tag_min"] = {
             t: {resolve_metric(m).name: v for m, v in table.items()} for t, table in gate["tag_min"].items()
         }
+    return gate
+
+
+def parse_config(data: Any, source: str, base_dir: str = "", prefix: tuple = ()) -> Config:
+    """Validate a parsed config table and build a Config. ``prefix`` names where the table
+    sits in its file (``("tool", "ci-eval")`` for pyproject.toml) so paths point at it."""
+    problems = _Problems(source, prefix)
+    _schema_problems(data, problems)
+    if isinstance(data, dict):
+        _value_problems(data, problems)
+        _retriever_problems(data, problems)
+        _metric_problems(data, problems)
+    if problems:
+        raise InputErrors(sorted(problems, key=lambda p: p.place or ""))
+
+    k = data["k"]
+    index = data.get("index", {})
     return Config(
         source=source,
         gold_set=_resolve(base_dir, data["gold_set"]),
         k=k,
-        metrics=metrics,
+        metrics=_measured(data),
         relevance_level=data.get("relevance_level", 1),
         abstain_below=data.get("abstain_below"),
         answers=_resolve(base_dir, data["answers"]) if "answers" in data else None,
-        retriever=retriever,
+        retriever=_build_retriever(data["retriever"], k, base_dir),
         manifest=_resolve(base_dir, index["manifest"]) if "manifest" in index else None,
         manifest_callable=index.get("callable"),
         index_version=index.get("version"),
-        gate=gate,
+        gate=_canonical_gate(data.get("gate", {})),
         report=dict(data.get("report", {})),
         raw=data,
+        base_dir=base_dir,
+        prefix=tuple(prefix),
     )
+
+
+def gold_problems(config: Config, question_ids, tags) -> list[InputError]:
+    """The gate's protected ids and tag_min tags must name questions and tags of the gold
+    set: a rule on a name that is not there would pass forever."""
+    out = _Problems(config.source, config.prefix)
+    ids, tag_names = set(question_ids), set(tags)
+    for i, qid in enumerate(config.gate.get("protected", ())):
+        if qid not in ids:
+            out.add(("gate", "protected", i), f"question {qid!r} is not in the gold set "
+                                              f"{config.gold_set}{did_you_mean(qid, ids)}")
+    for tag in config.gate.get("tag_min", {}):
+        if tag not in tag_names:
+            known = ", ".join(sorted(tag_names)) or "none"
+            out.add(("gate", "tag_min", tag), f"no question of the gold set has the tag {tag!r}"
+                                              f"{did_you_mean(tag, tag_names)}; tags: {known}")
+    return list(out)

@@ -5,8 +5,12 @@ Conventions (stated once, here):
   gold before measuring, and a question left with no relevant gold is reported apart
   (status "stale") and kept out of the means, so a re-ingestion reads as stale labels,
   never as a catastrophic recall regression.
+  Only a stale id judged relevant (grade at or above the relevance level) can make a
+  question stale: a missing id graded 0 was never an answer.
 - Answerable questions (status "ok", or "error" when the retriever failed on them, scored
   0 so a broken retriever cannot raise a mean) form the means, overall and per tag.
+- A retriever failure is status "error" on any question, answerable or not, stale or not:
+  it is never read as an abstention or as stale labels (fail closed).
 - Unanswerable questions are measured only by the abstention cutoff: the app abstains when
   nothing comes back or the top score is below ``abstain_below``.
 """
@@ -28,14 +32,22 @@ class Evaluation:
     summary: dict
 
 
-def _status(q: Question, live_relevant: bool, stale: list, r: Retrieved) -> str:
+def _status(q: Question, live_relevant: bool, relevant_stale: bool, r: Retrieved) -> str:
+    if r.failed:
+        return "error"
     if q.unanswerable:
         return "unanswerable"
-    # Only missing ids make a question stale; one with no grade at the relevance level is
-    # measured and scores 0, as trec_eval counts a query with no relevant documents.
-    if stale and not live_relevant:
+    # Only missing relevant ids make a question stale; one with no grade at the relevance
+    # level is measured and scores 0, as trec_eval counts a query with no relevant documents.
+    if relevant_stale and not live_relevant:
         return "stale"
-    return "error" if r.failed else "ok"
+    return "ok"
+
+
+def in_means(entry: dict) -> bool:
+    """Whether a question's metrics enter the means: answerable and measured (an error
+    scores 0). An unanswerable question has no gold to score, even when it failed."""
+    return entry["status"] in ("ok", "error") and not entry["unanswerable"]
 
 
 def abstains(top_score: float | None, cutoff: float | None) -> bool:
@@ -66,10 +78,11 @@ def evaluate(
     for qid, r in retrieved:
         q = by_id[qid]
         gold_map = q.gold_map
-        stale = sorted(g for g in gold_map if index_ids is not None and g not in index_ids)
+        stale = q.stale_ids(index_ids)
         live = {g: grade for g, grade in gold_map.items() if g not in stale}
         live_relevant = any(grade >= relevance_level for grade in live.values())
-        status = _status(q, live_relevant, stale, r)
+        relevant_stale = any(gold_map[g] >= relevance_level for g in stale)
+        status = _status(q, live_relevant, relevant_stale, r)
         first = next(
             (i for i, cid in enumerate(r.ids, 1) if live.get(cid, 0) >= relevance_level), None
         )
@@ -92,7 +105,7 @@ def evaluate(
             # Over the whole gold map (stale ids cannot be retrieved, so they never count).
             "judged_at_k": judged_at_k(r.ids, gold_map, k) if status in ("ok", "error") else None,
         }
-        if status in ("ok", "error"):
+        if in_means(entry):
             measured.append(len(entries))
             rankings.append(r.ids)
             judgments.append(live)
@@ -127,7 +140,7 @@ def _percentile(sorted_values: list, p: float) -> float:
 
 
 def summarise(entries: list, metrics, abstain_below: float | None) -> dict:
-    measured = [e for e in entries if e["status"] in ("ok", "error")]
+    measured = [e for e in entries if in_means(e)]
     by_tag: dict[str, list] = {}
     for e in measured:
         for tag in e["tags"]:
@@ -139,13 +152,17 @@ def summarise(entries: list, metrics, abstain_below: float | None) -> dict:
         "by_tag": {
             tag: {"count": len(rows), "means": _means(rows, metrics)} for tag, rows in sorted(by_tag.items())
         },
+        # Distinct ids: one chunk missing from the index is one stale label to fix, however
+        # many questions cite it.
         "stale": {
             "questions": sum(e["status"] == "stale" for e in entries),
-            "ids": sum(len(e["stale"]) for e in entries),
+            "ids": len({g for e in entries for g in e["stale"]}),
         },
         "unanswerable": {
             "count": len(unanswerable),
-            "abstained": sum(abstains(e["top_score"], abstain_below) for e in unanswerable),
+            # A failed question did not abstain: the retriever never answered it.
+            "abstained": sum(abstains(e["top_score"], abstain_below) for e in unanswerable
+                             if e["status"] != "error"),
             "cutoff": abstain_below,
         },
         "errors": sum(e["status"] == "error" for e in entries),

@@ -24,6 +24,12 @@ class Question:
     def gold_map(self) -> dict[str, int]:
         return dict(self.gold)
 
+    def stale_ids(self, index_ids) -> list[str]:
+        """Gold ids missing from the index, sorted; none when the index is unknown (None)."""
+        if index_ids is None:
+            return []
+        return sorted({g for g, _ in self.gold if g not in index_ids})
+
 
 @dataclass(frozen=True)
 class GoldSet:
@@ -52,68 +58,70 @@ def _place(path: str, data: Any) -> str:
     return path
 
 
+def _question_problems(raw: Any, i: int, seen: dict, source: str) -> list[InputError]:
+    """The checks the schema cannot express, on one question that has the fields they read
+    (the others have their shape problems from the schema: both are reported at once)."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
+        return []
+    qid, gold_raw = raw["id"], raw.get("gold")
+    where = f"question {qid!r} (questions[{i}])"
+    problems = []
+    if qid in seen:
+        problems.append(InputError(f"duplicate question id (first at questions[{seen[qid]}])", source, where))
+    else:
+        seen[qid] = i
+    if isinstance(gold_raw, list) and all(isinstance(g, str) for g in gold_raw):
+        grades = [1] * len(gold_raw)
+        dup = sorted({g for g in gold_raw if gold_raw.count(g) > 1})
+        if dup:
+            problems.append(InputError(f"gold lists {dup[0]!r} twice", source, f"{where}.gold"))
+    elif isinstance(gold_raw, dict) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                            for v in gold_raw.values()):
+        grades = list(gold_raw.values())
+    else:
+        return problems  # a gold or a grade of the wrong type: the schema said so
+    unanswerable = raw.get("unanswerable", False) is True
+    if unanswerable and gold_raw:
+        problems.append(InputError("an unanswerable question must have no gold ids (gold: [])", source,
+                                   f"{where}.gold"))
+    if not unanswerable and not any(grade > 0 for grade in grades):
+        problems.append(InputError(
+            "an answerable question needs at least one gold id with a grade of 1 or more "
+            '(or mark it "unanswerable": true)', source, f"{where}.gold"))
+    return problems
+
+
+def _question(raw: dict) -> Question:
+    gold_raw = raw["gold"]
+    gold = (
+        tuple((g, 1) for g in gold_raw)
+        if isinstance(gold_raw, list)
+        else tuple((g, int(v)) for g, v in gold_raw.items())
+    )
+    return Question(id=raw["id"], question=raw["question"], gold=gold, tags=tuple(raw.get("tags", ())),
+                    unanswerable=bool(raw.get("unanswerable", False)))
+
+
 def parse_gold_set(data: Any, source: str) -> GoldSet:
-    """Validate a parsed gold-set document and build a GoldSet, reporting every problem."""
+    """Validate a parsed gold-set document and build a GoldSet, reporting every problem:
+    shape problems and the semantic ones (answerable without gold, duplicates) together."""
     from ci_eval.schemas import load
 
-    problems = problems_or_none(data, load("goldset"), source)
-    for p in problems:
-        p.place = _place(p.place or "", data)
-    if problems:
-        raise InputErrors([InputError(p.message, p.source, p.place) for p in problems])
-
+    shape = [InputError(p.message, p.source, _place(p.place or "", data))
+             for p in problems_or_none(data, load("goldset"), source)]
+    problems = list(shape)
+    raw_questions = data.get("questions") if isinstance(data, dict) else None
     seen: dict[str, int] = {}
-    questions = []
-    for i, raw in enumerate(data["questions"]):
-        qid = raw["id"]
-        where = f"question {qid!r} (questions[{i}])"
-        gold_raw = raw["gold"]
-        gold = (
-            tuple((g, 1) for g in gold_raw)
-            if isinstance(gold_raw, list)
-            else tuple((g, int(v)) for g, v in gold_raw.items())
-        )
-        unanswerable = bool(raw.get("unanswerable", False))
-        if qid in seen:
-            problems.append(
-                InputError(f"duplicate question id (first at questions[{seen[qid]}])", source, where)
-            )
-        else:
-            seen[qid] = i
-        if isinstance(gold_raw, list) and len(set(gold_raw)) != len(gold_raw):
-            dup = sorted({g for g in gold_raw if gold_raw.count(g) > 1})
-            problems.append(InputError(f"gold lists {dup[0]!r} twice", source, f"{where}.gold"))
-        if unanswerable and gold:
-            problems.append(
-                InputError(
-                    "an unanswerable question must have no gold ids (gold: [])", source, f"{where}.gold"
-                )
-            )
-        if not unanswerable and not any(grade > 0 for _, grade in gold):
-            problems.append(
-                InputError(
-                    "an answerable question needs at least one gold id with a grade of 1 or more "
-                    '(or mark it "unanswerable": true)',
-                    source,
-                    f"{where}.gold",
-                )
-            )
-        questions.append(
-            Question(
-                id=qid,
-                question=raw["question"],
-                gold=gold,
-                tags=tuple(raw.get("tags", ())),
-                unanswerable=unanswerable,
-            )
-        )
-    problems += _anchor_problems(data, source)
+    for i, raw in enumerate(raw_questions if isinstance(raw_questions, list) else []):
+        problems += _question_problems(raw, i, seen, source)
+    if not shape:  # the anchor checks read the document's shape as the schema describes it
+        problems += _anchor_problems(data, source)
     if problems:
         raise InputErrors(problems)
     return GoldSet(
         schema_version=data["schema_version"],
         index_version=data.get("index_version"),
-        questions=tuple(questions),
+        questions=tuple(_question(raw) for raw in data["questions"]),
         provenance=dict(data.get("provenance") or {}),
         anchors=parse_anchors(data.get("anchors")),
     )

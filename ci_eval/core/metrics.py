@@ -266,8 +266,10 @@ def _mrr(t: GradeTable, k: int | None) -> np.ndarray:
     """Reciprocal rank: 1 / rank of the first relevant document, 0 if none was retrieved.
 
     rr = 1 / min{i : rel_i}. Without a cutoff this is trec_eval's recip_rank, which
-    looks at the whole ranking; mrr@k is 0 when the first relevant document is below
-    rank k (an extension: trec_eval has no cutoff for it). The mean over queries is MRR.
+    looks at the whole ranking: in a run, the top ``depth`` results the retriever was asked
+    for (3k by default), so a first relevant document at rank 3k + 1 counts as not
+    retrieved. mrr@k is 0 when the first relevant document is below rank k (an extension:
+    trec_eval has no cutoff for it). The mean over queries is MRR.
     """
     first = t.first_rank
     keep = first > 0 if k is None else (first > 0) & (first <= k)
@@ -277,8 +279,9 @@ def _mrr(t: GradeTable, k: int | None) -> np.ndarray:
 def _map(t: GradeTable, k: int | None) -> np.ndarray:
     """Average precision: precision at the rank of each relevant document, averaged over R.
 
-    AP = (1 / R) * sum_{i : rel_i} |{j <= i : rel_j}| / i, over the whole ranking, where R
-    counts every judged relevant document (missed ones contribute 0). 0 when R = 0.
+    AP = (1 / R) * sum_{i : rel_i} |{j <= i : rel_j}| / i, over the whole ranking (in a
+    run, the top ``depth`` results, 3k by default), where R counts every judged relevant
+    document (missed ones, and ones below ``depth``, contribute 0). 0 when R = 0.
     The mean over queries is trec_eval's map (Buckley and Voorhees, 2005).
     """
     # Summed rank by rank, in trec_eval's order.

@@ -31,8 +31,26 @@ class Retrieved:
         return self.error is not None
 
 
+# What a per-question warning says, by kind: the run summary counts questions per kind.
+DUPLICATES = "duplicate id(s) dropped"
+NOT_IN_INDEX = "id(s) not in the index"
+NOT_IN_RUN_FILE = "not in the run file"
+WARNING_KINDS = (DUPLICATES, NOT_IN_INDEX, NOT_IN_RUN_FILE)
+
+
 def failed(message: str, latency_ms: float | None = None) -> Retrieved:
     return Retrieved(latency_ms=latency_ms, error=message)
+
+
+# A run stops asking when its first STOP_AFTER questions all fail with the same error (the
+# same exception type and message): a retriever that cannot start should cost one message,
+# not thousands of identical failures. The questions left are errors too, with this text.
+STOP_AFTER = 10
+STOPPED_EARLY = "not run: the first {n} questions all failed with the same error"
+
+
+def stopped_early(n: int = STOP_AFTER) -> Retrieved:
+    return failed(STOPPED_EARLY.format(n=n))
 
 
 def parse_pair(item: Any, position: int) -> tuple[str, float]:
@@ -72,7 +90,8 @@ def clean(raw: Any, depth: int, latency_ms: float | None = None, known_ids=None)
     from ci_eval.core.ranking import order
 
     if raw is None:
-        raw = []
+        # A forgotten ``return`` must not read as "found nothing" and score a silent 0.
+        raise ResultError("got None instead of a list of (id, score) pairs (a missing return?)")
     if isinstance(raw, (str, bytes, dict)) or not hasattr(raw, "__iter__"):
         raise ResultError(f"expected a list of (id, score) pairs, got {type(raw).__name__}")
     pairs: list[tuple[str, float]] = []
@@ -87,11 +106,11 @@ def clean(raw: Any, depth: int, latency_ms: float | None = None, known_ids=None)
         seen.add(cid)
         pairs.append((cid, score))
     if duplicates:
-        warnings.append(f"{duplicates} duplicate id(s) dropped (first occurrence kept)")
+        warnings.append(f"{duplicates} {DUPLICATES} (first occurrence kept)")
     ranking = order(pairs)
     ids, scores = ranking.ids[:depth], ranking.scores[:depth]
     if known_ids is not None:
         unknown = [c for c in ids if c not in known_ids]
         if unknown:
-            warnings.append(f"{len(unknown)} id(s) not in the index, e.g. {unknown[0]!r}")
+            warnings.append(f"{len(unknown)} {NOT_IN_INDEX}, e.g. {unknown[0]!r}")
     return Retrieved(ids=ids, scores=scores, latency_ms=latency_ms, warnings=tuple(warnings))

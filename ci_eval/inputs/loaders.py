@@ -8,25 +8,55 @@ from pathlib import Path
 from ci_eval.errors import InputError, InputErrors
 from ci_eval.inputs.files import decode, json_lines, read_bytes, read_json, read_toml
 
-CONFIG_NAMES = ("ci-eval.toml",)
+CONFIG_NAME = "ci-eval.toml"
+TOOL_TABLE = "ci-eval"
 # The one size limit of a run artefact, for the writer and every reader: 128 MiB holds
 # about 130,000 questions at the default depth (an artefact takes about 1 KB a question).
 # A base artefact comes from another run, perhaps a fork's: readers cap it before parsing.
 MAX_ARTEFACT_BYTES = 128 * 1024 * 1024
 
 
+def _pyproject_table(pyproject: Path) -> bool:
+    """Whether pyproject.toml has a ``[tool.ci-eval]`` table; a near miss is an error."""
+    import difflib
+
+    tool = _tool_table(read_toml(pyproject, "pyproject.toml"), pyproject)
+    if TOOL_TABLE in tool:
+        return True
+    near = difflib.get_close_matches(TOOL_TABLE, [str(t) for t in tool], n=1, cutoff=0.75)
+    if near:
+        raise InputError(f"[tool.{near[0]}] is not read by ci-eval (did you mean [tool.{TOOL_TABLE}]?)",
+                         str(pyproject))
+    return False
+
+
+def _config_in(folder: Path) -> Path | None:
+    toml, pyproject = folder / CONFIG_NAME, folder / "pyproject.toml"
+    in_pyproject = pyproject.is_file() and _pyproject_table(pyproject)
+    if toml.is_file() and in_pyproject:
+        raise InputError(f"two configurations in one folder: {toml} and [tool.{TOOL_TABLE}] in {pyproject}; "
+                         "keep one", str(folder))
+    if toml.is_file():
+        return toml
+    return pyproject if in_pyproject else None
+
+
 def find_config(start: str | os.PathLike = ".") -> Path:
-    """``ci-eval.toml`` in the folder, else ``pyproject.toml`` with a ``[tool.ci-eval]``."""
-    folder = Path(start)
-    for name in CONFIG_NAMES:
-        if (folder / name).is_file():
-            return folder / name
-    pyproject = folder / "pyproject.toml"
-    if pyproject.is_file() and "ci-eval" in _tool_table(read_toml(pyproject, "pyproject.toml"), pyproject):
-        return pyproject
+    """``ci-eval.toml``, else ``pyproject.toml`` with a ``[tool.ci-eval]`` table, in ``start``
+    and then its parents up to the repository root (the folder holding ``.git``), as pytest
+    and ruff look for theirs. A config found above ``start`` is returned relative to the
+    current folder (``../ci-eval.toml``), so messages name it the way the user would."""
+    here = Path(os.path.abspath(start))
+    for folder in (here, *here.parents):
+        found = _config_in(folder)
+        if found is not None:
+            return Path(start) / found.name if folder == here else Path(os.path.relpath(found))
+        if (folder / ".git").exists():
+            break
     raise InputError(
-        "no configuration found: create ci-eval.toml (see README.md) or pass --config FILE",
-        str(folder / "ci-eval.toml"),
+        f"no configuration found in {here} or its parents up to the repository root: create "
+        f"{CONFIG_NAME} (see README.md) or pass --config FILE",
+        str(Path(start) / CONFIG_NAME),
     )
 
 
@@ -49,6 +79,8 @@ def _tool_table(data: dict, path: Path) -> dict:
 
 
 def load_config(path: str | os.PathLike | None = None):
+    """The config at ``path``, or the one ``find_config`` finds. Relative paths in it, the
+    python import path and the command's working folder resolve against its folder."""
     from ci_eval.core.config import parse_config
 
     p = Path(path) if path is not None else find_config()
@@ -56,9 +88,10 @@ def load_config(path: str | os.PathLike | None = None):
     prefix: tuple = ()
     if p.name == "pyproject.toml":
         tool = _tool_table(data, p)
-        if "ci-eval" not in tool:
-            raise InputError("has no [tool.ci-eval] table", str(p))
-        data, prefix = tool["ci-eval"], ("tool", "ci-eval")
+        if TOOL_TABLE not in tool:
+            _pyproject_table(p)  # raises with a "did you mean" for [tool.ci_eval]
+            raise InputError(f"has no [tool.{TOOL_TABLE}] table", str(p))
+        data, prefix = tool[TOOL_TABLE], ("tool", TOOL_TABLE)
     return parse_config(data, str(p), str(p.parent), prefix)
 
 
@@ -75,17 +108,20 @@ def load_manifest(config):
     from ci_eval.inputs.manifest import manifest_from_value, read_manifest
 
     if config.manifest_callable:
-        from ci_eval.inputs.pyimport import import_target
+        from ci_eval.inputs.pyimport import ImportFailed, describe_failure, import_target, os_exit_raises
 
-        fn = import_target(config.manifest_callable, config.source, "index.callable")
+        place = "index.callable"
         try:
-            data = fn()
-        except Exception as exc:
-            raise InputError(
-                f"index.callable raised {type(exc).__name__}: {' '.join(str(exc).split())[:200]}",
-                config.source,
-                "index.callable",
-            ) from None
+            fn = import_target(config.manifest_callable, config.source, place, config.base_dir)
+        except ImportFailed as exc:
+            raise exc.as_input_error() from None
+        try:
+            with os_exit_raises():
+                data = fn()
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the user's code, incl. sys.exit
+            raise InputError(f"index.callable {describe_failure(exc)}", config.source, place) from None
         return manifest_from_value(data, f"{config.manifest_callable}()", config.index_version)
     if not config.manifest:
         return None

@@ -94,7 +94,7 @@ def _manifest_texts(config) -> dict[str, str]:
     if config is not None and config.manifest_callable:
         from ci_eval.inputs.pyimport import import_target
 
-        data = import_target(config.manifest_callable, config.source, "index.callable")()
+        data = import_target(config.manifest_callable, config.source, "index.callable", config.base_dir)()
     elif config is not None and config.manifest:
         raw = decode(read_bytes(config.manifest, "index manifest"), config.manifest)
         data = json.loads(raw) if raw.lstrip().startswith("{") else None

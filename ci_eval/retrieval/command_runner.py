@@ -28,7 +28,8 @@ from contextlib import contextmanager
 
 from ci_eval.core.results import ResultError, Retrieved, clean, failed
 from ci_eval.errors import RetrieverError
-from ci_eval.retrieval.query import Query, _one_line
+from ci_eval.core.text import one_line
+from ci_eval.retrieval.query import Query
 
 # The longest stdout line read from a retriever: an answer of 10,000 results with
 # 1,000-character ids fits (depth and id length are capped at that). Longer is a broken
@@ -159,7 +160,7 @@ class _Process:
             pass
         self._stderr_reader.join(timeout=1)
         code = self.proc.poll()
-        tail = f"; its stderr ends: {_one_line(self.stderr_tail[-1], 200)}" if self.stderr_tail else ""
+        tail = f"; its stderr ends: {one_line(self.stderr_tail[-1], 200)}" if self.stderr_tail else ""
         return f"the retriever exited with code {code}{tail}" if code is not None else "the retriever stopped answering"
 
     def kill_group(self) -> None:
@@ -309,7 +310,6 @@ def _drive(s: _Session, start, depth: int, concurrency: int, known_ids, max_rest
 def run_command(
     argv: Sequence[str],
     queries: Sequence[Query],
-    k: int,
     depth: int,
     params: dict | None = None,
     env: dict | None = None,
@@ -354,7 +354,7 @@ def _parse_answer(line: bytes, depth: int, sent_at: dict, known_ids):
         return None, None  # an answer to nothing we asked (or asked twice): ignore
     latency = (time.monotonic() - sent_at[qid]) * 1000
     if "error" in msg and "results" not in msg:
-        return qid, failed(f"retriever reported: {_one_line(msg['error'])}", latency)
+        return qid, failed(f"retriever reported: {one_line(msg['error'])}", latency)
     try:
         return qid, clean(msg.get("results"), depth, latency, known_ids)
     except ResultError as exc:
@@ -363,5 +363,7 @@ def _parse_answer(line: bytes, depth: int, sent_at: dict, known_ids):
 
 def runner(config, queries: Sequence[Query], known_ids) -> Iterator[tuple[str, Retrieved]]:
     r = config.retriever
-    return run_command(r.command, queries, config.k, r.depth, r.params, r.env, r.concurrency,
-                       r.timeout, r.total_timeout, known_ids)
+    # The command runs in the config file's folder, so `./retriever.sh` and relative paths
+    # inside it mean the same from any working folder.
+    return run_command(r.command, queries, r.depth, r.params, r.env, r.concurrency,
+                       r.timeout, r.total_timeout, known_ids, cwd=config.base_dir or None)

@@ -7,6 +7,8 @@ import datetime as _dt
 from dataclasses import dataclass
 
 from ci_eval import __version__
+from ci_eval.core.results import STOP_AFTER, stopped_early
+from ci_eval.errors import InputErrors
 
 
 @dataclass(frozen=True)
@@ -19,12 +21,40 @@ class Inputs:
 
 
 def load_inputs(config) -> Inputs:
+    """Every input a run reads, checked before the retriever is called: the gold set, the
+    manifest, the answers, and what the config says about them (protected ids and tags
+    in the gold set, the command on PATH). Every problem at once, exit 2."""
     from ci_eval.inputs.loaders import load_answers, load_gold_set, load_manifest
+    from ci_eval.preflight import config_problems
 
     gold, sha = load_gold_set(config.gold_set)
+    problems = config_problems(config, gold)
+    if problems:
+        raise InputErrors(problems)
     manifest = load_manifest(config)
     answers = load_answers(config.answers, {q.id for q in gold.questions}) if config.answers else None
     return Inputs(config, gold, sha, manifest, answers)
+
+
+def stop_when_all_fail_alike(stream, order: list[str], limit: int = STOP_AFTER):
+    """Pass ``stream`` through; when its first ``limit`` results all failed with the same
+    error, stop the runner and fail the questions left without asking (``STOPPED_EARLY``)."""
+    first_error, alike = None, 0
+    for position, (qid, result) in enumerate(stream, 1):
+        yield qid, result
+        if alike < 0:
+            continue
+        if not result.failed or (first_error is not None and result.error != first_error):
+            alike = -1  # one success or one different failure: never stop early
+            continue
+        first_error, alike = result.error, alike + 1
+        if alike == limit and position < len(order):
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()  # the runner's own clean-up: threads drained, process stopped
+            for rest in order[position:]:
+                yield rest, stopped_early(limit)
+            return
 
 
 def retrieve(inputs: Inputs, progress=None, questions=None, cache=None):
@@ -39,7 +69,7 @@ def retrieve(inputs: Inputs, progress=None, questions=None, cache=None):
         stream = cache.around(queries, lambda misses: runner(inputs.config, misses, known))
     else:
         stream = runner(inputs.config, queries, known)
-    for qid, result in stream:
+    for qid, result in stop_when_all_fail_alike(iter(stream), [q.id for q in queries]):
         if progress is not None:
             progress.update(1, failed=result.failed)
         yield qid, result
@@ -49,8 +79,8 @@ def now_utc() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def run_evaluation(inputs: Inputs, *, git=None, history=None, created_at=None, show_progress=True,
-                   answers_override=None, shard=None, cache_dir=None) -> dict:
+def run_evaluation(inputs: Inputs, *, git=None, history=None, show_progress=True, shard=None,
+                   cache_dir=None) -> dict:
     from ci_eval.core.artefact import build_artefact
     from ci_eval.core.evaluation import evaluate
     from ci_eval.retrieval.progress import Progress
@@ -69,14 +99,14 @@ def run_evaluation(inputs: Inputs, *, git=None, history=None, created_at=None, s
             relevance_level=cfg.relevance_level,
             index_ids=inputs.manifest.ids if inputs.manifest else None,
             abstain_below=cfg.abstain_below,
-            answers=answers_override if answers_override is not None else inputs.answers,
+            answers=inputs.answers,
         )
     finally:
         progress.close()
     manifest = inputs.manifest
     artefact = build_artefact(
         tool_version=__version__,
-        created_at=created_at or now_utc(),
+        created_at=now_utc(),
         git=git,
         config=cfg.as_recorded(),
         gold_set={
@@ -113,11 +143,11 @@ def remap_of(inputs: Inputs) -> dict:
 
 
 def retriever_failed(artefact: dict) -> str | None:
-    """A retriever that failed on every answerable question is a broken retriever, not a
-    regression: name it so the exit code can say so."""
-    measured = [q for q in artefact["questions"] if q["status"] in ("ok", "error")]
-    errors = [q for q in measured if q["status"] == "error"]
-    if measured and len(errors) == len(measured):
+    """A retriever that failed on every question, answerable or not, is a broken
+    retriever, not a regression: name it so the exit code can say so."""
+    asked = artefact["questions"]
+    errors = [q for q in asked if q["status"] == "error"]
+    if asked and len(errors) == len(asked):
         return f"the retriever failed on all {len(errors)} questions; first error: {errors[0]['error']}"
     return None
 

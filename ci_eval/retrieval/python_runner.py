@@ -6,14 +6,21 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 
 from ci_eval.core.results import ResultError, Retrieved, clean, failed
+from ci_eval.inputs.pyimport import ImportFailed, describe_failure, import_target, os_exit_raises
 from ci_eval.retrieval.pool import run_pool
-from ci_eval.retrieval.query import Query, _one_line
+from ci_eval.retrieval.query import Query
+
+
+def _materialise(raw):
+    # A generator runs here, inside the timing and the try, not later in clean().
+    if hasattr(raw, "__iter__") and not isinstance(raw, (list, tuple, dict, str, bytes)):
+        raw = list(raw)
+    return raw
 
 
 def run_callable(
     fn: Callable,
     queries: Sequence[Query],
-    k: int,
     depth: int,
     params: dict | None = None,
     concurrency: int = 4,
@@ -26,33 +33,29 @@ def run_callable(
     The retriever is asked for ``depth`` results (at least 3k) so the artefact can tell
     "just past k" from "gone". Daemon threads, not a ThreadPoolExecutor: a call that hangs
     past its timeout is abandoned and replaced, and must not keep the process alive at exit.
+    Whatever the call does (returns None, raises, calls sys.exit or os._exit) fails that
+    question and no other.
     """
     params = params or {}
 
     def call(q: Query) -> Retrieved:
         start = time.perf_counter()
         try:
-            raw = fn(q.question, depth, **params)
-            # A generator runs here, inside the timing and the try, not later in clean().
-            if raw is not None and not isinstance(raw, (list, tuple, dict, str, bytes)):
-                raw = list(raw)
+            raw = _materialise(fn(q.question, depth, **params))
             latency = (time.perf_counter() - start) * 1000
             return clean(raw, depth, latency, known_ids)
         except ResultError as exc:
             return failed(f"unusable result: {exc}", (time.perf_counter() - start) * 1000)
-        except Exception as exc:  # the user's code failed on this question
-            return failed(
-                f"retriever raised {type(exc).__name__}: {_one_line(exc)}",
-                (time.perf_counter() - start) * 1000,
-            )
+        except BaseException as exc:  # noqa: BLE001 - user code on a worker thread: nothing may escape
+            return failed(f"retriever {describe_failure(exc)}", (time.perf_counter() - start) * 1000)
 
-    yield from run_pool(call, queries, concurrency, timeout, total_timeout)
+    with os_exit_raises():
+        yield from run_pool(call, queries, concurrency, timeout, total_timeout)
 
 
 def run_callable_batch(
     fn: Callable,
     queries: Sequence[Query],
-    k: int,
     depth: int,
     params: dict | None = None,
     batch_size: int = 32,
@@ -68,9 +71,13 @@ def run_callable_batch(
     def call(batch: Sequence[Query]) -> list[Retrieved]:
         start = time.perf_counter()
         try:
-            raw = list(fn([q.question for q in batch], depth, **params))
-        except Exception as exc:
-            msg = f"retriever raised {type(exc).__name__}: {_one_line(exc)}"
+            raw = fn([q.question for q in batch], depth, **params)
+            if raw is None:
+                return [failed("unusable result: the batch call returned None (a missing return?)")
+                        for _ in batch]
+            raw = list(raw)
+        except BaseException as exc:  # noqa: BLE001 - see run_callable
+            msg = f"retriever {describe_failure(exc)}"
             return [failed(msg) for _ in batch]
         latency = (time.perf_counter() - start) * 1000 / max(len(batch), 1)
         if len(raw) != len(batch):
@@ -79,26 +86,37 @@ def run_callable_batch(
         out = []
         for item in raw:
             try:
-                out.append(clean(item, depth, latency, known_ids))
+                out.append(clean(_materialise(item), depth, latency, known_ids))
             except ResultError as exc:
                 out.append(failed(f"unusable result: {exc}", latency))
+            except BaseException as exc:  # noqa: BLE001 - a generator item of the user's
+                out.append(failed(f"retriever {describe_failure(exc)}", latency))
         return out
 
     # A batch that times out comes back as one failed Retrieved: give it to each question.
-    for batch, results in run_pool(call, batches, 1, timeout * batch_size, total_timeout, key=lambda b: b):
-        if not isinstance(results, list):
-            results = [results] * len(batch)
-        for q, r in zip(batch, results):
-            yield q.id, r
+    with os_exit_raises():
+        for batch, results in run_pool(call, batches, 1, timeout * batch_size, total_timeout, key=lambda b: b):
+            if not isinstance(results, list):
+                results = [results] * len(batch)
+            for q, r in zip(batch, results):
+                yield q.id, r
+
+
+def _all_failed(queries: Sequence[Query], message: str) -> Iterator[tuple[str, Retrieved]]:
+    for q in queries:
+        yield q.id, failed(message)
 
 
 def runner(config, queries: Sequence[Query], known_ids) -> Iterator[tuple[str, Retrieved]]:
-    from ci_eval.inputs.pyimport import import_target
-
     r = config.retriever
-    fn = import_target(r.target, config.source, "retriever.target")
+    try:
+        fn = import_target(r.target, config.source, "retriever.target", config.base_dir)
+    except ImportFailed as exc:
+        # The module exists but raised or exited while imported: every question is an error
+        # (written to the artefact, exit 4), as if each call had failed the same way.
+        return _all_failed(queries, exc.message)
     if r.batch:
-        return run_callable_batch(fn, queries, config.k, r.depth, r.params, timeout=r.timeout,
+        return run_callable_batch(fn, queries, r.depth, r.params, timeout=r.timeout,
                                   total_timeout=r.total_timeout, known_ids=known_ids)
-    return run_callable(fn, queries, config.k, r.depth, r.params, r.concurrency, r.timeout,
+    return run_callable(fn, queries, r.depth, r.params, r.concurrency, r.timeout,
                         r.total_timeout, known_ids)

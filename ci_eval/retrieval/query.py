@@ -16,12 +16,6 @@ class Query:
     question: str
 
 
-def _one_line(text: str, limit: int = 300) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-
 def iter_queries(questions: Iterable) -> list[Query]:
     return [Query(q.id, q.question) for q in questions]
 

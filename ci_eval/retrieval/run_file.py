@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from ci_eval.core.results import ResultError, Retrieved, clean, failed, parse_pair
+from ci_eval.core.results import NOT_IN_RUN_FILE, ResultError, Retrieved, clean, failed, parse_pair
 from ci_eval.errors import InputError
 from ci_eval.retrieval.query import Query
 
@@ -51,7 +51,7 @@ def run_from_file(
     for q in queries:
         if q.id not in run:
             # trec_eval -c: a question missing from the run scores 0 and counts.
-            yield q.id, Retrieved(warnings=(f"not in the run file {source}",))
+            yield q.id, Retrieved(warnings=(f"{NOT_IN_RUN_FILE} {source}",))
             continue
         try:
             yield q.id, clean(run[q.id], depth, None, known_ids)

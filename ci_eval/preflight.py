@@ -1,0 +1,141 @@
+"""Everything a run needs, checked without calling the retriever: what `ci-eval check`
+reports, and the config-level part of it that `run` and the action check first.
+
+A problem is reported at its place in its file, all problems at once, exit 2.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from ci_eval.errors import InputError, InputErrors
+
+
+def _place(config, place: str) -> str:
+    return ".".join([*config.prefix, place])
+
+
+def command_problems(config) -> list[InputError]:
+    """The command retriever's program exists: on PATH, or relative to the config file's
+    folder when it has a slash (the command runs in that folder)."""
+    r = config.retriever
+    if r.type != "command" or not r.command:
+        return []
+    program = r.command[0]
+    place = _place(config, "retriever.command[0]")
+    if "/" in program:
+        path = os.path.join(os.path.abspath(config.base_dir or "."), program)
+        if not os.path.isfile(path):
+            return [InputError(f"retriever command {program!r} not found (looked for {path})", config.source, place)]
+        if not os.access(path, os.X_OK):
+            return [InputError(f"retriever command {path!r} is not executable (chmod +x it)", config.source, place)]
+        return []
+    search = r.env.get("PATH", os.environ.get("PATH", os.defpath))
+    if shutil.which(program, path=search) is None:
+        return [InputError(f"retriever command {program!r} is not on PATH", config.source, place)]
+    return []
+
+
+def config_problems(config, gold) -> list[InputError]:
+    """What the config says about the other inputs: gate names in the gold set, the
+    command on PATH. Cheap; run, the action and check all do it before retrieving."""
+    from ci_eval.core.config import gold_problems
+
+    tags = {t for q in gold.questions for t in q.tags}
+    return gold_problems(config, [q.id for q in gold.questions], tags) + command_problems(config)
+
+
+def _collect(problems: list, step):
+    """Run one check step; keep its problems and go on with the next (all at once)."""
+    try:
+        return step()
+    except InputErrors as exc:
+        problems.extend(exc.problems)
+    except InputError as exc:
+        problems.append(exc)
+    return None
+
+
+def _import_target(config) -> None:
+    from ci_eval.inputs.pyimport import ImportFailed, import_target
+
+    try:
+        import_target(config.retriever.target, config.source, _place(config, "retriever.target"), config.base_dir)
+    except ImportFailed as exc:
+        raise exc.as_input_error() from None
+
+
+def _retriever_ready(config) -> None:
+    r = config.retriever
+    if r.type == "python":
+        _import_target(config)
+    elif r.type == "run-file":
+        from ci_eval.retrieval.run_file import read_run_file
+
+        read_run_file(r.path, r.format, r.path)
+
+
+def check(config_path, say=print) -> int:
+    """`ci-eval check`: 0 all good, 1 stale gold ids, raises InputErrors (exit 2)."""
+    from ci_eval.inputs.loaders import load_answers, load_config, load_gold_set, load_manifest
+
+    config = load_config(config_path)
+    problems: list[InputError] = []
+    loaded = _collect(problems, lambda: load_gold_set(config.gold_set))
+    gold = loaded[0] if loaded else None
+    if gold is not None:
+        problems += config_problems(config, gold)
+    else:
+        problems += command_problems(config)
+    _collect(problems, lambda: _retriever_ready(config))
+    manifest = _collect(problems, lambda: load_manifest(config))
+    if config.answers and gold is not None:
+        _collect(problems, lambda: load_answers(config.answers, {q.id for q in gold.questions}))
+    if problems:
+        raise InputErrors(problems)
+    return _report(config, gold, manifest, say)
+
+
+def _report(config, gold, manifest, say) -> int:
+    answerable = sum(not q.unanswerable for q in gold.questions)
+    say(f"{config.source}: ok ({config.retriever.type} retriever, k={config.k}, "
+        f"depth={config.retriever.depth}, {len(config.metrics)} metrics)")
+    say(f"{config.gold_set}: ok ({len(gold.questions)} questions, {answerable} answerable, "
+        f"{len(gold.questions) - answerable} unanswerable)")
+    if manifest is None:
+        say("index: no manifest configured, so stale gold ids cannot be checked")
+        return 0
+    stale = [(q.id, q.stale_ids(manifest.ids)) for q in gold.questions]
+    stale = [(qid, ids) for qid, ids in stale if ids]
+    say(f"{manifest.source}: ok (index {manifest.version or 'unversioned'}, {len(manifest.ids)} ids)")
+    if gold.index_version and manifest.version and gold.index_version != manifest.version:
+        say(f"index drift: the gold set was built against {gold.index_version!r}, "
+            f"the index is {manifest.version!r}")
+    _report_anchors(gold, manifest, config.gold_set, say)
+    for qid, ids in stale:
+        say(f"{config.gold_set}: question {qid!r}: stale gold id(s): {', '.join(ids)}")
+    if stale:
+        from ci_eval.core.remap import remap_hint
+        from ci_eval.retrieval.pipeline import Inputs, remap_of
+
+        distinct = len({g for _, ids in stale for g in ids})
+        say(f"{distinct} distinct stale gold id(s) in {len(stale)} question(s)")
+        hint = remap_hint(remap_of(Inputs(config, gold, "", manifest, None)).get("remap"))
+        if hint:
+            say(hint.replace("`", "'"))
+        return 1
+    say("no stale gold ids")
+    return 0
+
+
+def _report_anchors(gold, manifest, gold_path: str, say) -> None:
+    """Say when `ci-eval gold anchor` would add or refresh anchors (check writes nothing)."""
+    from ci_eval.core.anchors import update_anchors
+
+    if not gold.anchors:
+        return
+    up = update_anchors(gold.questions, gold.anchors, manifest)
+    if up.added or up.refreshed:
+        say(f"{gold_path}: {len(up.added)} gold id(s) without an anchor, {len(up.refreshed)} anchor(s) "
+            "out of date: run 'ci-eval gold anchor' to record them")
