@@ -1,0 +1,161 @@
+"""`ci-eval run` and `ci-eval compare` at 1,000 / 10,000 / 100,000 questions.
+
+    python benchmarks/bench_scale.py [--sizes 1000,10000,100000] [--before REV] [--stages N,...]
+
+A gold set of N questions (one in ten unanswerable, tagged) is run twice through the real
+CLI with an instant python retriever (answers precomputed, so the time is ci-eval's own):
+a base whose gold chunk sits at rank ``i % 20`` and a head at ``(3 i) % 20``, so questions
+regress, improve and fall past depth. Each whole process is timed with its peak memory
+(the child's own ru_maxrss, from wait4). ``--stages`` also times compare's stages in one
+process at those sizes: read, validate, typed read, diff, gate, the budgeted comment, the
+full comment, the JSON report. ``--before REV`` times ci-eval at that revision as well, from
+a temporary git worktree, on the same files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_evaluate import _worktree  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_RETRIEVER = textwrap.dedent(
+    """
+    import os
+    SHIFT = int(os.environ["BENCH_SHIFT"])
+    N = int(os.environ["BENCH_N"])
+    _cache = {}
+
+    def retrieve(question, depth):
+        i = int(question.rsplit(" ", 1)[1])
+        rank = (SHIFT * i) % 20
+        ids = [f"c{(i + 1 + j) % N}" for j in range(depth)]
+        if rank < depth:
+            ids[rank] = f"c{i}"
+        return [(cid, 1.0 / (r + 1)) for r, cid in enumerate(ids)]
+    """
+)
+
+_STAGES = textwrap.dedent(
+    """
+    import json, sys, time
+    t = time.perf_counter
+    from ci_eval.inputs.files import read_json
+    from ci_eval.inputs.loaders import _checked_artefact
+    from ci_eval.core.artefact import read_artefact
+    from ci_eval.core.diff import diff
+    from ci_eval.report import BaselineInfo, policy_from
+    from ci_eval.core.gate import evaluate_gate
+    from ci_eval.core.render import render_markdown
+    from ci_eval.core.render_json import render_json
+    from ci_eval.core.render_context import ReportContext
+    from ci_eval.core.judged import judged_report
+    out = {}
+    def stage(name, fn):
+        start = t(); value = fn(); out[name] = out.get(name, 0.0) + t() - start; return value
+    raw = [stage("read JSON", lambda p=p: read_json(p, "run artefact", 2**27)[0]) for p in sys.argv[1:3]]
+    checked = [stage("validate", lambda d=d, p=p: _checked_artefact(d, p)) for d, p in zip(raw, sys.argv[1:3])]
+    typed = [stage("typed read", lambda d=d: read_artefact(d)) for d in checked]
+    d = stage("diff", lambda: diff(typed[0], typed[1]))
+    policy = policy_from({}, [], [])
+    gate = stage("gate", lambda: evaluate_gate(policy, d))
+    ctx = stage("judged", lambda: ReportContext(d, gate, BaselineInfo(kind="file"), "", "",
+                judged_report(checked[0], checked[1], (q.id for q in d.regressions)), "", None))
+    stage("budgeted comment", lambda: render_markdown(ctx))
+    stage("full comment", lambda: render_markdown(ctx, None))
+    stage("JSON report", lambda: render_json(ctx))
+    print(json.dumps(out))
+    """
+)
+
+
+def _measure(cmd, cwd, env) -> dict:
+    """Wall time and the child's own peak RSS of one whole process."""
+    # Output goes to files: a pipe nobody reads during wait4 would fill and stall the child.
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=err)
+        # wait4 gives this child's rusage alone; RUSAGE_CHILDREN would keep the largest so far.
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    code = proc.returncode
+    if code not in (0, 1):
+        raise RuntimeError(f"{cmd} exited {code}: {stderr.decode()[-500:]}")
+    return {"seconds": round(seconds, 2), "peak_mb": round(usage.ru_maxrss / 1024), "stdout": stdout}
+
+
+def _env(code: Path, **extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = f"{code}{os.pathsep}."
+    env.update(extra)
+    return env
+
+
+def make_project(folder: Path, n: int) -> None:
+    """The gold set, config and retriever of one size."""
+    questions = []
+    for i in range(n):
+        tag = [f"t{i % 7}"]
+        if i % 10 == 9:
+            questions.append({"id": f"q{i}", "question": f"question {i}", "gold": [],
+                              "unanswerable": True, "tags": tag})
+        else:
+            questions.append({"id": f"q{i}", "question": f"question {i}", "gold": [f"c{i}"], "tags": tag})
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "gold.json").write_text(json.dumps({"schema_version": 1, "questions": questions}))
+    (folder / "bench_retriever.py").write_text(_RETRIEVER)
+    (folder / "ci-eval.toml").write_text('gold_set = "gold.json"\nk = 5\n[retriever]\n'
+                                         'type = "python"\ntarget = "bench_retriever:retrieve"\n')
+
+
+def one_size(folder: Path, n: int, code: Path, stages: bool) -> dict:
+    py = sys.executable
+    figures = {}
+    for side, shift in (("base", 1), ("head", 3)):
+        env = _env(code, BENCH_SHIFT=str(shift), BENCH_N=str(n))
+        m = _measure([py, "-m", "ci_eval", "run", "--quiet", "--out", f"{side}.json"], folder, env)
+        figures[f"run {side}"] = {k: v for k, v in m.items() if k != "stdout"}
+    m = _measure([py, "-m", "ci_eval", "compare", "base.json", "head.json"], folder, _env(code))
+    figures["compare"] = {k: v for k, v in m.items() if k != "stdout"}
+    if stages:
+        m = _measure([py, "-c", _STAGES, "base.json", "head.json"], folder, _env(code))
+        figures["compare stages"] = {k: round(v, 2) for k, v in json.loads(m["stdout"]).items()}
+    return figures
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--stages", default="10000,100000", help="sizes at which compare's stages are timed")
+    parser.add_argument("--before", metavar="REV", help="also time ci-eval at this git revision")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    stage_sizes = {int(s) for s in args.stages.split(",") if s}
+    results: dict = {}
+    with tempfile.TemporaryDirectory() as tmp, _worktree(args.before) as before:
+        versions = {"now": ROOT} | ({"before": Path(before)} if before else {})
+        for n in sizes:
+            for name, code in versions.items():
+                folder = Path(tmp) / f"{name}-{n}"
+                make_project(folder, n)
+                results[f"{n} {name}"] = one_size(folder, n, code, n in stage_sizes)
+                print(f"{n:>7,} {name:<6} {json.dumps(results[f'{n} {name}'])}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
