@@ -58,6 +58,13 @@ class _Problems:
         self.source = source
         self.counts = counts  # whether the counts must agree with the questions
         self.found: list[InputError] = []
+        # Every row names the same few metrics: each name is resolved once, not once a row.
+        self.name_problems: dict[str, str | None] = {}
+
+    def name_problem(self, name: str) -> str | None:
+        if name not in self.name_problems:
+            self.name_problems[name] = metric_name_problem(name)
+        return self.name_problems[name]
 
     def add(self, message: str, *path) -> None:
         self.found.append(InputError(message, self.source, json_path(path)))
@@ -68,7 +75,7 @@ def _check_means(means: object, problems: _Problems, *path) -> None:
         return
     lo, hi = METRIC_RANGE
     for position, (name, value) in enumerate(means.items()):
-        why = metric_name_problem(name)
+        why = problems.name_problem(name)
         if why:
             # The name is the problem: the path names its position, not the name.
             problems.add(f"metric key {position + 1}: {why}", *path)
