@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from ci_eval.core.gate import GatePolicy, GateResult, evaluate_gate, merge_overrides
 from ci_eval.core.render import (
@@ -15,17 +17,46 @@ from ci_eval.core.render import (
     verdict,
 )
 
+if TYPE_CHECKING:
+    from ci_eval.core.artefact import Artefact
+
 
 @dataclass(frozen=True)
 class Report:
     """Everything one comparison produces; callers write or post what they need."""
 
     context: ReportContext
-    markdown: str  # the PR comment, within the budget
-    full_markdown: str  # no budget: the job summary
-    json: str
-    svg: str
-    trend_svg: str  # headline metrics over the base branch's recent runs and this one
+    head: Artefact
+    budget: int | None = DEFAULT_BUDGET
+
+    # Each rendering is made when first asked for: `compare` prints one of them, and at
+    # 100,000 questions each costs seconds.
+    @cached_property
+    def markdown(self) -> str:
+        """The PR comment, within the budget."""
+        return render_markdown(self.context, self.budget)
+
+    @cached_property
+    def full_markdown(self) -> str:
+        """No budget: the job summary."""
+        return render_markdown(self.context, None)
+
+    @cached_property
+    def json(self) -> str:
+        return render_json(self.context)
+
+    @cached_property
+    def svg(self) -> str:
+        from ci_eval.core.cutoff import render_svg
+
+        return render_svg(self.context.diff.cutoff.head)
+
+    @cached_property
+    def trend_svg(self) -> str:
+        """Headline metrics over the base branch's recent runs and this one."""
+        from ci_eval.core.trend import render_trend_svg
+
+        return render_trend_svg(self.head, _trend_metrics(self.head))
 
     @property
     def passed(self) -> bool:
@@ -67,10 +98,8 @@ def build_report(base: dict | None, head: dict, policy: GatePolicy,
                  gate_source: str = "", gate_path: str | None = None) -> Report:
     """Diff, significance, gate and every rendering of one comparison."""
     from ci_eval.core.artefact import read_artefact
-    from ci_eval.core.cutoff import render_svg
     from ci_eval.core.diff import diff as compute_diff
     from ci_eval.core.judged import judged_report
-    from ci_eval.core.trend import render_trend_svg
 
     head_run = read_artefact(head)
     d = compute_diff(read_artefact(base) if base is not None else None, head_run)
@@ -79,14 +108,7 @@ def build_report(base: dict | None, head: dict, policy: GatePolicy,
     ctx = ReportContext(d, evaluate_gate(policy, d), baseline_info, marker_suffix, title,
                         judged_report(base, head, (q.id for q in d.regressions)),
                         gate_source, gate_path)
-    return Report(
-        context=ctx,
-        markdown=render_markdown(ctx, budget),
-        full_markdown=render_markdown(ctx, None),
-        json=render_json(ctx),
-        svg=render_svg(d.cutoff.head),
-        trend_svg=render_trend_svg(head_run, _trend_metrics(head_run)),
-    )
+    return Report(context=ctx, head=head_run, budget=budget)
 
 
 def _trend_metrics(head) -> list[str]:
