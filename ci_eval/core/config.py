@@ -10,7 +10,11 @@ from typing import Any
 from ci_eval.core.validate import problems_or_none
 from ci_eval.errors import InputError, InputErrors
 
-_RUNNER_NEEDS = {"python": "target", "command": "command", "run-file": "path"}
+_RUNNER_NEEDS = {"python": "target", "command": "command", "run-file": "path",
+                 "langchain": "target", "llamaindex": "target", "haystack": "target"}
+# Where each framework's results carry the chunk id unless retriever.id_from says otherwise.
+_DEFAULT_ID_FROM = {"langchain": "id", "llamaindex": "node_id", "haystack": "id"}
+_TARGET_TYPES = ("python", *_DEFAULT_ID_FROM)
 
 
 @dataclass(frozen=True)
@@ -27,6 +31,8 @@ class RetrieverConfig:
     total_timeout: float | None = None
     params: dict = field(default_factory=dict, hash=False)
     env: dict = field(default_factory=dict, hash=False)
+    id_from: str | None = None  # python: None means the callable returns (id, score) pairs
+    score: str = "similarity"  # or "distance": negated before ranking
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,11 @@ class Config:
         retriever = {"type": r.type, "depth": r.depth, "params": r.params}
         if r.type == "python":
             retriever.update(target=r.target, batch=r.batch)
+            # Recorded only when set, so artefacts from before these keys compare equal.
+            if r.id_from is not None or r.score != "similarity":
+                retriever.update(id_from=r.id_from, score=r.score)
+        elif r.type in _DEFAULT_ID_FROM:
+            retriever.update(target=r.target, id_from=r.id_from, score=r.score)
         elif r.type == "command":
             retriever.update(command=list(r.command))
         else:
@@ -90,6 +101,13 @@ def _non_finite(data: Any, source: str, prefix: tuple) -> list[InputError]:
     return sorted(problems, key=lambda p: p.place or "")
 
 
+def _misplaced_keys(retriever: dict, source: str, place: str) -> list[InputError]:
+    """``id_from`` and ``score`` read objects a callable returns: meaningless for a command
+    or a run file, and silently ignoring them would hide the mistake."""
+    return [InputError(f'"{key}" applies to retriever types {", ".join(_TARGET_TYPES)}', source, f"{place}.{key}")
+            for key in ("id_from", "score") if key in retriever and retriever["type"] not in _TARGET_TYPES]
+
+
 def parse_config(data: Any, source: str, base_dir: str = "", prefix: tuple = ()) -> Config:
     """Validate a parsed config table and build a Config. ``prefix`` names where the table
     sits in its file (``("tool", "ci-eval")`` for pyproject.toml) so paths point at it."""
@@ -110,6 +128,7 @@ def parse_config(data: Any, source: str, base_dir: str = "", prefix: tuple = ())
                         f"{here + '.' if here else ''}retriever",
                     )
                 )
+            problems += _misplaced_keys(retriever, source, f"{here + '.' if here else ''}retriever")
         problems += _non_finite(data, source, prefix)
         metric_names = []
         metrics = data.get("metrics")
@@ -151,6 +170,8 @@ def parse_config(data: Any, source: str, base_dir: str = "", prefix: tuple = ())
         total_timeout=float(r["total_timeout"]) if "total_timeout" in r else None,
         params=dict(r.get("params", {})),
         env=dict(r.get("env", {})),
+        id_from=r.get("id_from", _DEFAULT_ID_FROM.get(r["type"])),
+        score=r.get("score", "similarity"),
     )
     index = data.get("index", {})
     gate = dict(data.get("gate", {}))

@@ -5,11 +5,20 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from ci_eval.errors import InputError
 
 
 def import_target(spec: str, source: str, place: str) -> Callable:
+    target = import_object(spec, source, place)
+    if not callable(target):
+        raise InputError(f"{spec!r} is not callable", source, place)
+    return target
+
+
+def import_object(spec: str, source: str, place: str) -> Any:
+    """``module:name``, callable or not (a framework retriever or vector store instance)."""
     module_name, _, attr = spec.partition(":")
     # Users point at modules in their repository; make the working folder importable the
     # way `python -m` would.
@@ -29,6 +38,4 @@ def import_target(spec: str, source: str, place: str) -> Callable:
         target = getattr(module, attr)
     except AttributeError:
         raise InputError(f"module {module_name!r} has no attribute {attr!r}", source, place) from None
-    if not callable(target):
-        raise InputError(f"{spec!r} is not callable", source, place)
     return target

@@ -94,9 +94,10 @@ def run_callable_batch(
 
 def runner(config, queries: Sequence[Query], known_ids) -> Iterator[tuple[str, Retrieved]]:
     from ci_eval.inputs.pyimport import import_target
+    from ci_eval.retrieval.extract import adapt_callable
 
     r = config.retriever
-    fn = import_target(r.target, config.source, "retriever.target")
+    fn = adapt_callable(import_target(r.target, config.source, "retriever.target"), r.id_from, r.score, r.batch)
     if r.batch:
         return run_callable_batch(fn, queries, config.k, r.depth, r.params, timeout=r.timeout,
                                   total_timeout=r.total_timeout, known_ids=known_ids)
