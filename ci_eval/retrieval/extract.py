@@ -2,7 +2,8 @@
 
 ``id_from`` says where a result's chunk id sits: ``id`` (LangChain and Haystack
 ``Document.id``), ``node_id`` or ``ref_doc_id`` (LlamaIndex nodes), or ``metadata.<key>``
-(LangChain's ``metadata``, Haystack's ``meta``, LlamaIndex's node metadata). ``score`` says
+(LangChain's ``metadata``, Haystack's ``meta``, LlamaIndex's node metadata, a Qdrant
+point's ``payload``). ``score`` says
 what a number means: a ``similarity`` (higher is better) or a ``distance`` (lower is better,
 so it is negated before ranking: Chroma and pgvector return distances, and taking them as
 similarities would invert the ranking).
@@ -38,7 +39,7 @@ def _field(obj: Any, name: str) -> Any:
 
 
 def _metadata(obj: Any) -> dict:
-    for name in ("metadata", "meta"):  # Haystack calls it meta
+    for name in ("metadata", "meta", "payload"):  # Haystack calls it meta, Qdrant payload
         value = _field(obj, name)
         if isinstance(value, dict):
             return value
