@@ -35,4 +35,5 @@ def test_bad_values_and_misplaced_keys_are_named():
     with pytest.raises(InputErrors) as caught:
         parse_config(config(type="command", command=["x"], id_from="id"), "c.toml")
     assert caught.value.lines() == [
-        'c.toml:retriever.id_from: "id_from" applies to retriever types python, langchain, llamaindex, haystack']
+        'c.toml:retriever.id_from: "id_from" applies to retriever types python, langchain, llamaindex, haystack '
+        'and to run-file with format "openinference"']

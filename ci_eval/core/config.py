@@ -67,6 +67,8 @@ class Config:
             retriever.update(command=list(r.command))
         else:
             retriever.update(path=self.raw.get("retriever", {}).get("path"), format=r.format)
+            if r.format == "openinference":
+                retriever.update(id_from=r.id_from or "id", score=r.score)
         return {
             "k": self.k,
             "metrics": list(self.metrics),
@@ -104,8 +106,10 @@ def _non_finite(data: Any, source: str, prefix: tuple) -> list[InputError]:
 def _misplaced_keys(retriever: dict, source: str, place: str) -> list[InputError]:
     """``id_from`` and ``score`` read objects a callable returns: meaningless for a command
     or a run file, and silently ignoring them would hide the mistake."""
-    return [InputError(f'"{key}" applies to retriever types {", ".join(_TARGET_TYPES)}', source, f"{place}.{key}")
-            for key in ("id_from", "score") if key in retriever and retriever["type"] not in _TARGET_TYPES]
+    if retriever["type"] in _TARGET_TYPES or (retriever["type"] == "run-file" and retriever.get("format") == "openinference"):
+        return []
+    return [InputError(f'"{key}" applies to retriever types {", ".join(_TARGET_TYPES)} and to run-file with '
+                       'format "openinference"', source, f"{place}.{key}") for key in ("id_from", "score") if key in retriever]
 
 
 def parse_config(data: Any, source: str, base_dir: str = "", prefix: tuple = ()) -> Config:
