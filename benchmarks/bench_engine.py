@@ -69,16 +69,18 @@ def _ranx_name(trec: str) -> str:
     return f"{base}@{k}" if k else base
 
 
-def generate(folder: Path, queries: int, depth: int, seed: int = 7) -> tuple[Path, Path]:
-    """A run in rank order (ties left in arbitrary id order) and graded qrels."""
+def generate(folder: Path, queries: int, depth: int, seed: int = 7,
+             levels: int = 40_000) -> tuple[Path, Path]:
+    """A run in rank order (ties left in arbitrary id order) and graded qrels. ``levels``
+    is how many distinct scores a query draws from: fewer levels, more ties."""
     rng = np.random.default_rng(seed)
-    qrels, run = folder / f"qrels_{queries}x{depth}", folder / f"run_{queries}x{depth}"
+    qrels, run = folder / f"qrels_{queries}x{depth}_{levels}", folder / f"run_{queries}x{depth}_{levels}"
     with open(qrels, "w") as q, open(run, "w") as r:
         for n in range(queries):
             qid = f"q{n:05d}"
             docs = rng.choice(500_000, size=depth + 10, replace=False)
             # float32-exact scores (multiples of 1/1024), so pytrec_eval sees the same ties.
-            scores = np.sort(rng.integers(0, 40_000, depth) / 1024.0)[::-1]
+            scores = np.sort(rng.integers(0, levels, depth) / 1024.0)[::-1]
             r.write("".join(f"{qid} Q0 doc{d:07d} {i + 1} {float(s)!r} bench\n"
                             for i, (d, s) in enumerate(zip(docs[:depth], scores))))
             judged = list(rng.choice(docs[: min(depth, 200)], size=10, replace=False))

@@ -88,11 +88,18 @@ def _best_of(argv, runs: int = 7, env=None) -> float:
 
 
 def startup() -> dict:
-    """`ci-eval --version` against a bare interpreter, median of 7 process starts."""
+    """`ci-eval --version`, `ci-eval --help` and every command's `--help` against a bare
+    interpreter, medians of 7 process starts each."""
+    from ci_eval.commands import COMMANDS
+
     bare = _best_of([sys.executable, "-c", "pass"])
     version = _best_of([sys.executable, "-m", "ci_eval", "--version"])
+    helps = {"--help": _best_of([sys.executable, "-m", "ci_eval", "--help"])}
+    for name in COMMANDS:
+        helps[f"{name} --help"] = _best_of([sys.executable, "-m", "ci_eval", name, "--help"])
+    over = {label: (t - bare) * 1000 for label, t in helps.items()}
     return {"bare_python_s": bare, "ci_eval_version_s": version, "overhead_ms": (version - bare) * 1000,
-            "goal_ms": 150}
+            "help_overhead_ms": over, "worst_help": max(over, key=over.get), "goal_ms": 150}
 
 
 def install() -> dict:

@@ -82,6 +82,9 @@ def main(argv=None) -> int:
     results["startup"] = start
     _line("4. ci-eval --version", f"+{start['overhead_ms']:.0f} ms",
           f"bare python {start['bare_python_s'] * 1000:.0f} ms", "<= +150 ms")
+    worst = start["worst_help"]
+    _line("4. slowest --help", f"+{start['help_overhead_ms'][worst]:.0f} ms ({worst})",
+          f"bare python {start['bare_python_s'] * 1000:.0f} ms", "<= +150 ms")
 
     stats = bench_stats.stats_speed()
     results["stats"] = stats

@@ -66,12 +66,14 @@ def build_report(base: dict | None, head: dict, policy: GatePolicy,
     """Diff, significance, gate and every rendering of one comparison."""
     from ci_eval.core.cutoff import render_svg
     from ci_eval.core.diff import diff as compute_diff
+    from ci_eval.core.judged import judged_report
     from ci_eval.core.trend import render_trend_svg
 
     d = compute_diff(base, head)
     if baseline_info is None:
         baseline_info = BaselineInfo(kind="file" if base is not None else "none")
-    ctx = ReportContext(d, evaluate_gate(policy, d), baseline_info, marker_suffix, title)
+    ctx = ReportContext(d, evaluate_gate(policy, d), baseline_info, marker_suffix, title,
+                        judged_report(base, head, (q.id for q in d.regressions)))
     return Report(
         context=ctx,
         markdown=render_markdown(ctx, budget),

@@ -64,6 +64,7 @@ CLASSES = {
     "manifest": "Index manifest",
     "artefact": "Base run artefact (`--base`, `ci-eval compare`)",
     "event": "GitHub event payload and environment (`ci-eval action`)",
+    "label": "Labelling inputs (`ci-eval label`: `--chunks`, `--candidates`, `--pool`)",
 }
 
 

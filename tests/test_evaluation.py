@@ -118,3 +118,20 @@ def test_relevance_level_two_counts_only_grade_two():
     # q1's only gold has grade 1 < 2: measured, and scores 0 as in trec_eval.
     assert q["q1"]["status"] == "ok" and q["q1"]["metrics"]["hit@3"] == 0.0
     assert q["q2"]["first_gold_rank"] == 3 and q["q2"]["metrics"]["mrr"] == 1 / 3
+
+
+def test_judged_at_k_per_question_and_its_mean():
+    from ci_eval.core.evaluation import evaluate
+    from ci_eval.core.goldset import parse_gold_set
+    from ci_eval.core.results import Retrieved
+
+    gold = parse_gold_set({"schema_version": 1, "questions": [
+        {"id": "q1", "question": "a?", "gold": {"a": 1, "b": 0}},
+        {"id": "q2", "question": "b?", "gold": ["x"]},
+        {"id": "q3", "question": "c?", "gold": [], "unanswerable": True},
+    ]}, "gold.json")
+    got = evaluate(gold, [("q1", Retrieved(("a", "c", "b", "d"), (4.0, 3.0, 2.0, 1.0))),
+                          ("q2", Retrieved(("y",), (1.0,))), ("q3", Retrieved(("a",), (1.0,)))],
+                   k=3, metrics=("hit@3",))
+    assert [q["judged_at_k"] for q in got.questions] == [2 / 3, 0 / 1, None]
+    assert got.summary["judged_at_k"] == {"k": 3, "mean": (2 / 3 + 0) / 2}

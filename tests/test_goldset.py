@@ -67,3 +67,11 @@ def test_schema_errors_name_the_question_and_path():
 )
 def test_bad_gold_sets(data, fragment):
     assert any(fragment in line for line in problems_of(data))
+
+
+def test_labelling_provenance_is_checked_like_the_rest():
+    lines = problems_of(gold({"id": "q1", "question": "a?", "gold": ["x"]},
+                             provenance={"pending": [{"id": "c-1", "gold": {}}],
+                                         "judgements": {"q1": {"chunks": {"x": {"grade": "high"}}}}}))
+    assert any("provenance.pending[0]" in line and "question" in line for line in lines)
+    assert any("provenance.judgements.q1.chunks.x.grade" in line for line in lines)

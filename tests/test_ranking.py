@@ -108,3 +108,38 @@ def test_order_moves_are_order_rows_in_two_parts(seed):
             fixed[at] = at[inner]
             rows = rows[fixed]
         assert rows.tolist() == (np.arange(n) if full is None else full).tolist()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_short_tie_runs_are_put_in_id_order_like_order(seed):
+    # Real run files: grouped, in score order, most ties two rows long (compare-and-swap),
+    # some longer (sorted); either way the order must be `order`'s.
+    rng = np.random.default_rng(200 + seed)
+    n = int(rng.integers(2, 120))
+    ids = list(dict.fromkeys(f"d{int(x)}" + "z" * int(rng.integers(0, 9)) for x in rng.integers(0, 10_000, n)))
+    n = len(ids)
+    groups = np.sort(rng.integers(0, 3, n))
+    repeat = rng.choice([1, 2, 2, 2, 3, 5], size=n)
+    scores = -np.sort(-np.repeat(rng.permutation(n).astype(float), repeat)[:n])
+    perm = order_rows(groups, scores, _bytes(ids))
+    rows = np.arange(n) if perm is None else perm
+    for g in np.unique(groups):
+        got = [ids[i] for i in rows if groups[i] == g]
+        expected = order([(ids[i], scores[i]) for i in range(n) if groups[i] == g]).ids
+        assert tuple(got) == expected
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_ids_as_words_order_like_ids_as_bytes(seed):
+    # The TREC parser hands its ids over as rows of uint64 words of their bytes; the order
+    # must be the one the same ids give as a bytes array.
+    rng = np.random.default_rng(400 + seed)
+    n = int(rng.integers(2, 200))
+    ids = list(dict.fromkeys(f"d{int(x)}" + "q" * int(rng.integers(0, 20)) for x in rng.integers(0, 300, n)))
+    n = len(ids)
+    groups = np.sort(rng.integers(0, 4, n))
+    scores = -np.sort(-rng.integers(0, 6, n).astype(float))
+    as_bytes = _bytes(ids)
+    width = 8 * -(-as_bytes.dtype.itemsize // 8)
+    as_words = np.frombuffer(as_bytes.astype(f"S{width}").tobytes(), dtype=np.uint64).reshape(n, width // 8)
+    assert (order_rows(groups, scores, as_words) == order_rows(groups, scores, as_bytes)).all()

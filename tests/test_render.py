@@ -268,3 +268,28 @@ def test_without_an_index_manifest_the_report_says_stale_gold_was_not_checked():
     head["index"] = {"version": None, "ids": None, "checked": False}
     unchecked = build_report(None, head, policy_from({}), None).full_markdown
     assert "#### Stale gold\n\nNot checked: no index manifest is configured" in unchecked
+
+
+def test_unjudged_results_the_head_brought_are_counted_and_their_regressions_marked():
+    # q-1 and q-2 lose their gold to chunks nobody judged; q-3 loses it to a chunk judged 0.
+    base = artefact([spec("q-1", ["g"], ["g", "a", "b"]), spec("q-2", ["g"], ["g", "a", "b"]),
+                     spec("q-3", {"g": 1, "n": 0}, ["g", "a", "b"])], k=3)
+    head = artefact([spec("q-1", ["g"], ["u1", "a", "b", "g"]), spec("q-2", ["g"], ["u2", "u3", "b", "g"]),
+                     spec("q-3", {"g": 1, "n": 0}, ["n", "a", "b", "g"])], k=3)
+    report = build_report(base, head, policy_from({}))
+    text = report.full_markdown
+    # New and unjudged in the top 3: u1 (q-1), u2 and u3 (q-2): 3 results in 2 questions.
+    assert "3 results in 2 questions were never judged: the head brought them into the top 3" in text
+    assert "`ci-eval label --pool head.json`" in text
+    # judged@3: base g (1 of 3) in each question; head q-3 has n judged (1 of 3), others 0.
+    assert f"judged@3 {(0 + 0 + 1 / 3) / 3:.3f} (base {1 / 3:.3f})" in text
+    rows = {line.split("`")[1]: line for line in text.splitlines() if line.startswith("| `q-")}
+    assert "unjudged, may not be a regression" in rows["q-1"] and "unjudged, may not be a regression" in rows["q-2"]
+    assert "unjudged" not in rows["q-3"]
+    assert json.loads(report.json)["judged"]["unjudged_regressions"] == ["q-1", "q-2"]
+
+
+def test_nothing_is_said_when_every_new_result_was_judged():
+    base = artefact([spec("q-1", {"g": 1, "n": 0}, ["g", "n"])], k=2)
+    head = artefact([spec("q-1", {"g": 1, "n": 0}, ["n", "g"])], k=2)
+    assert "never judged" not in build_report(base, head, policy_from({})).full_markdown

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ci_eval.core.goldset import GoldSet, Question
+from ci_eval.core.judged import judged_at_k, mean_judged
 from ci_eval.core.results import Retrieved
 
 
@@ -88,6 +89,8 @@ def evaluate(
             "metrics": {},
             "latency_ms": None if r.latency_ms is None else round(r.latency_ms, 3),
             "answer_correct": None if answers is None else answers.get(q.id),
+            # Over the whole gold map (stale ids cannot be retrieved, so they never count).
+            "judged_at_k": judged_at_k(r.ids, gold_map, k) if status in ("ok", "error") else None,
         }
         if status in ("ok", "error"):
             measured.append(len(entries))
@@ -100,7 +103,9 @@ def evaluate(
     for row, position in enumerate(measured):
         entries[position]["metrics"] = {m.name: float(values[m.name][row]) for m in resolved}
 
-    return Evaluation(entries, summarise(entries, metrics, abstain_below))
+    summary = summarise(entries, metrics, abstain_below)
+    summary["judged_at_k"] = {"k": k, "mean": mean_judged(e["judged_at_k"] for e in entries)}
+    return Evaluation(entries, summary)
 
 
 def _means(rows: list, metrics) -> dict:

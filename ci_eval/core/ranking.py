@@ -63,7 +63,8 @@ def order_rows(group: np.ndarray | None, scores: np.ndarray, ids: np.ndarray,
     The vectorised counterpart of ``order`` for the TREC file path. ``group`` holds an
     integer code per row (the query), ``scores`` the float64 scores and ``ids`` the ids
     as a fixed-width bytes array (numpy ``S``; ids hold no NUL byte), whose comparisons
-    go byte by byte like ``strcmp``. ``heads``, when given, are the rows where ``group``
+    go byte by byte like ``strcmp``, or as the TREC parser keeps them: rows of uint64 words
+    holding the id's bytes, zero padded. ``heads``, when given, are the rows where ``group``
     changes value (0 first, ascending) and ``head_group`` the group from each head on;
     given both, ``group`` may be None. Afterwards the rows of a group are contiguous
     (groups already contiguous keep their place) and ordered by score descending, then
@@ -125,14 +126,59 @@ def order_moves(group: np.ndarray | None, scores: np.ndarray, ids: np.ndarray,
     run_id = np.repeat(np.arange(len(opens)), pairs + 1)
     starts = np.cumsum(pairs + 1) - (pairs + 1)
     rows = np.arange(len(run_id)) + np.repeat(tie[opens] - starts, pairs + 1)
-    sub = ids[rows]
-    if np.all((sub[1:] < sub[:-1]) | (run_id[1:] != run_id[:-1])):
+    key = _row_words(ids, rows)
+    ordered = _less(key[1:], key[:-1]) | (run_id[1:] != run_id[:-1])
+    if np.all(ordered):
         return perm, None
-    # Sort each run by id descending: the ids as big-endian words compare as their bytes,
-    # and ~w reverses an unsigned order; np.lexsort is stable, its last key first.
-    words = _big_endian_words(sub)
-    inner = np.lexsort([~words[:, k] for k in reversed(range(words.shape[1]))] + [run_id])
-    return perm, (rows, inner)
+    return perm, (rows, _id_descending_within(key, run_id, starts, pairs))
+
+
+def _row_words(ids: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The ids of ``rows`` as (rows x n) uint64 words that compare as their bytes."""
+    if ids.ndim == 2:  # already words of the id bytes in machine order (the TREC parser's)
+        return np.ascontiguousarray(ids[rows]).view(">u8").astype(np.uint64)
+    return _big_endian_words(ids[rows])
+
+
+def _less(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise ``a < b`` for rows of words compared in turn (byte order)."""
+    less = np.zeros(len(a), dtype=bool)
+    same = np.ones(len(a), dtype=bool)
+    for k in range(a.shape[1]):
+        less |= same & (a[:, k] < b[:, k])
+        same &= a[:, k] == b[:, k]
+    return less
+
+
+_NETWORK_MAX = 8  # longest tie run sorted by compare-and-swap; longer runs use lexsort
+
+
+def _id_descending_within(key: np.ndarray, run_id: np.ndarray, starts: np.ndarray,
+                          pairs: np.ndarray) -> np.ndarray:
+    """The order that puts each run of tied rows in id-descending order: position ``i``
+    takes the row at ``inner[i]``. Tie runs in real run files are short (mostly two rows),
+    so runs of one length at a time go through an odd-even transposition network of
+    compare-and-swaps over all such runs at once; only runs longer than ``_NETWORK_MAX``
+    pay for a sort."""
+    inner = np.arange(len(key))
+    lengths = pairs + 1
+    for length in np.unique(lengths).tolist():
+        first = starts[lengths == length]
+        if length > _NETWORK_MAX:
+            continue
+        slots = first[:, None] + np.arange(length)
+        for step in range(length):
+            for j in range(step % 2, length - 1, 2):
+                left, right = slots[:, j], slots[:, j + 1]
+                swap = _less(key[left], key[right])
+                slots[swap, j], slots[swap, j + 1] = right[swap], left[swap]
+        inner[first[:, None] + np.arange(length)] = slots
+    longer = np.flatnonzero(np.repeat(lengths > _NETWORK_MAX, lengths))
+    if len(longer):
+        # ~w reverses an unsigned order; np.lexsort is stable, its last key first.
+        keys = [~key[longer, k] for k in reversed(range(key.shape[1]))] + [run_id[longer]]
+        inner[longer] = longer[np.lexsort(keys)]
+    return inner
 
 
 def _big_endian_words(ids: np.ndarray) -> np.ndarray:

@@ -23,6 +23,7 @@ from ci_eval.core.cutoff import NO_GAP, CutoffSide, histogram
 from ci_eval.core.diff import Diff, MetricChange, QuestionChange
 from ci_eval.core.escape import code_span, escape_md, marker_suffix
 from ci_eval.core.gate import GateResult
+from ci_eval.core.judged import JudgedReport
 from ci_eval.core.matrix import CELL_LABELS, CELLS
 
 MARKER = "<!-- ci-eval:report -->"
@@ -69,6 +70,7 @@ class ReportContext:
     baseline: BaselineInfo
     marker_suffix: str = ""
     title: str = ""  # optional: the gold set's name, shown after the verdict
+    judged: JudgedReport | None = None  # judged@k and the unjudged results the head brought
 
 
 # --------------------------------------------------------------------------- formatting
@@ -401,11 +403,12 @@ def _rank_move(q: QuestionChange) -> str:
     return f"{r(q.base_rank)} → {r(q.head_rank)}"
 
 
-def _question_rows(questions, limit: int | None) -> tuple[str, int]:
+def _question_rows(questions, limit: int | None, suspects: frozenset = frozenset()) -> tuple[str, int]:
     shown = questions if limit is None else questions[:limit]
     if not shown:
         return "", len(questions)
-    rows = [[_question_cell(q.id, q.question), _rank_move(q), escape_md(q.detail, 120),
+    rows = [[_question_cell(q.id, q.question), _rank_move(q),
+             escape_md(q.detail, 120) + (f" ({UNJUDGED_MARK})" if q.id in suspects else ""),
              ", ".join(escape_md(t, 30) for t in q.tags) or "—"] for q in shown]
     return _table(["question", "gold rank", "what happened", "tags"], rows), \
         len(questions) - len(shown)
@@ -419,9 +422,27 @@ def _regressions(ctx: ReportContext, limit: int | None) -> str:
     lost = sum(1 for q in regs if q.kind in ("lost", "error"))
     head = (f"#### Regressions ({len(regs)}): {lost} lost at k={k}, "
             f"{len(regs) - lost} moved down")
-    table, rest = _question_rows(regs, limit)
+    table, rest = _question_rows(regs, limit, ctx.judged.suspects if ctx.judged else frozenset())
     return (head + ("\n\n" + table if table else "")
             + (_more(rest, "regressions") if rest else ""))
+
+
+UNJUDGED_MARK = "unjudged, may not be a regression"
+LABEL_COMMAND = "ci-eval label --pool head.json"
+
+
+def _judged(ctx: ReportContext) -> str:
+    """Said only when the head brought chunks nobody judged into the top k: a metric counts
+    them as not relevant, so the change may be missing labels rather than regressing."""
+    j = ctx.judged
+    if j is None or not j.new_unjudged:
+        return ""
+    base = f" (base {_f(j.base_mean)})" if j.compared else ""
+    where = f"the head brought them into the top {j.k}" if j.compared else f"they are in the top {j.k}"
+    return (f"#### Unjudged results: judged@{j.k} {_f(j.head_mean)}{base}\n\n"
+            f"{_plural(j.new_unjudged, 'result')} in {_plural(j.questions, 'question')} "
+            f"{'was' if j.new_unjudged == 1 else 'were'} never judged: {where}, and a chunk nobody "
+            f"judged counts as not relevant. Judge them with `{LABEL_COMMAND}`.")
 
 
 def _matrix(ctx: ReportContext, limit: int | None) -> str:
@@ -701,6 +722,7 @@ def _sections(ctx: ReportContext) -> list[_Section]:
         _Section("gate", lambda n: _gate_section(ctx, n),
                  max((len(f.question_ids) for f in ctx.gate.failures), default=0), 5),
         _Section("regressions", lambda n: _regressions(ctx, n), len(diff.regressions), 10),
+        _Section("judged", lambda n: _judged(ctx), 1),
         _Section("matrix", lambda n: _matrix(ctx, n),
                  len(diff.matrix.transitions) + len(diff.matrix.own_knowledge), 5),
         _Section("stale", lambda n: _stale(ctx, n), len(st.head) + len(st.resolved), 10),
@@ -718,7 +740,7 @@ def _sections(ctx: ReportContext) -> list[_Section]:
 
 # Cut first: the least important detail.
 _DROP_ORDER = ("unchanged", "details", "improvements", "trend", "tags", "goldset", "cutoff",
-               "stale", "matrix", "gate", "regressions")
+               "stale", "judged", "matrix", "gate", "regressions")
 
 
 def _head(ctx: ReportContext) -> str:
@@ -849,7 +871,15 @@ def report_dict(ctx: ReportContext) -> dict:
                             for t in mx.transitions],
             "own_knowledge": list(mx.own_knowledge)},
         "cutoff": {"head": side(c.head), "base": side(c.base)},
+        "judged": _judged_dict(ctx.judged),
     })
+
+
+def _judged_dict(j: JudgedReport | None) -> dict | None:
+    if j is None:
+        return None
+    return {"k": j.k, "head_mean": j.head_mean, "base_mean": j.base_mean, "new_unjudged": j.new_unjudged,
+            "questions": j.questions, "unjudged_regressions": sorted(j.suspects)}
 
 
 def render_json(ctx: ReportContext) -> str:

@@ -38,6 +38,10 @@ def run_summary(artefact: dict) -> str:
     if u["count"]:
         cutoff = "no cutoff configured" if u["cutoff"] is None else f"cutoff {u['cutoff']:g}"
         lines.append(f"unanswerable: {u['abstained']}/{u['count']} abstained ({cutoff})")
+    judged = s.get("judged_at_k") or {}
+    if judged.get("mean") is not None and judged["mean"] < 1:
+        lines.append(f"judged@{judged['k']}: {judged['mean']:.3f} (some top-{judged['k']} results were never "
+                     "judged and count as not relevant; ci-eval label judges them)")
     if s["errors"]:
         first = next(q for q in artefact["questions"] if q["status"] == "error")
         lines.append(f"retriever errors: {s['errors']} question(s); first: {first['id']}: {first['error']}")

@@ -73,3 +73,9 @@ def search(question: str, k: int, **params: Any) -> list[tuple[str, float]]:
 def manifest() -> dict[str, Any]:
     """The index manifest: its version and every chunk id it holds."""
     return {"version": index_version(), "ids": [c.id for c in load_chunks()]}
+
+
+def texts(ids: list[str]) -> dict[str, str]:
+    """Chunk texts by id, for ``ci-eval label --chunks ci_eval.demo.retriever:texts``."""
+    by_id = {c.id: f"{c.title}\n\n{c.text}" for c in load_chunks()}
+    return {i: by_id[i] for i in ids if i in by_id}

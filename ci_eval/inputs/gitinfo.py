@@ -27,3 +27,8 @@ def git_info(cwd: str | None = None, env: dict | None = None) -> dict | None:
     ref = env.get("GITHUB_REF") or _git("symbolic-ref", "-q", "HEAD", cwd=cwd)
     status = _git("status", "--porcelain", "--untracked-files=no", cwd=cwd)
     return {"sha": sha, "ref": ref or None, "dirty": None if status is None else bool(status)}
+
+
+def git_user_name(cwd: str | None = None) -> str | None:
+    """Who is labelling, as git knows them (``git config user.name``)."""
+    return _git("config", "user.name", cwd=cwd) or None

@@ -9,7 +9,7 @@ import numpy as np
 
 from ci_eval.core.metrics import GradeTable, judged_matrix
 from ci_eval.core.ranking import order_moves
-from ci_eval.trec.parse import Qrels, Run, _as_bytes, _pad
+from ci_eval.trec.parse import Qrels, Run, _pad
 
 
 @dataclass(frozen=True)
@@ -103,6 +103,35 @@ def _judged_hits(qrels: Qrels, hit: np.ndarray, qrow: np.ndarray
     return hit[judged], grade[judged].astype(np.float64)
 
 
+def _ranks(run: Run, hit: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The 0-based rank of each judged row ``hit`` in trec_eval's order within its query,
+    and each run query's result count (indexed by the run's query code)."""
+    # trec_eval's order within each run query (ignored queries go along: they are cheaper
+    # to order than to cut out, and no row of theirs is judged).
+    n = len(run.hashes)
+    perm, moves = order_moves(None, run.scores, run.words, run.heads, run.head_codes)
+    if perm is None:
+        position, heads, head_codes = hit, run.heads, run.head_codes
+    else:  # the file was not grouped by query, or not in score order
+        inverse = np.empty(n, dtype=np.int64)
+        inverse[perm] = np.arange(n)
+        ordered = run.code[perm]
+        position = inverse[hit]
+        heads = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+        head_codes = ordered[heads]
+    if moves is not None:  # ties put in id order: follow the judged rows that moved
+        rows, inner = moves
+        back = np.empty_like(inner)
+        back[inner] = np.arange(len(inner))
+        at = np.minimum(np.searchsorted(rows, position), len(rows) - 1)
+        position = np.where(rows[at] == position, rows[back[at]], position)
+    first_at = np.zeros(n_codes, dtype=np.int64)
+    count = np.zeros(n_codes, dtype=np.int64)
+    first_at[head_codes] = heads
+    count[head_codes] = np.diff(np.append(heads, n))
+    return position - first_at[run.codes_of(hit)], count
+
+
 def judge(qrels: Qrels, run: Run, *, complete: bool = False, max_per_query: int | None = None,
           relevance_level: int = 1) -> Judged:
     """Join a run with its qrels the way trec_eval does and build the grade table.
@@ -129,32 +158,8 @@ def judge(qrels: Qrels, run: Run, *, complete: bool = False, max_per_query: int 
     present[slot_of[slot_of >= 0]] = True  # before -M: a query cut to nothing still counts
 
     hit, grade = _lookup(qrels, run, slot_of)
-    # trec_eval's order within each run query (ignored queries go along: they are cheaper
-    # to order than to cut out, and no row of theirs is judged).
-    n = len(run.hashes)
-    perm, moves = order_moves(None, run.scores, _as_bytes(run.words), run.heads,
-                              run.head_codes)
-    if perm is None:
-        position, heads, head_codes = hit, run.heads, run.head_codes
-    else:  # the file was not grouped by query, or not in score order
-        inverse = np.empty(n, dtype=np.int64)
-        inverse[perm] = np.arange(n)
-        ordered = run.code[perm]
-        position = inverse[hit]
-        heads = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
-        head_codes = ordered[heads]
-    if moves is not None:  # ties put in id order: follow the judged rows that moved
-        rows, inner = moves
-        back = np.empty_like(inner)
-        back[inner] = np.arange(len(inner))
-        at = np.minimum(np.searchsorted(rows, position), len(rows) - 1)
-        position = np.where(rows[at] == position, rows[back[at]], position)
-    first_at = np.zeros(len(slot_of), dtype=np.int64)
-    count = np.zeros(len(slot_of), dtype=np.int64)
-    first_at[head_codes] = heads
-    count[head_codes] = np.diff(np.append(heads, n))
+    rank, count = _ranks(run, hit, len(slot_of))
     hit_code = run.codes_of(hit)
-    rank = position - first_at[hit_code]
     if max_per_query is not None:
         kept = rank < max_per_query
         hit_code, grade, rank = hit_code[kept], grade[kept], rank[kept]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from itertools import chain, repeat
 
 from ci_eval.errors import UsageError
 
@@ -136,14 +137,21 @@ def _line(name: str, qid: str, value) -> str:
     return f"{name:<22}\t{qid}\t{shown}\n"
 
 
+def _row_template(names, columns) -> str:
+    """One query's lines as a single %-template: formatting a row in one call is about three
+    times faster than a call per value, and ``%.4f`` rounds as ``format(v, ".4f")`` does."""
+    return "".join(f"{name:<22}\t%s\t{'%d' if column.dtype.kind in 'iu' else '%.4f'}\n"
+                   for name, column in zip(names, columns))
+
+
 def format_trec(measures: Measures, qids, values: dict, overall: dict, per_query: bool) -> str:
     parts = []
     if per_query:
         names = [n for n in measures.names() if n != "num_q"]
-        columns = [(n, values[n].tolist()) for n in names]
-        for row, qid in enumerate(qids):
-            for name, column in columns:
-                parts.append(_line(name, qid, column[row]))
+        template = _row_template(names, [values[n] for n in names])
+        rows = zip(*(values[n].tolist() for n in names))
+        for qid, row in zip(qids, rows):
+            parts.append(template % tuple(chain.from_iterable(zip(repeat(qid), row))))
     for name, value in overall.items():
         parts.append(_line(name, "all", value))
     return "".join(parts)

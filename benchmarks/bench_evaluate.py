@@ -1,0 +1,212 @@
+"""`ci-eval evaluate` against C trec_eval and pytrec_eval, and against an earlier ci-eval,
+in one run on the same files.
+
+    python benchmarks/bench_evaluate.py [--trec-eval PATH] [--before REV] [--repeat N] [--quick]
+
+Data (generated, see ``bench_engine.generate``): 7,000 queries x 1,000 tie-heavy results
+(1,500 score levels a query, so about a third of the rows sit in runs of tied scores, most
+of them two rows long), 100,000 x 100, and 7,000 x 200. Every tool is a fresh process
+asked for the same measures (P, recall, ndcg_cut at trec_eval's cutoffs, success, recip_rank,
+map), with and without ``-q``; the tools take turns so a busy machine slows them alike;
+times are medians. ``--trec-eval`` names a trec_eval binary you built (nothing is
+downloaded); ``--before REV`` also times ci-eval as it was at that git revision, from a
+temporary worktree. Values: every ``all`` line must equal trec_eval's (or pytrec_eval's at
+four decimals when trec_eval is not given). Then the two steps issue 16 names, in-process:
+the tie re-ordering (full lexsort vs compare-and-swap for runs of two) and ``-q``
+formatting (a call per value vs a template per row), each checked to give identical
+results. Nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import bench_engine  # noqa: E402
+
+MEASURES = ["-m", "P", "-m", "recall", "-m", "ndcg_cut", "-m", "success", "-m", "recip_rank", "-m", "map"]
+PYTREC = """
+import json, sys, pytrec_eval
+with open(sys.argv[1]) as f: qrels = pytrec_eval.parse_qrel(f)
+with open(sys.argv[2]) as f: run = pytrec_eval.parse_run(f)
+values = pytrec_eval.RelevanceEvaluator(qrels, {'P', 'recall', 'ndcg_cut', 'recip_rank', 'map', 'success'}).evaluate(run)
+names = sorted({m for v in values.values() for m in v})
+print("".join(f"{m}\\tall\\t{sum(v[m] for v in values.values()) / len(values):.4f}\\n" for m in names))
+"""
+
+
+def _all_lines(stdout: str) -> dict[str, str]:
+    out = {}
+    for line in stdout.splitlines():
+        parts = line.split("\t")
+        if len(parts) == 3 and parts[1] == "all" and parts[0].strip() not in ("runid", "num_q"):
+            out[parts[0].strip()] = parts[2]
+    return out
+
+
+@contextlib.contextmanager
+def _worktree(rev: str | None):
+    if rev is None:
+        yield None
+        return
+    folder = tempfile.mkdtemp(prefix="ci-eval-before-")
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", folder, rev], check=True)
+    try:
+        yield folder
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", folder], check=True)
+
+
+def _env(path: str) -> dict:
+    return {**os.environ, "PYTHONPATH": path}
+
+
+def _tools(trec_eval: str | None, before: str | None, per_query: bool):
+    q = ["-q"] if per_query else []
+    tools = {"ci-eval": ([sys.executable, "-m", "ci_eval", "evaluate", *q, *MEASURES], _env(str(ROOT)))}
+    if before:
+        tools["ci-eval before"] = ([sys.executable, "-m", "ci_eval", "evaluate", *q, *MEASURES], _env(before))
+    if trec_eval:
+        tools["trec_eval (C)"] = ([trec_eval, *q, *MEASURES], None)
+    try:
+        import pytrec_eval  # noqa: F401
+
+        if not per_query:
+            tools["pytrec_eval"] = ([sys.executable, "-c", PYTREC], None)
+    except ImportError:
+        pass
+    return tools
+
+
+def whole_process(files, trec_eval, before, repeat, per_query) -> dict:
+    tools = _tools(trec_eval, before, per_query)
+    times: dict[str, list[float]] = {name: [] for name in tools}
+    printed: dict[str, str] = {}
+    for _ in range(repeat):
+        for name, (argv, env) in tools.items():
+            start = time.perf_counter()
+            done = subprocess.run([*argv, *files], capture_output=True, text=True, env=env, cwd=ROOT)
+            times[name].append(time.perf_counter() - start)
+            if done.returncode != 0:
+                raise SystemExit(f"{name} failed: {done.stderr.strip()[:300]}")
+            printed[name] = done.stdout
+    reference_name = "trec_eval (C)" if trec_eval else ("pytrec_eval" if "pytrec_eval" in tools else None)
+    medians = {name: statistics.median(t) for name, t in times.items()}
+    result = {"seconds": medians}
+    if reference_name:
+        ref = _all_lines(printed[reference_name])
+        for name in tools:
+            got = _all_lines(printed[name])
+            if reference_name == "pytrec_eval":
+                got = {m: f"{float(v):.4f}" for m, v in got.items()}
+            differing = sorted(m for m in ref if got.get(m) != ref[m])
+            result.setdefault("differing from " + reference_name, {})[name] = differing
+        if per_query and trec_eval:
+            result["-q output identical to trec_eval"] = {
+                name: printed[name].replace(" ", "") == printed["trec_eval (C)"].replace(" ", "")
+                for name in tools}
+        for name in tools:
+            if name != "ci-eval":
+                result[f"ci-eval / {name}"] = medians["ci-eval"] / medians[name]
+    return result
+
+
+def steps(files) -> dict:
+    """The two steps of issue 16, in-process, old way against new, identical results."""
+    from ci_eval.core import ranking
+    from ci_eval.trec import measures as m
+    from ci_eval.trec.judge import judge
+    from ci_eval.trec.parse import read_qrels, read_run
+
+    qrels, run = read_qrels(files[0]), read_run(files[1])
+    ids = run.words
+
+    def lexsort_all(key, run_id, starts, pairs):
+        return np.lexsort([~key[:, k] for k in reversed(range(key.shape[1]))] + [run_id])
+
+    new_fn = ranking._id_descending_within
+    timings = {}
+    results = {}
+    for label, fn in (("full lexsort", lexsort_all), ("compare-and-swap networks by run length", new_fn)):
+        ranking._id_descending_within = fn
+        try:
+            samples = []
+            for _ in range(3):
+                start = time.perf_counter()
+                results[label] = ranking.order_moves(None, run.scores, ids, run.heads, run.head_codes)
+                samples.append(time.perf_counter() - start)
+        finally:
+            ranking._id_descending_within = new_fn
+        timings[label] = statistics.median(samples)
+    (_, a), (_, b) = results.values()
+    same_order = bool(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]))
+    tied = int(len(a[0])) if a is not None else 0
+
+    judged = judge(qrels, run)
+    spec = m.parse_measures(["P", "recall", "ndcg_cut", "success", "recip_rank", "map"])
+    values = m.measure_values(spec, judged)
+    overall = m.summary(spec, values, len(judged.qids))
+
+    def per_value(measures, qids, values, overall, per_query):
+        names = [n for n in measures.names() if n != "num_q"]
+        columns = [(n, values[n].tolist()) for n in names]
+        parts = [m._line(name, qid, column[row]) for row, qid in enumerate(qids) for name, column in columns]
+        parts += [m._line(name, "all", value) for name, value in overall.items()]
+        return "".join(parts)
+
+    texts, fmt = {}, {}
+    for label, fn in (("a call per value", per_value), ("a template per row", m.format_trec)):
+        start = time.perf_counter()
+        texts[label] = fn(spec, judged.qids, values, overall, True)
+        fmt[label] = time.perf_counter() - start
+    lines = texts["a template per row"].count("\n")
+    return {"tie order seconds": timings, "tied rows": tied, "tie order identical": same_order,
+            "-q formatting seconds": fmt, "-q lines": lines,
+            "-q text identical": len(set(texts.values())) == 1}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trec-eval", metavar="PATH", help="a trec_eval binary to run as a peer")
+    parser.add_argument("--before", metavar="REV", help="also time ci-eval at this git revision")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="smaller data, one repeat")
+    parser.add_argument("--json", metavar="FILE")
+    args = parser.parse_args(argv)
+    sizes = ([(700, 1000, 1500), (10_000, 100, 40_000)] if args.quick
+             else [(7000, 1000, 1500), (100_000, 100, 40_000), (7000, 200, 40_000)])
+    repeat = 1 if args.quick else args.repeat
+    figures = {"load before": bench_engine.load()}
+    with tempfile.TemporaryDirectory() as tmp, _worktree(args.before) as before:
+        for queries, depth, levels in sizes:
+            files = [str(f) for f in bench_engine.generate(Path(tmp), queries, depth, levels=levels)]
+            label = f"{queries:,} x {depth:,}" + (" tie-heavy" if levels < 40_000 else "")
+            figures[label] = {
+                "means": whole_process(files, args.trec_eval, before, repeat, per_query=False),
+                "-q": whole_process(files, args.trec_eval, before, repeat, per_query=True),
+            }
+            if levels < 40_000:
+                figures[label]["steps"] = steps(files)
+            print(json.dumps({label: figures[label]}, indent=1), flush=True)
+    figures["load after"] = bench_engine.load()
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,56 @@
+"""`ci-eval label`: judge pooled candidate chunks on a local page, saved into the gold set."""
+
+from __future__ import annotations
+
+HELP = """Serve a page on 127.0.0.1 (a random port, a token in the URL) that walks the questions
+needing judgement and shows, for each, a pool of candidate chunks with their text: the union
+of the top DEPTH results of the configured retriever and of every --pool run, minus what is
+already judged, best rank first (TREC pooling). Grade with the keyboard: 0-3 (0 = judged
+not relevant), ? can't tell (with a note), s skip, u unanswerable, e edit the question,
+arrows move. Every decision is written through to the gold set as you make it, with your
+name and the time in its provenance; stop at any time and run it again to resume.
+
+examples:
+  ci-eval label                                   # the config's retriever and gold set
+  ci-eval label --pool head.json --pool base.json # what a PR's head and base retrieved
+  ci-eval label --gold gold.json --pool run.trec --chunks chunks.jsonl
+  ci-eval label --candidates mined.jsonl          # keep or bin new questions first
+  ci-eval label --demo --gold demo-gold.json      # relabel the demo's questions from scratch"""
+
+
+def register(sub) -> None:
+    import argparse
+
+    p = sub.add_parser("label", help="judge pooled candidate chunks on a local page, saved into the gold set",
+                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", metavar="FILE", help="ci-eval.toml or pyproject.toml (default: found in .)")
+    p.add_argument("--gold", metavar="FILE", help="the gold set to write (default: the config's gold_set)")
+    p.add_argument("--pool", metavar="FILE", action="append", default=[],
+                   help="a run artefact or TREC run file whose top results join the pool (repeatable)")
+    p.add_argument("--no-retriever", dest="retriever", action="store_false",
+                   help="pool only the --pool runs; do not run the configured retriever")
+    p.add_argument("--depth", metavar="N", type=int, help="pool the top N of each run (default: the config's k, else 10)")
+    p.add_argument("--chunks", metavar="SOURCE",
+                   help='chunk texts: a JSONL file of {"id", "text"} or module:function(ids) -> texts '
+                        '(default: the index manifest\'s "text" map)')
+    p.add_argument("--candidates", metavar="FILE",
+                   help='candidate questions, {"question": ...} per line, to keep or bin before judging')
+    p.add_argument("--judge", metavar="NAME", help="who is judging (default: git config user.name)")
+    p.add_argument("--port", metavar="N", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    p.add_argument("--no-browser", dest="browser", action="store_false", help="print the URL, do not open a browser")
+    p.add_argument("--demo", action="store_true",
+                   help="label the demo's questions over its corpus (needs --gold: created when missing)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ci_eval.errors import UsageError
+    from ci_eval.label.app import Options, serve
+
+    if args.depth is not None and args.depth < 1:
+        raise UsageError("--depth must be at least 1")
+    if args.demo and not args.gold:
+        raise UsageError("--demo needs --gold FILE (the demo's own gold set is never overwritten)")
+    return serve(Options(config=args.config, gold=args.gold, pool=tuple(args.pool), retriever=args.retriever,
+                         depth=args.depth, chunks=args.chunks, candidates=args.candidates, judge=args.judge,
+                         port=args.port, browser=args.browser, demo=args.demo))

@@ -1,0 +1,163 @@
+"""Applying one labelling decision to a gold-set document (the parsed JSON dict).
+
+Every function returns a new document and leaves its argument alone, so a caller can re-read
+the file, apply the one decision a page sent, and write the result: two pages on the same
+gold set then add to each other's work instead of overwriting it. A decision carries the
+mark the page last showed (``seen``); when the file says otherwise, someone else judged that
+chunk in the meantime and the decision is refused as a conflict instead of silently winning.
+
+Where things live (the gold-set schema allows extra provenance keys):
+- grades: the question's ``gold`` object (0 = judged not relevant, kept); a binary list is
+  turned into the graded form, each listed id with grade 1, the first time it is graded;
+- who judged what and when: ``provenance.judgements[question id]``, with ``by``/``at`` of
+  the last decision and ``chunks[chunk id]`` = ``{"grade", "by", "at"[, "note"]}``; "can't
+  tell" is a chunk record with grade null (not a judgement: the gold is unchanged);
+- questions with no relevant chunk and no unanswerable mark (a kept candidate not judged yet,
+  or a question whose only relevant chunk was regraded 0): ``provenance.pending``, so the gold
+  set stays valid for ``ci-eval run`` at every step; the first grade of 1 or more, or the
+  unanswerable mark, moves them into ``questions``;
+- binned candidates: ``provenance.binned[candidate id]``, so a resumed session skips them.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+from ci_eval.errors import InputError
+
+MAX_GRADE = 3
+UNSURE = "?"
+
+
+class Conflict(InputError):
+    """The file changed under the page: someone else decided this first."""
+
+    def __init__(self, message: str, current):
+        super().__init__(message)
+        self.current = current
+
+
+@dataclass(frozen=True)
+class Stamp:
+    judge: str
+    at: str
+
+
+def _find(doc: dict, qid: str) -> tuple[dict, bool]:
+    """The question dict (inside ``doc``) and whether it is still pending."""
+    for q in doc.get("questions", []):
+        if q.get("id") == qid:
+            return q, False
+    for q in doc.get("provenance", {}).get("pending", []):
+        if q.get("id") == qid:
+            return q, True
+    raise InputError(f"no question {qid!r} in the gold set")
+
+
+def _graded(q: dict) -> dict:
+    gold = q.get("gold")
+    if isinstance(gold, list):
+        q["gold"] = {g: 1 for g in gold}
+    elif not isinstance(gold, dict):
+        q["gold"] = {}
+    return q["gold"]
+
+
+def _record(doc: dict, qid: str, stamp: Stamp) -> dict:
+    prov = doc.setdefault("provenance", {})
+    rec = prov.setdefault("judgements", {}).setdefault(qid, {})
+    rec["by"], rec["at"] = stamp.judge, stamp.at
+    rec.setdefault("chunks", {})
+    return rec
+
+
+def _settle(doc: dict, q: dict, pending: bool) -> None:
+    """Keep the gold set valid: a question with neither a relevant chunk nor the unanswerable
+    mark lives in ``provenance.pending`` until it has one, and moves back when it has."""
+    gold = q.get("gold")
+    grades = gold.values() if isinstance(gold, dict) else [1] * len(gold or ())
+    ready = bool(q.get("unanswerable")) or any(v >= 1 for v in grades)
+    prov = doc.setdefault("provenance", {})
+    if ready and pending:
+        prov["pending"].remove(q)
+        doc.setdefault("questions", []).append(q)
+    elif not ready and not pending:
+        doc["questions"].remove(q)
+        prov.setdefault("pending", []).append(q)
+    if "pending" in prov and not prov["pending"]:
+        del prov["pending"]
+
+
+def mark_of(doc: dict, qid: str, chunk: str):
+    """What a page shows for a chunk: its grade, ``"?"`` for can't tell, None if unjudged."""
+    q, _ = _find(doc, qid)
+    gold = q.get("gold")
+    if isinstance(gold, list):
+        return 1 if chunk in gold else _unsure_mark(doc, qid, chunk)
+    if isinstance(gold, dict) and chunk in gold:
+        return gold[chunk]
+    return _unsure_mark(doc, qid, chunk)
+
+
+def _unsure_mark(doc: dict, qid: str, chunk: str):
+    rec = doc.get("provenance", {}).get("judgements", {}).get(qid, {}).get("chunks", {}).get(chunk)
+    return UNSURE if rec is not None and rec.get("grade") is None else None
+
+
+def judged_ids(question: dict) -> set[str]:
+    gold = question.get("gold")
+    return set(gold) if isinstance(gold, (list, dict)) else set()
+
+
+def apply_grade(doc: dict, qid: str, chunk: str, grade: int | None, stamp: Stamp, *, seen=None,
+                note: str | None = None) -> dict:
+    """Grade ``chunk`` for question ``qid`` (0..3), or record "can't tell" (grade None)."""
+    if grade is not None and not 0 <= grade <= MAX_GRADE:
+        raise InputError(f"grade must be 0 to {MAX_GRADE}, got {grade}")
+    current = mark_of(doc, qid, chunk)
+    if current != seen and current != (UNSURE if grade is None else grade):
+        raise Conflict(f"{chunk!r} for {qid!r} was marked {current!r} meanwhile", current)
+    new = copy.deepcopy(doc)
+    q, pending = _find(new, qid)
+    if q.get("unanswerable"):
+        raise InputError(f"question {qid!r} is marked unanswerable; unmark it (u) before grading")
+    entry = {"grade": grade, "by": stamp.judge, "at": stamp.at}
+    if note:
+        entry["note"] = note
+    _record(new, qid, stamp)["chunks"][chunk] = entry
+    if grade is not None:
+        _graded(q)[chunk] = grade
+    _settle(new, q, pending)
+    return new
+
+
+def apply_unanswerable(doc: dict, qid: str, value: bool, stamp: Stamp) -> dict:
+    """Mark (or unmark) a question unanswerable. The schema wants an unanswerable question's
+    gold empty: 0 grades move out (their records stay in provenance); a relevant grade is a
+    contradiction the judge must resolve first. Unmarked with no relevant chunk, the question
+    waits in pending for one."""
+    new = copy.deepcopy(doc)
+    q, pending = _find(new, qid)
+    if value:
+        relevant = sorted(c for c, g in _graded(q).items() if g >= 1)
+        if relevant:
+            raise InputError(f"question {qid!r} has relevant chunks ({', '.join(relevant)}); grade them 0 first")
+        q["gold"] = []
+        q["unanswerable"] = True
+    else:
+        q.pop("unanswerable", None)
+    _record(new, qid, stamp)
+    _settle(new, q, pending)
+    return new
+
+
+def apply_edit(doc: dict, qid: str, text: str, stamp: Stamp) -> dict:
+    text = " ".join(text.split())
+    if not text:
+        raise InputError("a question cannot be empty")
+    new = copy.deepcopy(doc)
+    q, _ = _find(new, qid)
+    q["question"] = text
+    _record(new, qid, stamp)
+    return new

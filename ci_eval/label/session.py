@@ -1,0 +1,98 @@
+"""One labelling session: the pools fixed when it starts (so a chunk judged a minute ago
+stays on the page with its grade), the chunk texts, the candidate questions, and every
+decision applied through the store."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import threading
+from collections.abc import Callable, Mapping, Sequence
+
+from ci_eval.core.candidates import apply_bin, apply_keep, review
+from ci_eval.core.judgement import Stamp, apply_edit, apply_grade, apply_unanswerable, judged_ids
+from ci_eval.core.labelpage import page_state, parse_request
+from ci_eval.core.pooling import pool, pool_question
+from ci_eval.errors import InputError
+from ci_eval.label.store import GoldStore
+
+
+def now_utc() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def all_questions(doc: dict) -> list[dict]:
+    return list(doc.get("questions", [])) + list(doc.get("provenance", {}).get("pending", []))
+
+
+def _looked_at(doc: dict, q: dict) -> set[str]:
+    """Judged chunks and chunks someone could not tell about: neither is offered again."""
+    records = doc.get("provenance", {}).get("judgements", {}).get(q["id"], {}).get("chunks", {})
+    return judged_ids(q) | set(records)
+
+
+def initial_pools(doc: dict, runs: Sequence[Mapping[str, Sequence[str]]], depth: int) -> dict[str, tuple[str, ...]]:
+    """Questions with something left to judge, in file order (pending ones last), each with
+    its pool. Unanswerable questions need nothing; a pending question stays even with an
+    empty pool, so it can be marked unanswerable or edited."""
+    pending = {q["id"] for q in doc.get("provenance", {}).get("pending", [])}
+    wanted = [q for q in all_questions(doc) if not q.get("unanswerable")]
+    pools = pool(runs, [q["id"] for q in wanted], depth, {q["id"]: _looked_at(doc, q) for q in wanted})
+    return {qid: p for qid, p in pools.items() if p or qid in pending}
+
+
+class Session:
+    def __init__(self, store: GoldStore, pools: dict[str, tuple[str, ...]], texts: dict[str, str], *,
+                 judge: str, candidates: Sequence[str] = (), depth: int = 5,
+                 retrieve: Callable[[str, str], list[str]] | None = None,
+                 fetch_texts: Callable[[list[str]], dict[str, str]] | None = None,
+                 clock: Callable[[], str] = now_utc):
+        self.store, self.pools, self.texts = store, dict(pools), dict(texts)
+        self.judge, self.candidates, self.depth = judge, list(candidates), depth
+        self.retrieve, self.fetch_texts, self.clock = retrieve, fetch_texts, clock
+        self._lock = threading.Lock()
+
+    def state(self, doc: dict | None = None) -> dict:
+        doc = self.store.read() if doc is None else doc
+        with self._lock:
+            pools = dict(self.pools)
+        return page_state(doc, pools, self.texts, review(self.candidates, doc), self.judge)
+
+    def handle(self, kind: str, body) -> dict:
+        """Apply one decision from the page; the answer is the fresh state of the whole set."""
+        req = parse_request(kind, body)
+        stamp = Stamp(self.judge, self.clock())
+        if "question" in req and req["question"] not in self.pools:
+            raise InputError(f"question {req['question']!r} is not in this session", "request", "question")
+        if kind == "grade" and req["chunk"] not in self.pools[req["question"]]:
+            raise InputError(f"chunk {req['chunk']!r} is not in the pool of {req['question']!r}", "request", "chunk")
+        if kind == "grade":
+            doc = self.store.update(lambda d: apply_grade(d, req["question"], req["chunk"], req["grade"], stamp,
+                                                          seen=req["seen"], note=req["note"]))
+        elif kind == "unanswerable":
+            doc = self.store.update(lambda d: apply_unanswerable(d, req["question"], req["value"], stamp))
+        elif kind == "edit":
+            doc = self.store.update(lambda d: apply_edit(d, req["question"], req["text"], stamp))
+        else:
+            doc = self._decide_candidate(kind, req["candidate"], stamp)
+        return self.state(doc)
+
+    def _decide_candidate(self, kind: str, cid: str, stamp: Stamp) -> dict:
+        found = [c for c in review(self.candidates, self.store.read()) if c.id == cid]
+        if not found:
+            raise InputError(f"no candidate {cid!r} in this session", "request", "candidate")
+        text = found[0].question
+        if kind == "bin":
+            return self.store.update(lambda d: apply_bin(d, text, stamp))
+        doc = self.store.update(lambda d: apply_keep(d, text, stamp))
+        self._pool_new_question(cid, text)
+        return doc
+
+    def _pool_new_question(self, qid: str, text: str) -> None:
+        """A kept question has no rankings yet: ask the retriever, then fetch the new texts."""
+        ranking = self.retrieve(qid, text) if self.retrieve else []
+        pooled = pool_question([ranking], self.depth)
+        missing = [c for c in pooled if c not in self.texts]
+        fetched = self.fetch_texts(missing) if self.fetch_texts and missing else {}
+        with self._lock:
+            self.texts.update(fetched)
+            self.pools.setdefault(qid, pooled)

@@ -1,0 +1,62 @@
+"""The gold set on disk while people label it: every decision re-reads the file under a
+lock, applies itself to what is there now, checks the result is still a valid gold set and
+replaces the file atomically. Two pages (or two `ci-eval label` processes) on the same file
+therefore add to each other's work; a killed server loses at most the decision in flight."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from ci_eval.core.goldformat import dumps_gold_set
+from ci_eval.core.goldset import parse_gold_set
+from ci_eval.inputs.files import atomic_write, read_json
+
+try:  # POSIX; elsewhere the in-process lock still serialises one server's pages
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+
+
+class GoldStore:
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def _locked(self):
+        """The folder is locked rather than a lock file beside the gold set: nothing new
+        appears in the user's tree, and the lock survives the rename that replaces the file."""
+        with self._lock:
+            if fcntl is None:
+                yield
+                return
+            fd = os.open(self.path.parent, os.O_RDONLY)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                yield
+            finally:
+                os.close(fd)  # closing releases the lock
+
+    def read(self) -> dict:
+        data, _ = read_json(self.path, "gold set")
+        parse_gold_set(data, str(self.path))
+        return data
+
+    def create(self, doc: dict) -> None:
+        """Start a gold set that does not exist yet (never replaces one that does)."""
+        with self._locked():
+            if self.path.exists():
+                return
+            parse_gold_set(doc, str(self.path))
+            atomic_write(self.path, dumps_gold_set(doc))
+
+    def update(self, change: Callable[[dict], dict]) -> dict:
+        with self._locked():
+            new = change(self.read())
+            parse_gold_set(new, str(self.path))
+            atomic_write(self.path, dumps_gold_set(new))
+            return new

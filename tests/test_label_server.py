@@ -1,0 +1,93 @@
+"""The label server over real HTTP on loopback, without a browser: token, Host, bodies."""
+
+import http.client
+import json
+
+import pytest
+
+from ci_eval.label.server import CSP, MAX_BODY, TOKEN_HEADER, LabelServer
+from ci_eval.label.session import Session, initial_pools
+from ci_eval.label.store import GoldStore
+
+
+@pytest.fixture
+def server(tmp_path):
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps({"schema_version": 1, "questions": [{"id": "q1", "question": "a?", "gold": ["x"]}]}))
+    store = GoldStore(gold)
+    pools = initial_pools(store.read(), [{"q1": ["x", "y", "z"]}], depth=2)
+    srv = LabelServer(Session(store, pools, {"y": "why"}, judge="Ann", clock=lambda: "T"))
+    srv.serve_in_thread()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def request(srv, method, path, body=None, headers=None):
+    conn = http.client.HTTPConnection(*srv.server_address, timeout=10)
+    conn.request(method, path, body=body, headers=headers or {})
+    response = conn.getresponse()
+    data = response.read()
+    conn.close()
+    return response, data
+
+
+def test_the_page_and_the_api_need_the_token(server):
+    response, _ = request(server, "GET", "/")
+    assert response.status == 403
+    response, _ = request(server, "GET", "/?t=wrong")
+    assert response.status == 403
+    response, _ = request(server, "GET", "/api/state", headers={TOKEN_HEADER: "wrong"})
+    assert response.status == 403
+    response, html = request(server, "GET", f"/?t={server.token}")
+    assert response.status == 200
+    assert response.getheader("Content-Security-Policy") == CSP
+    assert response.getheader("Referrer-Policy") == "no-referrer"
+    assert f'content="{server.token}"' in html.decode()
+
+
+def test_a_foreign_host_header_is_refused(server):
+    response, _ = request(server, "GET", f"/?t={server.token}", headers={"Host": "evil.example:80"})
+    assert response.status == 403
+
+
+def test_the_state_is_the_pool_minus_what_is_judged(server):
+    response, data = request(server, "GET", "/api/state", headers={TOKEN_HEADER: server.token})
+    state = json.loads(data)
+    assert [c["id"] for c in state["questions"][0]["candidates"]] == ["y"]  # x is judged, z below depth 2
+    assert state["progress"] == {"judged": 0, "to_judge": 1}
+
+
+@pytest.mark.parametrize(("body", "headers", "message"), [
+    (b"{", {}, "not valid JSON"),
+    (b"x" * (MAX_BODY + 1), {}, "limit"),
+    (json.dumps({"question": "q1", "chunk": "y", "grade": 7}).encode(), {}, "0 to 3"),
+    (json.dumps({"question": "q1", "chunk": "y", "grade": 1, "extra": 1}).encode(), {}, "unexpected field"),
+    (b"{}", {"Content-Type": "text/plain"}, "application/json"),
+    (json.dumps({"question": "q1", "chunk": "z", "grade": 1}).encode(), {}, "not in the pool"),
+    (json.dumps({"question": "q9", "chunk": "y", "grade": 1}).encode(), {}, "not in this session"),
+])
+def test_bad_bodies_are_refused_and_nothing_is_written(server, body, headers, message):
+    before = server.session.store.path.read_bytes()
+    response, data = request(server, "POST", "/api/grade", body=body,
+                             headers={TOKEN_HEADER: server.token, "Content-Type": "application/json", **headers})
+    assert response.status == 400
+    assert message in json.loads(data)["error"]
+    assert server.session.store.path.read_bytes() == before
+
+
+def test_a_grade_is_on_disk_when_the_answer_comes_back(server):
+    body = json.dumps({"question": "q1", "chunk": "y", "grade": 0, "seen": None}).encode()
+    response, data = request(server, "POST", "/api/grade", body=body,
+                             headers={TOKEN_HEADER: server.token, "Content-Type": "application/json"})
+    assert response.status == 200
+    assert json.loads(data)["progress"] == {"judged": 1, "to_judge": 0}
+    on_disk = json.loads(server.session.store.path.read_text())
+    assert on_disk["questions"][0]["gold"] == {"x": 1, "y": 0}
+    assert on_disk["provenance"]["judgements"]["q1"]["chunks"]["y"] == {"grade": 0, "by": "Ann", "at": "T"}
+    # The same chunk from a page that still shows it unjudged, with another grade: a conflict.
+    body = json.dumps({"question": "q1", "chunk": "y", "grade": 3, "seen": None}).encode()
+    response, data = request(server, "POST", "/api/grade", body=body,
+                             headers={TOKEN_HEADER: server.token, "Content-Type": "application/json"})
+    assert response.status == 409
+    assert json.loads(data)["state"]["questions"][0]["candidates"][0]["mark"] == 0
