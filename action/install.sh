@@ -27,11 +27,13 @@ CI_EVAL_SOURCE=$(cd "${CI_EVAL_SOURCE:?the action checkout}" && pwd)
 cache_key() {
   local version digest
   version=$("$CI_EVAL_PYTHON" -c 'import platform, sys; print(platform.python_version(), sys.base_prefix)')
-  # The pinned requirements, the extra ones and the exact interpreter (a venv points at it).
+  # The pinned requirements, the extra ones, the exact interpreter (a venv points at it) and
+  # ci-eval's own files: a hit is the whole environment, ci-eval included, with nothing to do.
   digest=$({
     cat "$CI_EVAL_SOURCE/requirements/action.txt"
     if [ -n "${CI_EVAL_EXTRA:-}" ]; then cat "$CI_EVAL_EXTRA"; fi
     echo "$version"
+    (cd "$CI_EVAL_SOURCE" && find ci_eval pyproject.toml -type f ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum)
   } | sha256sum | cut -c1-16)
   echo "key=ci-eval-venv-${RUNNER_OS:-os}-${RUNNER_ARCH:-arch}-py${version%% *}-$digest" >> "$GITHUB_OUTPUT"
 }
@@ -61,8 +63,8 @@ install_into_user_python() {
 # The default: a private venv, restored by actions/cache when the key matches.
 install_private_venv() {
   local venv="$CI_EVAL_VENV"
-  if [ "${CI_EVAL_CACHE_HIT:-}" = "true" ] && "$venv/bin/python" -c "import github, jsonschema, numpy, tabulate" 2> /dev/null; then
-    echo "ci-eval: environment restored from the cache: dependencies not reinstalled"
+  if [ "${CI_EVAL_CACHE_HIT:-}" = "true" ] && "$venv/bin/python" -c "import ci_eval, github, jsonschema, numpy, tabulate" 2> /dev/null; then
+    echo "ci-eval: environment restored from the cache: nothing to install"
   else
     rm -rf "$venv"
     "$CI_EVAL_PYTHON" -m venv "$venv"
@@ -70,9 +72,8 @@ install_private_venv() {
     if [ -n "${CI_EVAL_EXTRA:-}" ]; then
       "$venv/bin/python" -m pip install "${pip_quiet[@]}" -r "$CI_EVAL_EXTRA"
     fi
+    "$venv/bin/python" -m pip install "${pip_quiet[@]}" --no-deps "$CI_EVAL_SOURCE"
   fi
-  # ci-eval itself always comes from this checkout of the action, never from the cache.
-  "$venv/bin/python" -m pip install "${pip_quiet[@]}" --no-deps --force-reinstall "$CI_EVAL_SOURCE"
   echo "python=$venv/bin/python" >> "$GITHUB_OUTPUT"
 }
 

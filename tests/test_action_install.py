@@ -58,6 +58,10 @@ def test_the_cache_key_follows_the_requirements_and_the_interpreter(source, tmp_
     version = ".".join(map(str, sys.version_info[:3]))
     assert first["key"].startswith(f"ci-eval-venv-Linux-X64-py{version}-")
     assert script(source, "key", tmp_path, CI_EVAL_PYTHON=sys.executable)[1] == first
+    edited = tmp_path / "edited"
+    shutil.copytree(source, edited)
+    (edited / "ci_eval" / "__init__.py").write_text((source / "ci_eval" / "__init__.py").read_text() + "# edited\n")
+    assert script(edited, "key", tmp_path, CI_EVAL_PYTHON=sys.executable)[1] != first  # a new ci-eval
     extra = tmp_path / "requirements.txt"
     extra.write_text("rank-bm25==0.2.2\n")
     _, with_extra = script(source, "key", tmp_path, CI_EVAL_PYTHON=sys.executable, CI_EVAL_EXTRA=str(extra))
@@ -78,7 +82,7 @@ def test_cold_then_warm_private_venv(source, tmp_path):
         fh.write("no-such-package-anywhere==0.0.1\n")
     warm, outputs = script(broken, "install", tmp_path, CI_EVAL_CACHE_HIT="true", **env)
     assert warm.returncode == 0, warm.stderr
-    assert "environment restored from the cache: dependencies not reinstalled" in warm.stdout
+    assert "environment restored from the cache: nothing to install" in warm.stdout
     assert outputs == {"python": str(venv / "bin" / "python")}
     cold, _ = script(broken, "install", tmp_path, CI_EVAL_CACHE_HIT="", **env)
     assert cold.returncode != 0 and "no-such-package-anywhere" in cold.stderr
