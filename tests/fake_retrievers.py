@@ -53,6 +53,16 @@ def garbage(question: str, k: int):
     return lexical(question, k)
 
 
+# Every question the counting retriever was asked, in call order (the cache tests read it).
+CALLS: list[str] = []
+
+
+def counting(question: str, k: int, **params):
+    """``failing`` that records each call: a paid retriever whose bill the cache should cut."""
+    CALLS.append(question)
+    return failing(question, k)
+
+
 def manifest():
     return {"version": "idx-2", "ids": CHUNKS}
 

@@ -63,6 +63,7 @@ CLASSES = {
     "answers": "Answers file (`answers.jsonl`)",
     "manifest": "Index manifest",
     "artefact": "Base run artefact (`--base`, `ci-eval compare`)",
+    "shard": "Shards and their parts (`ci-eval run --shard`, `ci-eval merge`)",
     "event": "GitHub event payload and environment (`ci-eval action`)",
     "label": "Labelling inputs (`ci-eval label`: `--chunks`, `--candidates`, `--pool`)",
 }

@@ -47,3 +47,36 @@ def test_plan_action(event, mode, is_fork, comment, expected, note):
             plan.carry_history, plan.refused) == expected
     assert note in plan.note
     assert "\n" not in plan.note
+
+
+# The sharded setup: event, mode, is_fork, shard -> plan, shard_part, merge_parts, a phrase.
+SHARDED = [
+    # A matrix job only measures its part, whatever the event: the merge job does the rest.
+    ("pull_request", "run", False, "2/8", EVALUATE_ONLY, True, False, "running shard 2/8"),
+    ("pull_request", "run", True, "2/8", EVALUATE_ONLY, True, False, "running shard 2/8"),
+    ("push", "run", False, "1/4", EVALUATE_ONLY, True, False, "running shard 1/4"),
+    # The merge job does what mode: run does on the same event.
+    ("pull_request", "merge", False, "", RUN_AND_COMMENT, False, True, "compare with the base commit"),
+    ("pull_request", "merge", True, "", RUN_NO_COMMENT, False, True, "workflow_run poster"),
+    ("push", "merge", False, "", RECORD_BASELINE, False, True, "recording a baseline run"),
+    ("schedule", "merge", False, "", EVALUATE_ONLY, False, True, "only push runs become baselines"),
+    # Refusals hold with shards too.
+    ("pull_request_target", "run", False, "1/2", REFUSED, False, False, "pull_request_target is refused"),
+    ("pull_request_target", "merge", False, "", REFUSED, False, False, "pull_request_target is refused"),
+    ("workflow_run", "merge", False, "", REFUSED, False, False, "needs mode: comment"),
+    ("pull_request", "merge", False, "1/2", REFUSED, False, False, "belongs to the matrix jobs"),
+    ("workflow_run", "comment", False, "1/2", REFUSED, False, False, "belongs to the matrix jobs"),
+    # Without a shard or merge, plan_sharded is plan_action.
+    ("pull_request", "run", False, "", RUN_AND_COMMENT, False, False, "compare with the base commit"),
+]
+
+
+@pytest.mark.parametrize(("event", "mode", "is_fork", "shard", "expected", "part", "merge", "note"), SHARDED)
+def test_plan_sharded(event, mode, is_fork, shard, expected, part, merge, note):
+    from ci_eval.core.plan import plan_sharded
+
+    plan = plan_sharded(event, mode, is_fork, "always", shard)
+    assert (plan.evaluate, plan.find_baseline, plan.post_comment, plan.post_from_artifact,
+            plan.carry_history, plan.refused) == expected
+    assert (plan.shard_part, plan.merge_parts) == (part, merge)
+    assert note in plan.note and "\n" not in plan.note

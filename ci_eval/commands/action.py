@@ -11,6 +11,9 @@ variables and the event from GITHUB_EVENT_NAME / GITHUB_EVENT_PATH:
                 nearest older one, said so), upsert one sticky comment, write the job
                 summary and outputs, annotate stale gold ids, then exit 1 if the gate fails
   workflow_run  with INPUT_MODE=comment: post the comment of a fork's pull-request run
+  INPUT_SHARD=I/N    a matrix job: run shard I of N and write the part for the merge job
+  INPUT_MODE=merge   the job that needs the matrix: merge this run's parts (artifacts
+                named <artifact-name>-part-I-of-N), then compare, comment and gate as run does
   pull_request_target is refused (exit 2): it runs the PR's code with a write token
 
 example (what action.yml does):
@@ -29,9 +32,10 @@ def register(sub) -> None:
 def run(args) -> int:
     import os
 
-    from ci_eval.core.plan import plan_action
+    from ci_eval.core.plan import plan_sharded
     from ci_eval.errors import InputError
     from ci_eval.github.env import mask, read_event, read_inputs, require
+    from ci_eval.github.shard_steps import part_mode
     from ci_eval.github.steps import comment_mode, log, run_mode
 
     env = dict(os.environ)
@@ -40,7 +44,7 @@ def run(args) -> int:
         # Before anything else is logged: the runner then hides the token in every line.
         print(mask(inputs.token), flush=True)
     event = read_event(env)
-    plan = plan_action(event.name, inputs.mode, event.is_fork, inputs.comment)
+    plan = plan_sharded(event.name, inputs.mode, event.is_fork, inputs.comment, inputs.shard)
     if plan.refused:
         raise InputError(plan.note, "GITHUB_EVENT_NAME")
     log(f"ci-eval: {plan.note}")
@@ -56,6 +60,8 @@ def run(args) -> int:
 
     if plan.post_from_artifact:
         return comment_mode(inputs, event, env, port_factory())
+    if plan.shard_part:
+        return part_mode(inputs, event, env)
     if not plan.evaluate:
         return 0
     return run_mode(inputs, event, env, port_factory, plan)

@@ -33,6 +33,7 @@ class RetrieverConfig:
     env: dict = field(default_factory=dict, hash=False)
     id_from: str | None = None  # python: None means the callable returns (id, score) pairs
     score: str = "similarity"  # or "distance": negated before ranking
+    cache: str | None = None  # folder of the retrieval cache; not part of the recorded config
 
 
 @dataclass(frozen=True)
@@ -176,6 +177,7 @@ def parse_config(data: Any, source: str, base_dir: str = "", prefix: tuple = ())
         env=dict(r.get("env", {})),
         id_from=r.get("id_from", _DEFAULT_ID_FROM.get(r["type"])),
         score=r.get("score", "similarity"),
+        cache=_resolve(base_dir, r["cache"]) if "cache" in r else None,
     )
     index = data.get("index", {})
     gate = dict(data.get("gate", {}))

@@ -103,9 +103,15 @@ def evaluate(
     for row, position in enumerate(measured):
         entries[position]["metrics"] = {m.name: float(values[m.name][row]) for m in resolved}
 
+    return Evaluation(entries, summarise_run(entries, metrics, abstain_below, k))
+
+
+def summarise_run(entries: list, metrics, abstain_below: float | None, k: int) -> dict:
+    """The artefact's whole summary from its per-question rows: what a run writes and what
+    the merge of a sharded run's parts recomputes, so the two cannot drift apart."""
     summary = summarise(entries, metrics, abstain_below)
     summary["judged_at_k"] = {"k": k, "mean": mean_judged(e["judged_at_k"] for e in entries)}
-    return Evaluation(entries, summary)
+    return summary
 
 
 def _means(rows: list, metrics) -> dict:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -15,6 +15,8 @@ class ActionPlan:
     # push: carry the branch's previous artefact's history forward (the comment's trend)
     carry_history: bool = False
     refused: bool = False  # a setup ci-eval will not run in: exit 2 with the note
+    shard_part: bool = False  # run one shard and write its part; nothing else (a matrix job)
+    merge_parts: bool = False  # the head is this run's uploaded parts, merged, not a new run
 
 
 def plan_action(event_name: str, mode: str, is_fork: bool, comment: str) -> ActionPlan:
@@ -47,3 +49,22 @@ def plan_action(event_name: str, mode: str, is_fork: bool, comment: str) -> Acti
     # schedule, workflow_dispatch: pull requests compare only with push runs.
     return ActionPlan(True, False, False, False,
                       f"{event_name}: evaluating; only push runs become baselines for pull requests")
+
+
+def plan_sharded(event_name: str, mode: str, is_fork: bool, comment: str, shard: str) -> ActionPlan:
+    """``plan_action`` for the sharded setup: a matrix job with a ``shard`` input writes one
+    part and stops; the ``mode: merge`` job that needs the matrix then does what ``mode: run``
+    does with the merged parts as its head. Refusals are plan_action's, on every event."""
+    if shard and mode != "run":
+        return ActionPlan(False, False, False, False,
+                          f"the shard input belongs to the matrix jobs (mode: run), not mode {mode!r}",
+                          refused=True)
+    plan = plan_action(event_name, mode, is_fork, comment)
+    if plan.refused:
+        return plan
+    if shard:
+        return ActionPlan(True, False, False, False,
+                          f"running shard {shard}: the part is uploaded for the merge job", shard_part=True)
+    if mode == "merge":
+        return replace(plan, merge_parts=True, note=f"merging this run's parts; {plan.note}")
+    return plan

@@ -15,7 +15,7 @@ from ci_eval.errors import InputError
 from ci_eval.inputs.files import atomic_append, decode, parse_json, read_bytes
 
 COMMENT_MODES = ("always", "on-change", "off")
-MODES = ("run", "comment")
+MODES = ("run", "comment", "merge")
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,8 @@ class ActionInputs:
     out_dir: str
     fail_on_gate: bool
     author: str  # the login the sticky comment is posted as
+    shard: str = ""  # "I/N": this job runs one part of a sharded run and uploads it
+    cache: str = ""  # folder of the retrieval cache ("" = [retriever] cache, else off)
 
 
 def _input(env: Mapping[str, str], name: str, default: str = "") -> str:
@@ -62,6 +64,8 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
         out_dir=out_dir,
         fail_on_gate=fail == "true",
         author=_input(env, "comment-author", "github-actions[bot]") or "github-actions[bot]",
+        shard=_input(env, "shard"),
+        cache=_input(env, "cache"),
     )
 
 

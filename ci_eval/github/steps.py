@@ -225,7 +225,7 @@ def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int
         lookup = _Background(lambda: _baseline_or_outage(port, event, workflow, inputs.artifact_name))
     elif plan.carry_history:
         lookup = _Background(lambda: _previous_history(port, event, workflow, inputs.artifact_name))
-    head, config, builtin_base = _evaluate(inputs, event, env)
+    head, config, builtin_base = _head_source(plan, port_factory)(inputs, event, env)
     baseline = Baseline(None, "none", f"{event.name}: this run records the baseline for later pull requests")
     if plan.find_baseline:
         baseline = lookup.result()
@@ -316,19 +316,22 @@ def _previous_history(port, event: Event, workflow: str | None, artifact_name: s
     return [entry for entry in carry_history(previous.artefact) if entry.get("sha") != event.sha]
 
 
+def _head_source(plan, port_factory):
+    """What gives ``run_mode`` its head: a run here, or (``mode: merge``) this run's parts."""
+    if plan.merge_parts:
+        from ci_eval.github.shard_steps import merged_evaluation
+
+        return merged_evaluation(port_factory)
+    return _evaluate
+
+
 def _evaluate(inputs: ActionInputs, event: Event, env):
     """The head run. ``config: demo`` runs the embedded demo's changed configuration, with
     the demo's own baseline configuration as the fallback when no stored baseline exists."""
-    from ci_eval.inputs.gitinfo import git_info
     from ci_eval.inputs.loaders import load_config
     from ci_eval.retrieval.pipeline import load_inputs, run_evaluation
 
-    git = git_info(env=env)
-    if git and event.head_sha:
-        # On pull_request GITHUB_SHA is a merge commit nobody knows; record the PR's head.
-        git = {**git, "sha": event.head_sha}
-    if event.name == "push" and git is not None:
-        git = {**git, "ref": event.ref}
+    git = job_git(event, env)
     if inputs.config == "demo":
         from ci_eval.demo.run import demo_artefact, demo_config_path
 
@@ -337,8 +340,21 @@ def _evaluate(inputs: ActionInputs, event: Event, env):
         builtin = demo_artefact("base", show_progress=False) if event.name == "pull_request" else None
         return head, load_config(demo_config_path("head")), builtin
     config = load_config(inputs.config)
-    head = run_evaluation(load_inputs(config), git=git)
+    head = run_evaluation(load_inputs(config), git=git, cache_dir=inputs.cache or None)
     return head, config, None
+
+
+def job_git(event: Event, env) -> dict | None:
+    """The commit this job measures, as the artefact records it."""
+    from ci_eval.inputs.gitinfo import git_info
+
+    git = git_info(env=env)
+    if git and event.head_sha:
+        # On pull_request GITHUB_SHA is a merge commit nobody knows; record the PR's head.
+        git = {**git, "sha": event.head_sha}
+    if event.name == "push" and git is not None:
+        git = {**git, "ref": event.ref}
+    return git
 
 
 def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:

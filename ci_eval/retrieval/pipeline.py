@@ -27,13 +27,18 @@ def load_inputs(config) -> Inputs:
     return Inputs(config, gold, sha, manifest, answers)
 
 
-def retrieve(inputs: Inputs, progress=None):
-    """Yield (question id, Retrieved) in gold-set order from the configured retriever."""
+def retrieve(inputs: Inputs, progress=None, questions=None, cache=None):
+    """Yield (question id, Retrieved) in gold-set order from the configured retriever, for
+    ``questions`` (default: the whole gold set), through ``cache`` when one is given."""
     from ci_eval.retrieval.query import iter_queries, runner_for
 
-    queries = iter_queries(inputs.gold.questions)
+    queries = iter_queries(inputs.gold.questions if questions is None else questions)
     known = inputs.manifest.ids if inputs.manifest else None
-    stream = runner_for(inputs.config.retriever.type)(inputs.config, queries, known)
+    runner = runner_for(inputs.config.retriever.type)
+    if cache is not None:
+        stream = cache.around(queries, lambda misses: runner(inputs.config, misses, known))
+    else:
+        stream = runner(inputs.config, queries, known)
     for qid, result in stream:
         if progress is not None:
             progress.update(1, failed=result.failed)
@@ -45,17 +50,20 @@ def now_utc() -> str:
 
 
 def run_evaluation(inputs: Inputs, *, git=None, history=None, created_at=None, show_progress=True,
-                   answers_override=None) -> dict:
+                   answers_override=None, shard=None, cache_dir=None) -> dict:
     from ci_eval.core.artefact import build_artefact
     from ci_eval.core.evaluation import evaluate
     from ci_eval.retrieval.progress import Progress
+    from ci_eval.retrieval.sharding import open_cache, part_questions, record_part
 
     cfg = inputs.config
-    progress = Progress(len(inputs.gold.questions), "retrieving", enabled=show_progress)
+    positions, questions = part_questions(inputs.gold.questions, shard)
+    cache = open_cache(inputs, cache_dir)
+    progress = Progress(len(questions), "retrieving", enabled=show_progress)
     try:
         evaluation = evaluate(
             inputs.gold,
-            retrieve(inputs, progress),
+            retrieve(inputs, progress, questions, cache),
             k=cfg.k,
             metrics=cfg.metrics,
             relevance_level=cfg.relevance_level,
@@ -66,7 +74,7 @@ def run_evaluation(inputs: Inputs, *, git=None, history=None, created_at=None, s
     finally:
         progress.close()
     manifest = inputs.manifest
-    return build_artefact(
+    artefact = build_artefact(
         tool_version=__version__,
         created_at=created_at or now_utc(),
         git=git,
@@ -88,6 +96,7 @@ def run_evaluation(inputs: Inputs, *, git=None, history=None, created_at=None, s
         evaluation=evaluation,
         history=history,
     )
+    return record_part(artefact, inputs, shard, positions, cache)
 
 
 def retriever_failed(artefact: dict) -> str | None:

@@ -1,0 +1,44 @@
+"""The run's two optional wrappers, kept out of pipeline.py: which questions this shard
+asks (``--shard I/N``), and the retrieval cache around the runner (``--cache DIR``)."""
+
+from __future__ import annotations
+
+
+def part_questions(questions, shard) -> tuple[list[int] | None, list]:
+    """(gold-set positions or None, the questions to ask): all of them without a shard."""
+    if shard is None:
+        return None, list(questions)
+    from ci_eval.core.shard import select
+
+    chosen = select(questions, shard)
+    return [i for i, _ in chosen], [q for _, q in chosen]
+
+
+def _index_version(inputs) -> str | None:
+    return inputs.manifest.version if inputs.manifest else inputs.config.index_version
+
+
+def open_cache(inputs, cache_dir: str | None):
+    """The retrieval cache of ``--cache DIR`` or ``[retriever] cache``; None when off."""
+    folder = cache_dir or inputs.config.retriever.cache
+    if not folder:
+        return None
+    from ci_eval.retrieval.cache import RetrievalCache
+
+    source = "--cache" if cache_dir else f"{inputs.config.source}:retriever.cache"
+    return RetrievalCache(folder, inputs.config.as_recorded()["retriever"], _index_version(inputs), source)
+
+
+def record_part(artefact: dict, inputs, shard, positions, cache) -> dict:
+    """Name the cache's share and the shard in the artefact, when either was used."""
+    if cache is not None:
+        artefact["cache"] = cache.record()
+    if shard is not None:
+        from ci_eval.core.shard import shard_record
+
+        artefact["shard"] = shard_record(
+            shard, positions, [q["id"] for q in artefact["questions"]],
+            gold_sha256=inputs.gold_sha256, config=artefact["config"],
+            index_version=artefact["index"]["version"],
+        )
+    return artefact
