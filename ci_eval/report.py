@@ -73,7 +73,8 @@ def build_report(base: dict | None, head: dict, policy: GatePolicy,
     if baseline_info is None:
         baseline_info = BaselineInfo(kind="file" if base is not None else "none")
     ctx = ReportContext(d, evaluate_gate(policy, d), baseline_info, marker_suffix, title,
-                        judged_report(base, head, (q.id for q in d.regressions)))
+                        judged_report(base, head, (q.id for q in d.regressions)),
+                        remap=(head.get("index") or {}).get("remap"))
     return Report(
         context=ctx,
         markdown=render_markdown(ctx, budget),

@@ -18,10 +18,20 @@ ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "cli.md"
 
 
+def _subcommands(parser, prefix: str) -> dict:
+    """``{"gold anchor": parser, ...}``: every level of subcommands, by its full name."""
+    out = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                out[f"{prefix}{name}"] = sub
+                out.update(_subcommands(sub, f"{prefix}{name} "))
+    return out
+
+
 def _commands():
     parser = build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return parser, sub.choices
+    return parser, _subcommands(parser, "")
 
 
 def render() -> str:

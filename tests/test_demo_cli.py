@@ -101,3 +101,20 @@ def test_readme_shows_the_comment_the_demo_really_writes(demo):
     lines = (folder / "comment.md").read_text().splitlines()
     for line in lines[1:4] + lines[5:8]:
         assert line in readme, line
+
+
+def test_demo_shows_the_reingestion_and_its_remap(demo):
+    from ci_eval.demo.reingest import reingested_chunks
+
+    out, folder = demo
+    head = json.loads((folder / "head.json").read_text())
+    split = {c.id[:-2] for c in reingested_chunks() if c.id.endswith("/1")}
+    named = {g for q in head["questions"] for g in q["gold"]} | {g for q in head["questions"] for g in q["stale"]}
+    stale = {g for q in head["questions"] for g in q["stale"]}
+    # Exactly the re-chunked sections the gold set names went stale, and each maps onto its halves.
+    assert stale == split & named and stale
+    for old in stale:
+        assert head["index"]["remap"]["to"][old] == {"new": [f"{old}/1", f"{old}/2"], "kind": "automatic"}
+        assert f"{old}/1, {old}/2" in out.stdout
+    n = len(stale)
+    assert f"{n} of the {n} distinct stale gold ids have an automatic remap" in (folder / "comment.md").read_text()

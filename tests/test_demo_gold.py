@@ -80,7 +80,9 @@ def test_configs_point_at_the_demo_parts(name):
     assert config["k"] == 5
     assert config["retriever"]["type"] == "python"
     assert config["retriever"]["target"] == "ci_eval.demo.retriever:search"
-    assert config["index"]["callable"] == "ci_eval.demo.retriever:manifest"
+    # The head's pull request re-ingests part of the corpus (ci_eval/demo/reingest.py).
+    manifest = {"base.toml": "manifest", "head.toml": "reingested_manifest"}[name]
+    assert config["index"]["callable"] == f"ci_eval.demo.retriever:{manifest}"
     assert set(config["gate"]) >= {"min", "max_drop"}
     # The params are ones the retriever accepts.
     assert (
@@ -88,9 +90,13 @@ def test_configs_point_at_the_demo_parts(name):
     )
 
 
-def test_head_differs_from_base_only_in_retriever_params():
+def test_head_differs_from_base_only_in_retriever_params_and_its_index():
     base, head = _config("base.toml"), _config("head.toml")
     base_params = base["retriever"].pop("params")
     head_params = head["retriever"].pop("params")
+    # The re-ingested index: its manifest, and the retriever searching it.
+    assert (base.pop("index"), head.pop("index")) == ({"callable": "ci_eval.demo.retriever:manifest"},
+                                                      {"callable": "ci_eval.demo.retriever:reingested_manifest"})
+    assert head_params.pop("corpus") == "reingested" and "corpus" not in base_params
     assert base == head
     assert base_params != head_params

@@ -74,12 +74,33 @@ def test_one_index_per_params_under_threads():
 
 
 def test_manifest_matches_the_corpus_and_the_results():
+    from pydoc_data.topics import topics
+
     m = manifest()
     assert m["version"] == index_version()
-    assert m["ids"] == [c.id for c in load_chunks()]
-    assert len(set(m["ids"])) == len(m["ids"])
-    ids = set(m["ids"])
-    assert all(i in ids for i, _ in search("What does __slots__ do?", 15, **PARAMS))
+    ids = [e["id"] for e in m["chunks"]]
+    assert ids == [c.id for c in load_chunks()]
+    assert len(set(ids)) == len(ids)
+    assert all(i in set(ids) for i, _ in search("What does __slots__ do?", 15, **PARAMS))
+    # Each entry's span is where its text sits in its topic's page.
+    spanned = [e for e in m["chunks"] if "start" in e]
+    assert len(spanned) == len(ids)
+    assert all(topics[e["doc"]][e["start"]:e["end"]] == e["text"] for e in spanned)
+
+
+def test_the_reingested_index_splits_only_long_compound_sections():
+    from ci_eval.demo.reingest import MAX_CHARS, TOPIC, reingested_chunks
+    from ci_eval.demo.retriever import reingested_manifest
+
+    before = {c.id: c for c in load_chunks()}
+    after = {c.id: c for c in reingested_chunks()}
+    split = {i for i, c in before.items() if c.topic == TOPIC and len(c.text) > MAX_CHARS}
+    assert split and set(before) - set(after) == split
+    for old in split:
+        first, second = after[f"{old}/1"], after[f"{old}/2"]
+        assert first.text + "\n\n" + second.text == before[old].text
+    assert [e["id"] for e in reingested_manifest()["chunks"]] == list(after)
+    assert search("What does __slots__ do?", 5, corpus="reingested", **PARAMS)
 
 
 def test_answer_stand_in_is_deterministic_and_label_sensitive():

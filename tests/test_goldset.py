@@ -58,7 +58,7 @@ def test_schema_errors_name_the_question_and_path():
     [
         ([], "expected a table/object"),
         ({"questions": []}, "schema_version"),
-        ({"schema_version": 2, "questions": []}, "expected 1"),
+        ({"schema_version": 3, "questions": []}, "expected one of 1, 2"),
         (gold({"id": "", "question": "a", "gold": ["c"]}), "must not be empty"),
         (gold({"id": "q", "question": "a", "gold": ["c", "c"]}), "twice"),
         (gold({"id": "q", "question": "a", "gold": {"c": 0}}), "needs at least one gold id"),
@@ -67,6 +67,23 @@ def test_schema_errors_name_the_question_and_path():
 )
 def test_bad_gold_sets(data, fragment):
     assert any(fragment in line for line in problems_of(data))
+
+
+def test_anchored_gold_set_parses_and_the_fast_check_decides_it():
+    from ci_eval.core.anchors import Anchor
+    from ci_eval.core.fingerprint import signature, text_hash
+    from ci_eval.core.validate import fast_valid
+    from ci_eval.schemas import load
+
+    doc = {"schema_version": 2, "questions": [{"id": "q", "question": "a?", "gold": ["c"]}],
+           "anchors": {"c": {"doc": "d", "start": 0, "end": 4, "hash": text_hash("text"),
+                             "signature": signature("some text here")}}}
+    assert fast_valid(doc, load("goldset")) is True
+    gold = parse_gold_set(doc, "gold.json")
+    assert gold.anchors == {"c": Anchor("d", 0, 4, text_hash("text"), signature("some text here"))}
+    with pytest.raises(InputErrors) as exc:
+        parse_gold_set(dict(doc, schema_version=1), "gold.json")
+    assert exc.value.problems[0].place == "schema_version"
 
 
 def test_labelling_provenance_is_checked_like_the_rest():

@@ -22,7 +22,8 @@ from ci_eval.core.results import ResultError, Retrieved, clean
 from ci_eval.errors import InputError
 from ci_eval.github import env as actions_env
 from ci_eval.inputs.files import decode, parse_json, read_toml
-from ci_eval.inputs.loaders import Manifest, load_answers, load_manifest
+from ci_eval.core.manifest import ChunkIndex
+from ci_eval.inputs.loaders import load_answers, load_manifest
 from ci_eval.retrieval import run_file
 from ci_eval.trec import parse as trec
 
@@ -334,7 +335,7 @@ def test_load_manifest_returns_a_manifest_or_an_input_error(scratch, raw):
     except InputError as exc:
         assert exc.source == path
     else:
-        assert isinstance(manifest, Manifest) and all(isinstance(i, str) for i in manifest.ids)
+        assert isinstance(manifest, ChunkIndex) and all(isinstance(i, str) for i in manifest.ids)
 
 
 run_rows = st.fixed_dictionaries(

@@ -41,10 +41,29 @@ def run(args) -> int:
     if gold.index_version and manifest.version and gold.index_version != manifest.version:
         print(f"index drift: the gold set was built against {gold.index_version!r}, "
               f"the index is {manifest.version!r}")
+    _report_anchors(gold, manifest, config.gold_set)
     for qid, ids in stale:
         print(f"{config.gold_set}: question {qid!r}: stale gold id(s): {', '.join(ids)}")
     if stale:
+        from ci_eval.core.remap import remap_hint
+        from ci_eval.retrieval.pipeline import remap_of
+
         print(f"{sum(len(i) for _, i in stale)} stale gold id(s) in {len(stale)} question(s)")
+        hint = remap_hint(remap_of(inputs).get("remap"))
+        if hint:
+            print(hint.replace("`", "'"))
         return 1
     print("no stale gold ids")
     return 0
+
+
+def _report_anchors(gold, manifest, gold_path: str) -> None:
+    """Say when `ci-eval gold anchor` would add or refresh anchors (check writes nothing)."""
+    from ci_eval.core.anchors import update_anchors
+
+    if not gold.anchors:
+        return
+    up = update_anchors(gold.questions, gold.anchors, manifest)
+    if up.added or up.refreshed:
+        print(f"{gold_path}: {len(up.added)} gold id(s) without an anchor, {len(up.refreshed)} anchor(s) "
+              "out of date: run 'ci-eval gold anchor' to record them")

@@ -58,6 +58,12 @@ def run(args) -> int:
     atomic_write(out / "trend.svg", report.trend_svg)
     if not args.quiet:
         print(report.markdown)
+        from ci_eval.core.remap import format_plan
+        from ci_eval.demo.run import demo_remap
+
+        print("\nThe head re-ingested the compound-statements page. `ci-eval gold remap --manifest "
+              "NEW` on the gold set, anchored on the base index, prints:\n")
+        print(format_plan(demo_remap()))
     print(f"ci-eval demo: wrote {out / 'base.json'}, {out / 'head.json'}, {out / 'comment.md'}, "
           f"{out / 'summary.md'}, {out / 'scores.svg'} and {out / 'trend.svg'}", file=sys.stderr)
     print("ci-eval demo: answer correctness in the failure matrix comes from a deterministic "

@@ -1,7 +1,7 @@
 """The gold set's file layout, kept stable so a PR diff of the gold set reads well.
 
-One top-level key per line, except ``provenance`` (one key per line) and ``questions`` (one
-question per line). Inside provenance, the per-question labelling records and the pending
+One top-level key per line, except ``provenance`` (one key per line), ``questions`` (one
+question per line) and ``anchors`` (one chunk id per line). Inside provenance, the per-question labelling records and the pending
 questions are one entry per line too. A question's keys keep the order the file gave them,
 with new keys after them in a fixed order, so relabelling one chunk changes one line.
 """
@@ -50,6 +50,8 @@ def dumps_gold_set(doc: dict) -> str:
             body = _provenance(value)
         elif key == "questions" and isinstance(value, list):
             body = _lines_of([_one_line(_ordered(q, QUESTION_ORDER)) for q in value], "    ", "[", "]")
+        elif key == "anchors" and isinstance(value, dict):  # one chunk's fingerprint per line
+            body = _lines_of([f"{_one_line(k)}: {_one_line(v)}" for k, v in value.items()], "    ", "{", "}")
         else:
             body = _one_line(value)
         parts.append(f"{_one_line(key)}: {body}")

@@ -6,6 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from ci_eval.core.anchors import parse_anchors
 from ci_eval.core.validate import problems_or_none
 from ci_eval.errors import InputError, InputErrors
 
@@ -30,6 +31,8 @@ class GoldSet:
     index_version: str | None
     questions: tuple[Question, ...]
     provenance: dict = field(default_factory=dict, hash=False, compare=False)
+    # chunk id -> core.anchors.Anchor (schema version 2); empty for a set never anchored.
+    anchors: dict = field(default_factory=dict, hash=False, compare=False)
 
     def by_id(self) -> dict[str, Question]:
         return {q.id: q for q in self.questions}
@@ -104,6 +107,7 @@ def parse_gold_set(data: Any, source: str) -> GoldSet:
                 unanswerable=unanswerable,
             )
         )
+    problems += _anchor_problems(data, source)
     if problems:
         raise InputErrors(problems)
     return GoldSet(
@@ -111,7 +115,22 @@ def parse_gold_set(data: Any, source: str) -> GoldSet:
         index_version=data.get("index_version"),
         questions=tuple(questions),
         provenance=dict(data.get("provenance") or {}),
+        anchors=parse_anchors(data.get("anchors")),
     )
+
+
+def _anchor_problems(data: dict, source: str) -> list[InputError]:
+    """What the schema leaves to code: anchors exist from schema version 2, and a span is
+    a doc with both ends."""
+    anchors = data.get("anchors")
+    if anchors is None:
+        return []
+    if data["schema_version"] < 2:
+        return [InputError(f"a gold set with anchors needs schema_version 2, got {data['schema_version']}",
+                           source, "schema_version")]
+    return [InputError('a span needs "doc", "start" and "end" together', source, f"anchors.{cid}")
+            for cid, a in anchors.items()
+            if ("start" in a or "end" in a) and not {"doc", "start", "end"} <= set(a)]
 
 
 def content_hash(raw: bytes) -> str:

@@ -71,6 +71,7 @@ class ReportContext:
     marker_suffix: str = ""
     title: str = ""  # optional: the gold set's name, shown after the verdict
     judged: JudgedReport | None = None  # judged@k and the unjudged results the head brought
+    remap: dict | None = None  # the head artefact's index.remap: what `ci-eval gold remap` would do
 
 
 # --------------------------------------------------------------------------- formatting
@@ -514,6 +515,11 @@ def _stale(ctx: ReportContext, limit: int | None) -> str:
         out.append(_table(["question", "missing gold ids", "status"], rows))
         if len(st.head) > len(shown):
             out[-1] += _more(len(st.head) - len(shown), "stale questions")
+        from ci_eval.core.remap import remap_hint
+
+        hint = remap_hint(ctx.remap)
+        if hint:
+            out.append(hint)
     if st.resolved:
         out.append(f"Resolved since the base: {_ids((q.id for q in st.resolved), limit)}")
     return "\n\n".join(out)

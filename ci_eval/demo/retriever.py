@@ -13,7 +13,8 @@ from typing import Any
 from ci_eval.demo.bm25 import BM25Index, BM25Params
 from ci_eval.demo.corpus import index_version, load_chunks
 
-_PARAM_NAMES = ("k1", "b", "title_boost", "stopwords", "stem")
+_PARAM_NAMES = ("k1", "b", "title_boost", "stopwords", "stem", "corpus")
+_CORPORA = ("pydoc-topics", "reingested")
 _indexes: dict[tuple[tuple[str, Any], ...], BM25Index] = {}
 _lock = threading.Lock()
 
@@ -43,17 +44,30 @@ def _params(params: dict[str, Any]) -> BM25Params:
     return BM25Params(**values)
 
 
+def _chunks(corpus: str):
+    if corpus not in _CORPORA:
+        raise TypeError(f"retriever param corpus must be one of {', '.join(_CORPORA)}, got {corpus!r}")
+    if corpus == "reingested":
+        from ci_eval.demo.reingest import reingested_chunks
+
+        return reingested_chunks()
+    return load_chunks()
+
+
 def index_for(**params: Any) -> BM25Index:
-    """The built index for these params (built on first use, then cached)."""
+    """The built index for these params (built on first use, then cached). ``corpus``
+    picks the chunks: the pydoc topics as chunked by heading, or the head's re-ingestion."""
+    corpus = params.pop("corpus", "pydoc-topics")
+    chunks = _chunks(corpus)
     config = _params(params)
     # Keyed by the normalised params so {"k1": 1} and {"k1": 1.0} share one index.
-    key = tuple(sorted(vars(config).items()))
+    key = (corpus, *sorted(vars(config).items()))
     index = _indexes.get(key)
     if index is None:
         with _lock:
             index = _indexes.get(key)
             if index is None:
-                docs = [(c.id, c.title, c.text) for c in load_chunks()]
+                docs = [(c.id, c.title, c.text) for c in chunks]
                 index = BM25Index(docs, config)
                 _indexes[key] = index
     return index
@@ -71,11 +85,23 @@ def search(question: str, k: int, **params: Any) -> list[tuple[str, float]]:
 
 
 def manifest() -> dict[str, Any]:
-    """The index manifest: its version and every chunk id it holds."""
-    return {"version": index_version(), "ids": [c.id for c in load_chunks()]}
+    """The index manifest: its version and every chunk, with its topic, span and text."""
+    from ci_eval.demo.reingest import manifest_entries
+
+    return {"version": index_version(), "chunks": manifest_entries(load_chunks())}
+
+
+def reingested_manifest() -> dict[str, Any]:
+    """The head's index after the re-ingestion (see ci_eval.demo.reingest)."""
+    from ci_eval.demo.reingest import manifest_entries, reingested_chunks, reingested_version
+
+    return {"version": reingested_version(), "chunks": manifest_entries(reingested_chunks())}
 
 
 def texts(ids: list[str]) -> dict[str, str]:
     """Chunk texts by id, for ``ci-eval label --chunks ci_eval.demo.retriever:texts``."""
-    by_id = {c.id: f"{c.title}\n\n{c.text}" for c in load_chunks()}
+    from ci_eval.demo.reingest import reingested_chunks
+
+    # Both indexes: the head's re-ingested sections are labelled like any other chunk.
+    by_id = {c.id: f"{c.title}\n\n{c.text}" for chunks in (load_chunks(), reingested_chunks()) for c in chunks}
     return {i: by_id[i] for i in ids if i in by_id}

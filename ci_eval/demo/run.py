@@ -33,4 +33,24 @@ def demo_artefact(label: str, *, history=None, show_progress=True) -> dict:
             found = q["first_gold_rank"] is not None and q["first_gold_rank"] <= k
             q["answer_correct"] = answer_correct(q["id"], found, label)
     artefact["config"]["answers"] = "stand-in judge (ci_eval.demo.answerer), not a real model"
+    if label == "head":
+        from ci_eval.core.remap import remap_summary
+
+        plan = demo_remap()
+        if plan.mappings:
+            artefact["index"]["remap"] = remap_summary(plan)
     return artefact
+
+
+def demo_remap():
+    """What `ci-eval gold remap` does for the head's stale ids, the gold set anchored on
+    the base index. The demo anchors at run time rather than shipping anchors, because the
+    corpus's text (and so every hash and span) follows the Python in use."""
+    from ci_eval.core.anchors import update_anchors
+    from ci_eval.core.remap import plan_remap
+    from ci_eval.inputs.loaders import load_config, load_gold_set, load_manifest
+
+    base, head = load_config(demo_config_path("base")), load_config(demo_config_path("head"))
+    gold, _ = load_gold_set(base.gold_set)
+    anchors = update_anchors(gold.questions, {}, load_manifest(base)).anchors
+    return plan_remap(gold, anchors, load_manifest(head))

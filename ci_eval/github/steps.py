@@ -163,8 +163,13 @@ def stale_annotations(head: dict, gold_path: str | None) -> list[str]:
     if gold_path and Path(gold_path).is_file():
         lines = find_question_lines(Path(gold_path).read_text("utf-8", "replace"), [q["id"] for q in stale])
     out = []
+    remapped = ((head.get("index") or {}).get("remap") or {}).get("to") or {}
     for q in stale[:50]:  # GitHub shows at most 50 annotations per step
         message = f"stale gold id(s) not in the current index: {', '.join(q['stale'])}"
+        found = [f"{old} -> {', '.join(remapped[old]['new'])} ({remapped[old]['kind']})"
+                 for old in q["stale"] if old in remapped]
+        if found:
+            message += f"; remap (`ci-eval gold remap --write`): {'; '.join(found)}"
         out.append(annotation("warning", message, gold_path, lines.get(q["id"]), f"ci-eval: {q['id']}"))
     return out
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from ci_eval.errors import InputError, InputErrors
@@ -52,30 +51,10 @@ def load_gold_set(path: str):
     return parse_gold_set(data, str(path)), content_hash(raw)
 
 
-@dataclass(frozen=True)
-class Manifest:
-    version: str | None
-    ids: frozenset
-    source: str
+def load_manifest(config):
+    """The current index (a core.manifest.ChunkIndex), from a file or the user's callable."""
+    from ci_eval.inputs.manifest import manifest_from_value, read_manifest
 
-
-def _manifest_from(data, source: str, version: str | None) -> Manifest:
-    if not isinstance(data, dict):
-        raise InputError('expected {"version": ..., "ids": [...]}', source, "(top level)")
-    ids = data.get("ids")
-    if not isinstance(ids, (list, tuple, set, frozenset)):
-        raise InputError('"ids" must be a list of chunk ids', source, "ids")
-    bad = next((i for i, x in enumerate(ids) if not isinstance(x, str)), None)
-    if bad is not None:
-        raise InputError("chunk ids must be strings", source, f"ids[{bad}]")
-    v = data.get("version", version)
-    if v is not None and not isinstance(v, str):
-        raise InputError("must be a string", source, "version")
-    return Manifest(v or version, frozenset(ids), source)
-
-
-def load_manifest(config) -> Manifest | None:
-    """The current index's version and ids, from a file or the user's callable."""
     if config.manifest_callable:
         from ci_eval.inputs.pyimport import import_target
 
@@ -88,20 +67,10 @@ def load_manifest(config) -> Manifest | None:
                 config.source,
                 "index.callable",
             ) from None
-        return _manifest_from(data, f"{config.manifest_callable}()", config.index_version)
+        return manifest_from_value(data, f"{config.manifest_callable}()", config.index_version)
     if not config.manifest:
         return None
-    path = config.manifest
-    raw = read_bytes(path, "index manifest")
-    text = decode(raw, path)
-    # JSON when it looks like JSON: a bare list of ids must not be read as one id per line.
-    if text.lstrip().startswith(("{", "[")):
-        from ci_eval.inputs.files import parse_json
-
-        return _manifest_from(parse_json(text, path), path, config.index_version)
-    # One id per line; blank lines and #-comments are skipped.
-    ids = [line.strip() for line in text.splitlines()]
-    return Manifest(config.index_version, frozenset(i for i in ids if i and not i.startswith("#")), path)
+    return read_manifest(config.manifest, config.index_version)
 
 
 def load_answers(path: str, known: set[str] | None = None) -> dict[str, bool]:
@@ -161,7 +130,6 @@ def parse_artefact_bytes(raw: bytes, source: str) -> dict:
 
 __all__ = [
     "InputErrors",
-    "Manifest",
     "find_config",
     "load_answers",
     "load_artefact",

@@ -14,7 +14,7 @@ class Inputs:
     config: object
     gold: object
     gold_sha256: str
-    manifest: object  # loaders.Manifest | None
+    manifest: object  # core.manifest.ChunkIndex | None
     answers: dict | None
 
 
@@ -89,6 +89,7 @@ def run_evaluation(inputs: Inputs, *, git=None, history=None, created_at=None, s
             "version": manifest.version if manifest else None,
             "ids": len(manifest.ids) if manifest else None,
             "checked": manifest is not None,
+            **remap_of(inputs),
         },
         k=cfg.k,
         metrics=cfg.metrics,
@@ -97,6 +98,18 @@ def run_evaluation(inputs: Inputs, *, git=None, history=None, created_at=None, s
         history=history,
     )
     return record_part(artefact, inputs, shard, positions, cache)
+
+
+def remap_of(inputs: Inputs) -> dict:
+    """``{"remap": ...}`` when some gold ids are stale and the gold set has anchors to map
+    them back with (what `ci-eval gold remap` would do), else ``{}``."""
+    from ci_eval.core.remap import plan_remap, remap_summary
+
+    gold, manifest = inputs.gold, inputs.manifest
+    if manifest is None or not gold.anchors:
+        return {}
+    plan = plan_remap(gold, gold.anchors, manifest)
+    return {"remap": remap_summary(plan)} if plan.mappings else {}
 
 
 def retriever_failed(artefact: dict) -> str | None:
@@ -109,4 +122,4 @@ def retriever_failed(artefact: dict) -> str | None:
     return None
 
 
-__all__ = ["Inputs", "load_inputs", "retriever_failed", "run_evaluation"]
+__all__ = ["Inputs", "load_inputs", "remap_of", "retriever_failed", "run_evaluation"]

@@ -1,0 +1,182 @@
+"""`ci-eval gold anchor|remap|import|export`: keep the gold set valid across re-ingestions
+and move judgements in and out of other tools' formats."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = """Look after the gold set between runs: anchor its ids to the chunks they name, remap
+them after a re-ingestion, import judgements from TREC, BEIR or a spreadsheet, export them
+back. See docs/gold-lifecycle.md.
+
+examples:
+  ci-eval gold anchor
+  ci-eval gold remap --manifest new-index.jsonl --write"""
+
+ANCHOR_HELP = """Record, in the gold set's "anchors", the fingerprint (document, span, text hash,
+text signature) of every gold id the index manifest holds, so a later re-ingestion can be
+mapped back with `ci-eval gold remap`. Anchors of ids the index no longer holds are kept.
+The gold set is rewritten (atomically) only when an anchor was added or changed.
+
+example:
+  ci-eval gold anchor --config ci-eval.toml
+  ci-eval gold anchor --gold gold.json --manifest index.jsonl
+exit codes: 0 done; 2 bad input."""
+
+REMAP_HELP = """Map the gold set's stale ids (ids the new index no longer holds) onto the new
+index, from their anchors: the same text hash under a new id, or new chunks covering at
+least half of the old span, is automatic; a similar text signature is a proposal with its
+score; anything else stays unresolved. Prints the table; a dry run unless --write.
+
+examples:
+  ci-eval gold remap --manifest new-index.jsonl
+  ci-eval gold remap --manifest new-index.jsonl --write --accept-proposals
+exit codes: 0 every stale id has a remap; 1 some stay stale (unresolved, or proposals not
+accepted); 2 bad input."""
+
+IMPORT_HELP = """Import judgements into a new gold set (or, with --merge, into an existing one):
+  --format trec QRELS TOPICS   TREC qrels, topics as TREC SGML or id<TAB>text lines
+  --format beir FOLDER         queries.jsonl and qrels/<split>.tsv (corpus.jsonl becomes an
+                               index manifest with --manifest-out)
+  --format csv FILE            header: question, gold (ids separated by ';', id=grade for
+                               a grade), optional id and tags
+  --format jsonl FILE          {"id"?, "question", "gold": [...] or {id: grade}, "tags"?}
+A question id already used, or the same question text twice, is an error naming both places.
+
+examples:
+  ci-eval gold import --format trec qrels.txt topics.txt --out gold.json
+  ci-eval gold import --format beir scifact --manifest-out index.jsonl --out gold.json
+  ci-eval gold import --format csv labels.csv --out gold.json --merge
+exit codes: 0 written; 2 bad input (nothing written)."""
+
+EXPORT_HELP = """Write the gold set's judgements as TREC (qrels.txt, topics.tsv) or BEIR
+(queries.jsonl, qrels/<split>.tsv) files into a folder, for ci-eval evaluate, trec_eval,
+ranx or pytrec_eval.
+
+examples:
+  ci-eval gold export --format trec --out judgements
+  ci-eval evaluate judgements/qrels.txt run.trec
+exit codes: 0 written; 2 bad input, or a file exists without --force (nothing written)."""
+
+
+def _parser(sub, name: str, help_: str, description: str):
+    return sub.add_parser(name, help=help_, description=description,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def _targets(p, manifest_help: str) -> None:
+    p.add_argument("--config", metavar="FILE", help="ci-eval.toml or pyproject.toml (default: found in .)")
+    p.add_argument("--gold", metavar="FILE", help="the gold set (default: the configuration's gold_set)")
+    p.add_argument("--manifest", metavar="FILE", help=manifest_help)
+
+
+def register(sub) -> None:
+    p = _parser(sub, "gold", "anchor, remap, import and export the gold set", HELP)
+    gold_sub = p.add_subparsers(dest="gold_command", metavar="SUBCOMMAND", parser_class=type(p))
+    p.set_defaults(func=lambda args: _missing_subcommand(p))
+
+    a = _parser(gold_sub, "anchor", "record the fingerprint of every gold id", ANCHOR_HELP)
+    _targets(a, "the index manifest (default: the configuration's [index])")
+    a.set_defaults(func=run_anchor)
+
+    r = _parser(gold_sub, "remap", "map stale gold ids onto a re-ingested index", REMAP_HELP)
+    _targets(r, "the new index's manifest (default: the configuration's [index])")
+    r.add_argument("--write", action="store_true", help="rewrite the gold set (default: a dry run)")
+    r.add_argument("--accept-proposals", action="store_true",
+                   help="apply proposals (similar text) as well as automatic remaps")
+    r.add_argument("--threshold", type=float, default=0.5, metavar="S",
+                   help="lowest text-signature similarity proposed, 0..1 (default: %(default)s)")
+    r.add_argument("--by", metavar="NAME", help="who remapped, for the provenance (default: the user)")
+    r.set_defaults(func=run_remap)
+
+    i = _parser(gold_sub, "import", "import judgements from TREC, BEIR, CSV or JSON lines", IMPORT_HELP)
+    i.add_argument("--format", required=True, choices=("trec", "beir", "csv", "jsonl"), help="the source format")
+    i.add_argument("sources", nargs="+", metavar="PATH", help="the source files or folder (see above)")
+    i.add_argument("--out", required=True, metavar="FILE", help="the gold set to write")
+    i.add_argument("--merge", action="store_true", help="add to the gold set at --out instead of refusing")
+    i.add_argument("--split", default="test", help="BEIR qrels split (default: %(default)s)")
+    i.add_argument("--topic-field", default="title", choices=("title", "desc"),
+                   help="which SGML topic field is the question (default: %(default)s)")
+    i.add_argument("--index-version", metavar="V", help="the index version the ids belong to")
+    i.add_argument("--manifest-out", metavar="FILE", help="BEIR: write corpus.jsonl as an index manifest")
+    i.add_argument("--by", metavar="NAME", help="who imported, for the provenance (default: the user)")
+    i.set_defaults(func=run_import)
+
+    e = _parser(gold_sub, "export", "export judgements as TREC or BEIR files", EXPORT_HELP)
+    e.add_argument("--format", required=True, choices=("trec", "beir"), help="the target format")
+    e.add_argument("--config", metavar="FILE", help="ci-eval.toml or pyproject.toml (default: found in .)")
+    e.add_argument("--gold", metavar="FILE", help="the gold set (default: the configuration's gold_set)")
+    e.add_argument("--out", required=True, metavar="DIR", help="the folder to write into")
+    e.add_argument("--split", default="test", help="BEIR qrels split name (default: %(default)s)")
+    e.add_argument("--force", action="store_true", help="replace files that already exist")
+    e.set_defaults(func=run_export)
+
+
+def _missing_subcommand(parser) -> int:
+    from ci_eval.errors import UsageError
+
+    raise UsageError(f"a subcommand is needed: anchor, remap, import or export (see '{parser.prog} --help')")
+
+
+def run_anchor(args) -> int:
+    from ci_eval.gold.lifecycle import anchor, resolve
+
+    targets = resolve(args.config, args.gold, args.manifest)
+    up = anchor(targets)
+    print(f"{targets.gold_path}: {len(up.anchors)} anchored id(s): {len(up.added)} new, "
+          f"{len(up.refreshed)} refreshed"
+          + (f"; {len(up.missing)} gold id(s) not in {targets.index.source} (stale)" if up.missing else ""))
+    if not up.anchors:
+        print(f"{targets.index.source} gives ids only: add doc/start/end and text or hash to its entries "
+              "to anchor on (see docs/gold-lifecycle.md)")
+    return 0
+
+
+def run_remap(args) -> int:
+    from ci_eval.core.remap import PROPOSED, UNRESOLVED, format_plan
+    from ci_eval.errors import UsageError
+    from ci_eval.gold.lifecycle import record, remap, resolve
+
+    if not 0 <= args.threshold <= 1:
+        raise UsageError(f"--threshold {args.threshold}: must be between 0 and 1")
+    targets = resolve(args.config, args.gold, args.manifest)
+    plan = remap(targets, write=args.write, accept_proposals=args.accept_proposals,
+                 record=record(args.by), threshold=args.threshold)
+    print(format_plan(plan, args.accept_proposals))
+    applied = plan.applied(args.accept_proposals)
+    if args.write and applied:
+        print(f"{targets.gold_path}: rewritten for index {targets.index.version or 'unversioned'}")
+    elif applied:
+        print("dry run: pass --write to rewrite the gold set")
+    left = plan.count(UNRESOLVED) + (0 if args.accept_proposals else plan.count(PROPOSED))
+    return 1 if left else 0
+
+
+def run_import(args) -> int:
+    from ci_eval.gold.importing import import_gold
+    from ci_eval.gold.lifecycle import record
+
+    result = import_gold(args.format, args.sources, args.out, merge=args.merge, record=record(args.by),
+                         split=args.split, field=args.topic_field, index_version=args.index_version,
+                         manifest_out=args.manifest_out)
+    print(f"{args.out}: {result.added} question(s) imported from {args.format}"
+          + (f"; {len(result.skipped)} left out (no judgement of grade 1 or more, first: "
+             f"{result.skipped[0][0]!r})" if result.skipped else ""))
+    if args.manifest_out:
+        print(f"{args.manifest_out}: the corpus as an index manifest")
+    return 0
+
+
+def run_export(args) -> int:
+    from ci_eval.gold.export import export
+    from ci_eval.gold.store import read_gold
+
+    path = args.gold
+    if not path:
+        from ci_eval.inputs.loaders import load_config
+
+        path = load_config(args.config).gold_set
+    _, gold = read_gold(path)
+    for written in export(gold, args.format, args.out, split=args.split, force=args.force):
+        print(f"{written}: written")
+    return 0

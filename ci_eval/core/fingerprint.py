@@ -1,0 +1,110 @@
+"""Chunk fingerprints: what a gold id named, kept so it can be found again after re-ingestion.
+
+Two pieces of evidence, both computed from the chunk's text alone:
+
+- ``text_hash``: sha256 of the whitespace-normalised text (every run of Unicode whitespace
+  becomes one space, ends stripped). Identical text under a new id is the same chunk.
+- ``signature``: a MinHash of the text's word 3-shingles (lowercased ``\\w+`` runs), 64
+  slots. Two signatures agree on a share of slots that estimates the Jaccard similarity of
+  the two shingle sets, which finds an edited or re-cut chunk without keeping the old text.
+
+Every constant below is derived from sha256, never from Python's ``hash()`` (salted per
+process) or numpy's generators (whose streams may change between versions): a signature
+written today must compare with one computed on another machine next year.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+
+import numpy as np
+
+SLOTS = 64
+SHINGLE = 3
+SIGNATURE_PREFIX = "mh64w3:"
+_WORD = re.compile(r"\w+")
+_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+
+
+def _seeds() -> np.ndarray:
+    return np.array([int.from_bytes(hashlib.sha256(f"ci-eval minhash slot {i}".encode()).digest()[:8], "big")
+                     for i in range(SLOTS)], dtype=np.uint64)
+
+
+_SEEDS = _seeds()
+
+
+def _mix(z: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser (multiplication wraps mod 2**64): each slot's hash of a
+    shingle is mix(shingle hash XOR slot seed), a different, well-spread order per slot."""
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
+def normalise(text: str) -> str:
+    return " ".join(text.split())
+
+
+def text_hash(text: str) -> str:
+    """sha256 (hex) of the whitespace-normalised text: the ``hash`` of a manifest entry."""
+    return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()
+
+
+def shingles(text: str) -> list[str]:
+    """Word 3-shingles of the lowercased text; a text under three words is one shingle."""
+    words = _WORD.findall(text.lower())
+    if len(words) <= SHINGLE:
+        return [" ".join(words)] if words else []
+    return [" ".join(words[i:i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)]
+
+
+def _shingle_hashes(text: str) -> np.ndarray:
+    unique = set(shingles(text))
+    return np.array(
+        [int.from_bytes(hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest(), "big") for s in unique],
+        dtype=np.uint64,
+    )
+
+
+def signature_slots(text: str) -> np.ndarray | None:
+    """The 64 MinHash values (uint32) of the text; None for a text without words."""
+    x = _shingle_hashes(text)
+    if not len(x):
+        return None
+    # One row per slot, the minimum over the shingles, its high 32 bits kept.
+    with np.errstate(over="ignore"):
+        values = _mix(_SEEDS[:, None] ^ x[None, :])
+    return (values.min(axis=1) >> np.uint64(32)).astype(">u4")
+
+
+def signature(text: str) -> str | None:
+    """The signature as stored in an anchor: ``mh64w3:`` and the slots in base64."""
+    slots = signature_slots(text)
+    if slots is None:
+        return None
+    return SIGNATURE_PREFIX + base64.b64encode(slots.tobytes()).decode("ascii")
+
+
+def decode_signature(sig: str) -> np.ndarray | None:
+    """The slots of a stored signature; None when it is not one this version can read."""
+    if not sig.startswith(SIGNATURE_PREFIX):
+        return None
+    try:
+        raw = base64.b64decode(sig[len(SIGNATURE_PREFIX):], validate=True)
+    except ValueError:
+        return None
+    if len(raw) != SLOTS * 4:
+        return None
+    return np.frombuffer(raw, dtype=">u4")
+
+
+def similarity(a: np.ndarray, b: np.ndarray) -> float:
+    """Estimated Jaccard similarity of two shingle sets: the share of agreeing slots."""
+    return float(np.count_nonzero(a == b)) / SLOTS
+
+
+def is_signature(sig: str) -> bool:
+    return decode_signature(sig) is not None

@@ -1,0 +1,125 @@
+"""Judgements in other tools' shapes: imported questions into a gold-set document, and a
+gold set out as qrels, topics and BEIR rows.
+
+Import keeps every judgement a source gives, grades included (0 and negative grades are
+"judged not relevant", as in trec_eval), so exporting an imported set gives the same qrels.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+
+from ci_eval.errors import InputError, InputErrors
+
+
+@dataclass(frozen=True)
+class Imported:
+    """One question read from a source file, with where it was read."""
+
+    id: str
+    question: str
+    gold: tuple[tuple[str, int], ...]  # (chunk id, grade) in the source's order
+    source: str
+    place: str
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    document: dict  # the gold-set document to write
+    added: int
+    skipped: tuple[tuple[str, str], ...]  # (question id, why) left out on purpose
+
+
+def normalised_question(text: str) -> str:
+    """Two questions are the same question when they differ only in case and spacing."""
+    return " ".join(text.casefold().split())
+
+
+def _gold_value(gold: tuple[tuple[str, int], ...]):
+    # A set judged only 0/1 reads as today's binary list; any other grade keeps the grades.
+    if all(grade == 1 for _, grade in gold):
+        return [cid for cid, _ in gold]
+    return dict(gold)
+
+
+def _existing_places(existing: dict | None, existing_source: str | None):
+    by_id, by_text = {}, {}
+    for i, q in enumerate((existing or {}).get("questions", ())):
+        place = (existing_source, f"question {q['id']!r} (questions[{i}])")
+        by_id[q["id"]] = place
+        by_text.setdefault(normalised_question(q["question"]), place)
+    return by_id, by_text
+
+
+def _where(place: tuple[str, str]) -> str:
+    return f"{place[0]}:{place[1]}"
+
+
+def build_gold_document(questions, *, existing: dict | None = None, existing_source: str | None = None,
+                        provenance: dict, index_version: str | None = None) -> ImportResult:
+    """A gold-set document holding ``existing``'s questions (if any) and then ``questions``.
+
+    A question id already taken, or a question whose normalised text is already there, is
+    an error naming both places; a question with no grade of 1 or more is skipped (a gold
+    set cannot hold it as answerable, and a qrels topic without a relevant document is not
+    a question the user labelled unanswerable)."""
+    by_id, by_text = _existing_places(existing, existing_source)
+    problems, new, skipped = [], [], []
+    for q in questions:
+        here = (q.source, q.place)
+        if q.id in by_id:
+            problems.append(InputError(f"question id {q.id!r} is already used at {_where(by_id[q.id])}",
+                                       q.source, q.place))
+            continue
+        text_key = normalised_question(q.question)
+        if text_key in by_text:
+            problems.append(InputError(f"the same question is already at {_where(by_text[text_key])}",
+                                       q.source, q.place))
+            continue
+        by_id[q.id], by_text[text_key] = here, here
+        if not any(grade >= 1 for _, grade in q.gold):
+            skipped.append((q.id, "no judgement of grade 1 or more"))
+            continue
+        item = {"id": q.id, "question": q.question, "gold": _gold_value(q.gold)}
+        if q.tags:
+            item["tags"] = list(q.tags)
+        new.append(item)
+    if problems:
+        raise InputErrors(problems)
+    document = copy.deepcopy(existing) if existing else {"schema_version": 1, "index_version": index_version}
+    document["questions"] = [*document.get("questions", []), *new]
+    # A new set is built by its import; a merged one keeps who built it and logs the import.
+    prov = dict(document.get("provenance") or {}) if existing else {
+        "built_by": provenance.get("by", ""), "built_at": provenance.get("at", ""),
+        "method": provenance.get("method", "imported")}
+    prov["imports"] = [*prov.get("imports", []), dict(provenance, questions=len(new))]
+    document["provenance"] = prov
+    return ImportResult(document, len(new), tuple(skipped))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def qrels_text(gold) -> str:
+    """TREC qrels (``qid 0 docid grade``), in gold-set order: what ``ci-eval evaluate``,
+    trec_eval, ranx and pytrec_eval read."""
+    return "".join(f"{q.id} 0 {cid} {grade}\n" for q in gold.questions for cid, grade in q.gold)
+
+
+def topics_text(gold) -> str:
+    """TREC topics as ``id<TAB>text`` lines, one per question (unanswerable ones too)."""
+    return "".join(f"{q.id}\t{_one_line(q.question)}\n" for q in gold.questions)
+
+
+def beir_queries(gold) -> str:
+    return "".join(json.dumps({"_id": q.id, "text": q.question}, ensure_ascii=False) + "\n"
+                   for q in gold.questions)
+
+
+def beir_qrels(gold) -> str:
+    rows = "".join(f"{q.id}\t{cid}\t{grade}\n" for q in gold.questions for cid, grade in q.gold)
+    return "query-id\tcorpus-id\tscore\n" + rows

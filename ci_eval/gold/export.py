@@ -1,0 +1,28 @@
+"""``ci-eval gold export``: a gold set written out as TREC or BEIR files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ci_eval.core import interchange
+from ci_eval.errors import InputError
+from ci_eval.inputs.files import atomic_write
+
+
+def export_files(gold, fmt: str, split: str = "test") -> dict[str, str]:
+    """Relative path -> text, for every file of the format."""
+    if fmt == "trec":
+        return {"qrels.txt": interchange.qrels_text(gold), "topics.tsv": interchange.topics_text(gold)}
+    return {"queries.jsonl": interchange.beir_queries(gold), f"qrels/{split}.tsv": interchange.beir_qrels(gold)}
+
+
+def export(gold, fmt: str, out_dir: str, *, split: str = "test", force: bool = False) -> list[str]:
+    """Write the files into ``out_dir``; refuse before writing any if one exists already
+    and ``force`` is not given, so nothing is half-replaced."""
+    files = {str(Path(out_dir) / rel): text for rel, text in export_files(gold, fmt, split).items()}
+    existing = [p for p in files if Path(p).exists()]
+    if existing and not force:
+        raise InputError("already exists; pass --force to replace it", existing[0])
+    for path, text in files.items():
+        atomic_write(path, text)
+    return list(files)

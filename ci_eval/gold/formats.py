@@ -1,0 +1,192 @@
+"""Reading judgements in other tools' formats into core.interchange.Imported questions.
+
+- TREC: qrels (read by ci_eval.trec.parse) and topics, either TREC's SGML
+  (``<top><num>..</num><title>..</title>...</top>``) or ``id<TAB>text`` lines;
+- BEIR: a folder with ``queries.jsonl``, ``qrels/<split>.tsv`` and ``corpus.jsonl``;
+- rows: CSV with a header (``question``, ``gold``, optional ``id`` and ``tags``) or JSON
+  lines (``{"id"?, "question", "gold": [...] or {...}, "tags"?}``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from ci_eval.core.interchange import Imported
+from ci_eval.errors import InputError, InputErrors
+from ci_eval.inputs.files import decode, read_bytes
+
+_TOP = re.compile(r"<top>(.*?)</top>", re.S | re.I)
+_FIELD = re.compile(r"<(num|title|desc|narr)>(.*?)(?=<(?:/?(?:num|title|desc|narr))>|$)", re.S | re.I)
+
+
+def _text(path: str, what: str) -> str:
+    return decode(read_bytes(path, what), path)
+
+
+def _sgml_topics(text: str, path: str, field: str) -> dict[str, tuple[str, str]]:
+    topics: dict[str, tuple[str, str]] = {}
+    for n, block in enumerate(_TOP.findall(text), 1):
+        fields = {k.lower(): " ".join(v.split()) for k, v in _FIELD.findall(block)}
+        num = re.sub(r"^number:\s*", "", fields.get("num", ""), flags=re.I)
+        body = re.sub(r"^(topic|description):\s*", "", fields.get(field, ""), flags=re.I)
+        place = f"topic {n}"
+        if not num:
+            raise InputError("a topic without <num>", path, place)
+        if not body:
+            raise InputError(f"topic {num!r} has no <{field}> text", path, place)
+        if num in topics:
+            raise InputError(f"topic {num!r} appears twice (first at {topics[num][1]})", path, place)
+        topics[num] = (body, place)
+    return topics
+
+
+def _tsv_topics(text: str, path: str) -> dict[str, tuple[str, str]]:
+    topics: dict[str, tuple[str, str]] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        qid, tab, body = line.partition("\t")
+        place = f"line {n}"
+        if not tab or not qid.strip() or not body.strip():
+            raise InputError("expected a topic id, a tab, and the topic's text", path, place)
+        if qid.strip() in topics:
+            raise InputError(f"topic {qid.strip()!r} appears twice (first at {topics[qid.strip()][1]})",
+                             path, place)
+        topics[qid.strip()] = (" ".join(body.split()), place)
+    return topics
+
+
+def read_topics(path: str, field: str = "title") -> dict[str, tuple[str, str]]:
+    """``{topic id: (text, place)}`` from SGML topics or ``id<TAB>text`` lines."""
+    text = _text(path, "topics file")
+    topics = _sgml_topics(text, path, field) if _TOP.search(text) else _tsv_topics(text, path)
+    if not topics:
+        raise InputError("no topics found", path)
+    return topics
+
+
+def read_trec(qrels_path: str, topics_path: str, field: str = "title") -> list[Imported]:
+    """One question per topic that has judgements, in topics-file order."""
+    from ci_eval.trec.parse import read_qrels_dict
+
+    qrels = read_qrels_dict(qrels_path)
+    topics = read_topics(topics_path, field)
+    missing = [qid for qid in qrels if qid not in topics]
+    if missing:
+        raise InputError(f"{len(missing)} judged topic(s) have no text in {topics_path} "
+                         f"(first: {missing[0]!r})", qrels_path, f"topic {missing[0]}")
+    return [Imported(qid, text, tuple(qrels[qid].items()), topics_path, place)
+            for qid, (text, place) in topics.items() if qid in qrels]
+
+
+def _jsonl(path: str, what: str) -> Iterator[tuple[str, object]]:
+    for n, line in enumerate(_text(path, what).splitlines(), 1):
+        if line.strip():
+            try:
+                yield f"line {n}", json.loads(line)
+            except ValueError as exc:
+                raise InputError(f"invalid JSON: {getattr(exc, 'msg', exc)}", path, f"line {n}") from None
+
+
+def _beir_qrels(path: str) -> dict[str, list[tuple[str, int]]]:
+    out: dict[str, list[tuple[str, int]]] = {}
+    for n, line in enumerate(_text(path, "BEIR qrels").splitlines(), 1):
+        parts = line.split("\t")
+        if n == 1 and parts[:1] == ["query-id"] or not line.strip():
+            continue
+        if len(parts) != 3 or not parts[0] or not parts[1] or not re.fullmatch(r"-?\d+", parts[2].strip()):
+            raise InputError("expected query-id<TAB>corpus-id<TAB>integer score", path, f"line {n}")
+        out.setdefault(parts[0], []).append((parts[1], int(parts[2])))
+    return out
+
+
+def read_beir(folder: str, split: str = "test") -> list[Imported]:
+    """The queries of ``qrels/<split>.tsv``, in queries.jsonl order."""
+    root = Path(folder)
+    queries_path, qrels_path = str(root / "queries.jsonl"), str(root / "qrels" / f"{split}.tsv")
+    qrels = _beir_qrels(qrels_path)
+    out, seen = [], set()
+    for place, row in _jsonl(queries_path, "BEIR queries"):
+        if not isinstance(row, dict) or not isinstance(row.get("_id"), str) or not isinstance(row.get("text"), str):
+            raise InputError('expected {"_id": "...", "text": "..."}', queries_path, place)
+        seen.add(row["_id"])
+        if row["_id"] in qrels:
+            out.append(Imported(row["_id"], row["text"], tuple(qrels[row["_id"]]), queries_path, place))
+    missing = [q for q in qrels if q not in seen]
+    if missing:
+        raise InputError(f"{len(missing)} judged quer(ies) are not in queries.jsonl (first: {missing[0]!r})",
+                         qrels_path, f"query {missing[0]}")
+    return out
+
+
+def beir_corpus_entries(folder: str) -> Iterator[dict]:
+    """corpus.jsonl as manifest entries: one chunk per document, its title and text."""
+    path = str(Path(folder) / "corpus.jsonl")
+    for place, row in _jsonl(path, "BEIR corpus"):
+        if not isinstance(row, dict) or not isinstance(row.get("_id"), str) or not isinstance(row.get("text"), str):
+            raise InputError('expected {"_id": "...", "text": "..."}', path, place)
+        text = "\n\n".join(t for t in (row.get("title") or "", row["text"]) if t)
+        yield {"id": row["_id"], "doc": row["_id"], "text": text}
+
+
+def _parse_gold_cell(cell: str, path: str, place: str) -> tuple[tuple[str, int], ...]:
+    out = []
+    for item in (p.strip() for p in cell.split(";")):
+        if not item:
+            continue
+        cid, eq, grade = item.rpartition("=") if "=" in item else (item, "", "1")
+        if not re.fullmatch(r"-?\d+", grade.strip()) or not cid.strip():
+            raise InputError(f"gold entry {item!r}: expected an id or id=grade", path, f"{place}.gold")
+        out.append((cid.strip(), int(grade)))
+    return tuple(out)
+
+
+def _row(raw: dict, n: int, path: str, place: str) -> Imported:
+    question, gold, qid = raw.get("question"), raw.get("gold"), raw.get("id") or f"q{n}"
+    if not isinstance(question, str) or not question.strip():
+        raise InputError('"question" must be non-empty text', path, f"{place}.question")
+    if not isinstance(qid, str):
+        raise InputError('"id" must be a string', path, f"{place}.id")
+    if isinstance(gold, str):
+        pairs = _parse_gold_cell(gold, path, place)
+    elif isinstance(gold, list) and all(isinstance(g, str) and g for g in gold):
+        pairs = tuple((g, 1) for g in gold)
+    elif isinstance(gold, dict) and all(isinstance(v, int) and not isinstance(v, bool) for v in gold.values()):
+        pairs = tuple(gold.items())
+    else:
+        raise InputError('"gold" must be chunk ids (a list, an id-to-grade object, or "a;b=2")',
+                         path, f"{place}.gold")
+    tags = raw.get("tags") or ()
+    tags = tuple(t.strip() for t in tags.split(";") if t.strip()) if isinstance(tags, str) else tuple(tags)
+    return Imported(qid, " ".join(question.split()), pairs, path, place, tags)
+
+
+def read_rows(path: str) -> list[Imported]:
+    """CSV (by the ``.csv`` suffix) or JSON-lines rows of question and gold ids."""
+    if path.lower().endswith(".csv"):
+        reader = csv.DictReader(io.StringIO(_text(path, "rows file"), newline=""))
+        if not reader.fieldnames or not {"question", "gold"} <= set(reader.fieldnames):
+            raise InputError("the header must name the columns question and gold (id, tags optional)",
+                             path, "line 1")
+        rows = [(reader.line_num, dict(r)) for r in reader]
+        items = [(n, f"line {n}", r) for n, r in rows]
+    else:
+        items = []
+        for i, (place, row) in enumerate(_jsonl(path, "rows file"), 1):
+            if not isinstance(row, dict):
+                raise InputError("expected an object with question and gold", path, place)
+            items.append((i, place, row))
+    problems, out = [], []
+    for n, place, raw in items:
+        try:
+            out.append(_row(raw, n, path, place))
+        except InputError as exc:
+            problems.append(exc)
+    if problems:
+        raise InputErrors(problems)
+    return out

@@ -1,0 +1,22 @@
+"""Reading a gold-set document with its parsed form, and writing one back atomically."""
+
+from __future__ import annotations
+
+import os
+
+from ci_eval.core.goldformat import dumps_gold_set
+from ci_eval.core.goldset import GoldSet, parse_gold_set
+from ci_eval.inputs.files import atomic_write, read_json
+
+
+def read_gold(path: str | os.PathLike) -> tuple[dict, GoldSet]:
+    """The document as parsed JSON (kept whole, notes and all, for rewriting) and as a GoldSet."""
+    data, _ = read_json(path, "gold set")
+    return data, parse_gold_set(data, str(path))
+
+
+def write_gold(path: str | os.PathLike, document: dict) -> GoldSet:
+    """Check the document is a valid gold set, then replace the file in one step."""
+    gold = parse_gold_set(document, str(path))
+    atomic_write(path, dumps_gold_set(document))
+    return gold
