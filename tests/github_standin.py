@@ -229,6 +229,8 @@ class GitHubStandIn:
         self.token = token
         self.bot_login = BOT_LOGIN
         self.read_only = False  # a fork PR's token: every write answers 403
+        # Where the Link header sends the next page (None: this API); another host is hostile.
+        self.link_base: str | None = None
         self.state = _State()
         self.requests: list[Recorded] = []
         self.blob_requests: list[Recorded] = []
@@ -973,7 +975,8 @@ class _ApiHandler(_Handler):
 
         def link(n: int, rel: str) -> str:
             q = dict(query, page=str(n), per_page=str(per_page))
-            return f'<{self.standin.api_url}{path}?{urllib.parse.urlencode(q)}>; rel="{rel}"'
+            base = self.standin.link_base or self.standin.api_url
+            return f'<{base}{path}?{urllib.parse.urlencode(q)}>; rel="{rel}"'
 
         links = []
         if page < last:

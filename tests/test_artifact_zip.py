@@ -202,3 +202,33 @@ def test_build_zip_round_trips_in_order():
         "ci-eval-run.json",
     ]
     assert read_artifact_zip(data, SOURCE) == members
+
+
+def test_the_writer_and_the_baseline_reader_share_one_limit():
+    from ci_eval.github import artifact_zip
+    from ci_eval.inputs.loaders import MAX_ARTEFACT_BYTES
+
+    assert artifact_zip.MAX_MEMBER_BYTES == MAX_ARTEFACT_BYTES
+    assert artifact_zip.MAX_TOTAL_BYTES > MAX_ARTEFACT_BYTES
+    # A 100,000-question artefact (about 1 KB a question) fits.
+    assert MAX_ARTEFACT_BYTES > 100_000 * 1_000
+
+
+def test_an_artefact_over_the_limit_is_refused_when_written_and_what_fits_is_read_back():
+    import json
+    from pathlib import Path
+
+    from ci_eval.inputs.loaders import artefact_text, parse_artefact_bytes
+
+    base = json.loads((Path(__file__).parent / "bad_inputs" / "_project" / "base.json").read_text())
+    text = artefact_text(base, "out/ci-eval-run.json")
+    size = len(text.encode())
+    # What the writer accepts at a limit, a reader with that limit reads.
+    members = read_artifact_zip(build_zip({"ci-eval-run.json": text.encode()}), "zip", max_member=size)
+    assert parse_artefact_bytes(members["ci-eval-run.json"], "zip")["k"] == base["k"]
+    with pytest.raises(InputError) as refused:
+        artefact_text(base, "out/ci-eval-run.json", limit=size - 1)
+    assert str(refused.value) == (
+        f"out/ci-eval-run.json: the run artefact would be {size:,} bytes, over the {size - 1:,}-byte "
+        f"limit a later run reads as its baseline (3 questions): every pull request would skip it; "
+        "measure fewer questions or a smaller retriever.depth")

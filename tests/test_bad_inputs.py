@@ -66,6 +66,7 @@ CLASSES = {
     "artefact": "Base run artefact (`--base`, `ci-eval compare`)",
     "shard": "Shards and their parts (`ci-eval run --shard`, `ci-eval merge`)",
     "event": "GitHub event payload and environment (`ci-eval action`)",
+    "output": "Output paths (`--out`, the action's `out-dir`)",
     "label": "Labelling inputs (`ci-eval label`: `--chunks`, `--candidates`, `--pool`)",
 }
 

@@ -393,3 +393,48 @@ def test_port_rejects_a_bad_repository_name():
     client = build_client("https://api.github.com", "t")
     with pytest.raises(InputError, match="owner/name"):
         PyGithubPort(client, "just-a-name")
+
+
+# -- hostile answers and long runs ------------------------------------------------------------
+
+
+def test_a_link_to_another_host_is_refused_before_pygithub_follows_it(standin, port):
+    for i in range(3):
+        standin.add_comment(7, f"comment {i}")
+    # The blob host is another host to any client: a page there would get the token.
+    standin.link_base = standin.blob_url
+    small = make_port(standin, Waits(), per_page=2)
+
+    with pytest.raises(GitHubError) as caught:
+        small.list_comments(7)
+
+    assert str(caught.value) == (
+        "GitHub's answer pointed its next page at localhost, not at the API host 127.0.0.1: "
+        "refusing to follow it")
+    assert standin.blob_requests == [] and len(standin.calls("issues/list-comments")) == 1
+
+
+def test_the_comment_search_reads_every_page(standin, port):
+    # A long-lived PR: the sticky comment, posted first, is on page 1 of 31 ...
+    for i in range(3_099):
+        standin.add_comment(7, f"review note {i}", user_login="octocat")
+    # ... and the one to find is on the last page.
+    sticky = standin.add_comment(7, "<!-- ci-eval:report -->\nour report")
+
+    comments = port.list_comments(7)
+
+    assert len(comments) == 3_100 and comments[-1].id == sticky
+    assert len(standin.calls("issues/list-comments")) == 31
+
+
+def test_retry_waits_share_one_budget_per_run(standin, waits):
+    port = make_port(standin, waits, max_wait=120, total_wait=200)
+    standin.secondary_rate_limit("pulls/get", retry_after=120, times=2)
+    standin.secondary_rate_limit("issues/list-comments", retry_after=120, times=1)
+
+    assert port.pull_request(7).number == 7
+    assert port.list_comments(7) == []
+
+    # 120 + 80, then nothing left: the third request retried without waiting.
+    assert waits == [120, 80]
+    assert sum(waits) == 200

@@ -553,3 +553,85 @@ def test_a_logged_line_never_starts_a_workflow_command(text):
         assert not line.lstrip().startswith("::"), repr(line)
     # Only zero-width spaces are added: the text reads the same.
     assert logged.replace("\u200b", "") == text.replace("\u200b", "")
+
+
+# --------------------------------------------------------------------------- hostile artefacts
+
+# What an artefact may carry as a metric name once it is accepted: ci-eval's canonical
+# spellings and nothing else, so no name can be a mention, a link or HTML in a comment.
+CANONICAL_METRIC = re.compile(r"(?:hit|recall|precision|ndcg)@[1-9][0-9]*|mrr(?:@[1-9][0-9]*)?|map")
+HOSTILE_NAMES = ("@acme/security-team", "[login](https://evil.example/p)", "<img src=x>")
+metric_names = (
+    st.sampled_from([*HOSTILE_NAMES, "hit@2", "HIT@2", "success_2", "P.2", "hit@02", "mrr@10", "map", "hit@2 ",
+                     "hit@2\n@everyone", "ndcg@0", "recall@-1", "hit@²"])
+    | st.text(max_size=16)
+    | st.from_regex(CANONICAL_METRIC, fullmatch=True)
+)
+metric_values = (
+    st.floats(allow_nan=False, allow_infinity=False)
+    | st.floats(min_value=0, max_value=1)
+    | st.integers(-3, 3)
+    | st.sampled_from([-2.0, -0.0, 1.0000001, 5e-324, 10**400])
+)
+
+
+def _through_the_loader(artefact: dict):
+    from ci_eval.inputs.loaders import parse_artefact_bytes
+
+    raw = json.dumps(artefact, sort_keys=True).encode("utf-8", "surrogatepass")
+    return parse_artefact_bytes(raw, "base.json")
+
+
+def _render(base: dict) -> str:
+    from ci_eval.report import build_report, policy_from
+
+    return build_report(base, BASE_ARTEFACT, policy_from({})).markdown
+
+
+@FUZZ
+@given(metric_names, st.sampled_from(["list", "overall", "tag", "question", "history"]))
+def test_an_accepted_artefact_names_only_canonical_metrics(name, where):
+    art = copy.deepcopy(BASE_ARTEFACT)
+    value = 0.5
+    if where == "list":
+        art["metrics"] = [*art["metrics"], name]
+    elif where == "overall":
+        art["summary"]["overall"]["means"][name] = value
+    elif where == "tag":
+        next(iter(art["summary"]["by_tag"].values()))["means"][name] = value
+    elif where == "question":
+        art["questions"][0]["metrics"][name] = value
+    else:
+        art["history"] = [{"sha": None, "created_at": None, "index_version": None, "means": {name: value}}]
+    try:
+        accepted = _through_the_loader(art)
+    except InputError as exc:
+        assert exc.source == "base.json" and "\n" not in str(exc)
+        # A refused name is not repeated in the error line: it may be a mention or markup.
+        if name in HOSTILE_NAMES:
+            assert name not in str(exc)
+    else:
+        assert CANONICAL_METRIC.fullmatch(name), name
+        _render(accepted)
+
+
+@FUZZ
+@given(metric_values, st.sampled_from(["overall", "question", "grade"]))
+def test_an_accepted_artefacts_values_are_in_range_and_render(value, where):
+    art = copy.deepcopy(BASE_ARTEFACT)
+    if where == "overall":
+        art["summary"]["overall"]["means"]["hit@2"] = value
+    elif where == "question":
+        art["questions"][1]["metrics"]["recall@6"] = value
+    else:
+        art["questions"][0]["gold"] = {"kb/account#reset": value}
+    try:
+        accepted = _through_the_loader(art)
+    except InputError as exc:
+        assert exc.source == "base.json" and "\n" not in str(exc)
+    else:
+        if where == "grade":
+            assert -1000 <= value <= 1000 and float(value).is_integer()
+        else:
+            assert 0 <= value <= 1
+        _render(accepted)  # never an OverflowError, whatever was accepted

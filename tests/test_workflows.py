@@ -95,3 +95,24 @@ def test_action_inputs_are_all_passed_and_documented():
         else:
             assert f"INPUT_{name.upper()}: ${{{{ inputs.{name} }}}}" in text, name
         assert f"`{name}`" in readme, f"input {name} is not documented in README.md"
+
+
+def _yaml(path: Path) -> dict:
+    yaml = pytest.importorskip("ruamel.yaml", reason="ruamel.yaml comes with check-jsonschema")
+    return yaml.YAML(typ="safe").load(path.read_text())
+
+
+def test_the_poster_may_check_out_a_private_repository():
+    for path in (ROOT / ".github" / "workflows" / "ci-eval-comment.yml",):
+        assert _yaml(path)["permissions"]["contents"] == "read"
+    poster_snippet = (ROOT / "README.md").read_text().split("ci-eval-comment.yml`:")[1].split("```")[1]
+    assert re.search(r"^  contents: read\b", poster_snippet, re.M)
+
+
+def test_a_run_on_main_is_never_cancelled_by_the_next_push():
+    # A cancelled push run leaves its commit without a baseline; only pull-request runs are
+    # superseded by a newer push to the same pull request.
+    concurrency = _yaml(ROOT / ".github" / "workflows" / "ci-eval.yml")["concurrency"]
+    assert concurrency["cancel-in-progress"] == "${{ github.event_name == 'pull_request' }}"
+    # Each pushed commit has its own group, so a queued push run is not replaced either.
+    assert "github.sha" in concurrency["group"] and "github.ref" not in concurrency["group"]

@@ -34,12 +34,14 @@ def run(args) -> int:
 
     from ci_eval.core.plan import plan_sharded
     from ci_eval.errors import InputError
-    from ci_eval.github.env import mask, read_event, read_inputs, require
+    from ci_eval.github.env import mask, read_event, read_inputs, require, retry_backoff, withdraw_secrets
     from ci_eval.github.shard_steps import part_mode
     from ci_eval.github.steps import comment_mode, log, run_mode
+    from ci_eval.inputs.files import check_writable
 
     env = dict(os.environ)
     inputs = read_inputs(env)
+    withdraw_secrets(os.environ)  # the retriever is the user's code: it gets no token
     if inputs.token:
         # Before anything else is logged: the runner then hides the token in every line.
         print(mask(inputs.token), flush=True)
@@ -47,13 +49,15 @@ def run(args) -> int:
     plan = plan_sharded(event.name, inputs.mode, event.is_fork, inputs.comment, inputs.shard)
     if plan.refused:
         raise InputError(plan.note, "GITHUB_EVENT_NAME")
+    backoff = retry_backoff(env)
+    if plan.evaluate:  # before the retriever runs, not after
+        check_writable(os.path.join(inputs.out_dir, "ci-eval-run.json"))
     log(f"ci-eval: {plan.note}")
 
     def port_factory():
         # The one GitHub client of the run, built here and passed in.
         from ci_eval.github.api import PyGithubPort, build_client
 
-        backoff = float(env.get("CI_EVAL_RETRY_BACKOFF", "1.0"))
         client = build_client(require(env, "GITHUB_API_URL"), inputs.token or "", retry_backoff=backoff,
                               pace_requests=False)
         return PyGithubPort(client, event.repository)

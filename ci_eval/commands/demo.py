@@ -35,11 +35,12 @@ def run(args) -> int:
 
     from ci_eval.core.artefact import carry_history, dumps
     from ci_eval.demo.run import demo_artefact, demo_config_path
-    from ci_eval.inputs.files import atomic_write
+    from ci_eval.inputs.files import atomic_write, check_writable
     from ci_eval.inputs.loaders import load_config
     from ci_eval.report import BaselineInfo, build_report, policy_from
 
     out = Path(args.out)
+    check_writable(out / "head.json")
     print("ci-eval demo: the Python language reference as the corpus, BM25 as the retriever", file=sys.stderr)
     base = demo_artefact("base", show_progress=not args.quiet)
     head = demo_artefact("head", history=carry_history(base), show_progress=not args.quiet)

@@ -61,8 +61,8 @@ def run(args) -> int:
 
     if args.l < 0:
         raise UsageError(f"-l {args.l}: the relevance level must be 0 or more")
-    if args.M is not None and args.M <= 0:
-        raise UsageError(f"-M {args.M}: must be a positive number of results")
+    if args.M is not None and not 0 < args.M < 2**63:
+        raise UsageError(f"-M {args.M}: must be a positive number of results, below 2**63")
     measures = parse_measures(args.m)
     qrels = read_qrels(args.qrels)
     results = read_run(args.run)

@@ -32,23 +32,23 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ci_eval.core.artefact import carry_history, dumps
+    from ci_eval.core.artefact import carry_history
     from ci_eval.core.runsummary import run_summary
+    from ci_eval.core.shard import parse_shard
     from ci_eval.errors import EXIT_OK, EXIT_RETRIEVER_FAILED
-    from ci_eval.inputs.files import atomic_write
+    from ci_eval.inputs.files import atomic_write, check_writable
     from ci_eval.inputs.gitinfo import git_info
-    from ci_eval.inputs.loaders import load_artefact, load_config
+    from ci_eval.inputs.loaders import artefact_text, load_artefact, load_config
     from ci_eval.retrieval.pipeline import load_inputs, run_evaluation
 
-    from ci_eval.core.shard import parse_shard
-
+    check_writable(args.out)
     shard = parse_shard(args.shard) if args.shard else None
     config = load_config(args.config)
     inputs = load_inputs(config)
     base = load_artefact(args.base) if args.base else None
     artefact = run_evaluation(inputs, git=git_info(), history=carry_history(base), show_progress=not args.quiet,
                               shard=shard, cache_dir=args.cache)
-    atomic_write(args.out, dumps(artefact))
+    atomic_write(args.out, artefact_text(artefact, args.out))
     if not args.quiet:
         print(run_summary(artefact))
         if shard is not None:

@@ -390,7 +390,7 @@ def resolve_metric(name: str) -> Metric:
     else:
         if family.cutoff == "none":
             raise _unknown(text, f"{family.key} takes no cutoff")
-        if not cut.isdigit() or int(cut) <= 0:
+        if not (cut.isascii() and cut.isdigit()) or int(cut) <= 0:  # "²" is a digit to isdigit
             raise _unknown(text, f"the cutoff {cut!r} is not a positive whole number")
         k = int(cut)
     canonical = family.key if k is None else f"{family.key}@{k}"

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ci_eval.errors import InputError
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def json_path(parts) -> str:
@@ -21,11 +24,15 @@ def json_path(parts) -> str:
 def _describe(value: Any) -> str:
     if isinstance(value, str):
         text = value if len(value) <= 40 else value[:37] + "..."
+        text = _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)  # a NUL shown, not sent
         return f'"{text}"'
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
         return "null"
+    if isinstance(value, int) and abs(value) >= 10**40:  # 10**400 is not shown in full
+        digits = str(abs(value))
+        return f"{'-' if value < 0 else ''}{digits[:10]}... ({len(digits)} digits)"
     if isinstance(value, (int, float)):
         return repr(value)
     return type(value).__name__.replace("dict", "an object").replace("list", "an array")
@@ -39,6 +46,13 @@ _TYPE_NAMES = {
     "object": "a table/object",
     "array": "a list",
     "null": "null",
+}
+
+
+# Patterns whose regex would say nothing to a user, in words.
+_PATTERN_WORDS = {
+    "^[^\\u0000]*$": "holds a NUL character, which no command line or environment can carry",
+    "^[^=\\u0000]+$": "an environment variable name may not hold '=' or a NUL character",
 }
 
 
@@ -64,6 +78,9 @@ def _message(error) -> str:
     if kind == "minLength":
         return "must not be empty"
     if kind == "pattern":
+        words = _PATTERN_WORDS.get(error.validator_value)
+        if words:
+            return f"{_describe(error.instance)}: {words}"
         return f"{_describe(error.instance)} does not match the pattern {error.validator_value}"
     if kind == "const":
         return f"expected {_describe(error.validator_value)}, got {_describe(error.instance)}"

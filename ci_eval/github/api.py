@@ -32,6 +32,8 @@ from __future__ import annotations
 import http.client
 import inspect
 import json
+import re
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -43,7 +45,7 @@ from typing import Any, Protocol
 from github import Auth, Github, GithubException, GithubRetry
 from github.Artifact import Artifact
 from github.PaginatedList import PaginatedList
-from github.Requester import Requester
+from github.Requester import HTTPRequestsConnectionClass, HTTPSRequestsConnectionClass, Requester
 
 from ci_eval import __version__
 from ci_eval.core.baseline import ArtifactInfo, RunInfo
@@ -67,6 +69,9 @@ PERMISSION_COMMENTS = "pull-requests: write"
 PERMISSION_ACTIONS = "actions: read"
 
 _REDIRECTS = (301, 302, 303, 307, 308)
+# The most one run waits for GitHub in all (every Retry-After and backoff together); once
+# spent, retries go on without waiting and a GitHub that still refuses fails the call.
+TOTAL_WAIT = 180.0
 _CHUNK = 64 * 1024
 
 
@@ -119,31 +124,109 @@ class GitHubPort(Protocol):
     def delete_comment(self, comment_id: int) -> None: ...
 
 
+class ForeignLink(GitHubError):
+    """A ``Link`` header sent the next page to another host than the API's."""
+
+
+_LINK_URL = re.compile(r"<([^>]*)>")
+
+
+def _check_links(headers: Any, scheme: str, host: str, port: int) -> None:
+    """Refuse a ``Link`` header naming any other place than the API itself, before
+    PyGithub follows it: the token would go along, and PyGithub stops on an assertion."""
+    for name, value in headers:
+        if str(name).lower() != "link":
+            continue
+        for url in _LINK_URL.findall(str(value)):
+            parts = urllib.parse.urlsplit(url)
+            try:
+                same = (parts.scheme, parts.hostname, parts.port or _DEFAULT_PORTS.get(parts.scheme)) == (
+                    scheme, host.lower(), port)
+            except ValueError:  # a port that is not a number
+                same = False
+            if not same:
+                raise ForeignLink(
+                    f"GitHub's answer pointed its next page at {_one_line(parts.hostname or url, 80)}, "
+                    f"not at the API host {host}: refusing to follow it"
+                )
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+class _LinkCheckedHTTPS(HTTPSRequestsConnectionClass):
+    def getresponse(self):  # noqa: ANN201 - PyGithub's type
+        response = super().getresponse()
+        _check_links(response.getheaders(), "https", self.host, int(self.port))
+        return response
+
+
+class _LinkCheckedHTTP(HTTPRequestsConnectionClass):
+    def getresponse(self):  # noqa: ANN201 - PyGithub's type
+        response = super().getresponse()
+        _check_links(response.getheaders(), "http", self.host, int(self.port))
+        return response
+
+
+class WaitBudget:
+    """The seconds of retry waits (``Retry-After``, backoff) one run may still spend, shared
+    by every request of the run: four retries capped at two minutes each are eight."""
+
+    def __init__(self, seconds: float):
+        self.left = max(0.0, float(seconds))
+        self._lock = threading.Lock()
+
+    def take(self, seconds: float) -> float:
+        with self._lock:
+            granted = min(max(seconds, 0.0), self.left)
+            self.left -= granted
+            return granted
+
+
 class _Retry(GithubRetry):
     """GithubRetry with a cap on every wait and an injectable sleep (tests record waits)."""
 
     def __init__(
-        self, *, max_wait: float = 120.0, sleep: Callable[[float], None] = time.sleep, **kwargs: Any
+        self, *, max_wait: float = 120.0, sleep: Callable[[float], None] = time.sleep,
+        budget: WaitBudget | None = None, **kwargs: Any
     ):
         self.max_wait = max_wait
         self.sleep_function = sleep
+        self.budget = budget or WaitBudget(TOTAL_WAIT)
         super().__init__(**kwargs)
 
     def new(self, **kwargs: Any) -> _Retry:
-        kwargs.update(max_wait=self.max_wait, sleep=self.sleep_function)
+        kwargs.update(max_wait=self.max_wait, sleep=self.sleep_function, budget=self.budget)
         return super().new(**kwargs)  # type: ignore[return-value]
+
+    def _wait(self, seconds: float) -> None:
+        granted = self.budget.take(min(seconds, self.max_wait))
+        if granted > 0:
+            self.sleep_function(granted)
 
     def sleep_for_retry(self, response: Any) -> bool:  # urllib3 hook
         retry_after = self.get_retry_after(response)
         if retry_after is None:
             return False
-        self.sleep_function(min(max(retry_after, 0.0), self.max_wait))
+        self._wait(retry_after)
         return True
 
     def _sleep_backoff(self) -> None:  # urllib3 hook
         backoff = self.get_backoff_time()
         if backoff > 0:
-            self.sleep_function(min(backoff, self.max_wait))
+            self._wait(backoff)
+
+
+def _check_client_inputs(api_url: str, token: str) -> None:
+    parsed = urllib.parse.urlsplit(api_url or "")
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise InputError(
+            f"the GitHub API URL must be an http(s) URL, got {api_url!r}", "GITHUB_API_URL"
+        )
+    if not token or not token.strip():
+        raise InputError(
+            "no GitHub token was given (pass github-token, usually ${{ github.token }})"
+        )
 
 
 def build_client(
@@ -157,6 +240,7 @@ def build_client(
     per_page: int = 100,
     pace_requests: bool = True,
     sleep: Callable[[float], None] = time.sleep,
+    total_wait: float = TOTAL_WAIT,
 ) -> Github:
     """The one PyGithub client of a run.
 
@@ -165,17 +249,10 @@ def build_client(
     single wait (a longer ``Retry-After`` is cut to it), ``secondary_rate_wait`` the wait
     after a secondary rate limit that came without ``Retry-After``. ``pace_requests``
     keeps PyGithub's spacing between requests (GitHub asks integrations not to fire
-    writes back to back); tests turn it off. ``sleep`` is how waiting is done.
+    writes back to back); tests turn it off. ``sleep`` is how waiting is done, and
+    ``total_wait`` the seconds of waiting the whole client may spend (see TOTAL_WAIT).
     """
-    parsed = urllib.parse.urlsplit(api_url or "")
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise InputError(
-            f"the GitHub API URL must be an http(s) URL, got {api_url!r}", "GITHUB_API_URL"
-        )
-    if not token or not token.strip():
-        raise InputError(
-            "no GitHub token was given (pass github-token, usually ${{ github.token }})"
-        )
+    _check_client_inputs(api_url, token)
     options: dict[str, Any] = {
         "total": retries,
         "backoff_factor": retry_backoff,
@@ -187,10 +264,13 @@ def build_client(
         "secondary_rate_wait": secondary_rate_wait,
         "max_wait": max_wait,
         "sleep": sleep,
+        "budget": WaitBudget(total_wait),
     }
     if "max_rate_limit_wait" in inspect.signature(GithubRetry.__init__).parameters:
         # a primary rate limit resetting in an hour fails now instead of sleeping
         options["max_rate_limit_wait"] = max_wait
+    # Every answer's Link header is checked before PyGithub reads it (see _check_links).
+    Requester.injectConnectionClasses(_LinkCheckedHTTP, _LinkCheckedHTTPS)
     pacing: dict[str, Any] = (
         {} if pace_requests else {"seconds_between_requests": None, "seconds_between_writes": None}
     )
@@ -218,7 +298,6 @@ class PyGithubPort:
         self,
         client: Github,
         repository: str,
-        max_comments: int = 3000,
         max_artifacts: int = 500,
         download_attempts: int = 3,
     ):
@@ -234,11 +313,11 @@ class PyGithubPort:
         self._path = (
             f"/repos/{urllib.parse.quote(owner, safe='')}/{urllib.parse.quote(name, safe='')}"
         )
-        self._max_comments = max_comments
         self._max_artifacts = max_artifacts
         self._download_attempts = max(1, download_attempts)
         retry = self._requester.kwargs.get("retry")
         self._sleep: Callable[[float], None] = getattr(retry, "sleep_function", time.sleep)
+        self._budget: WaitBudget | None = getattr(retry, "budget", None)
         self._backoff = float(getattr(retry, "backoff_factor", 1.0) or 0.0)
         self._attempts = 1 + int(getattr(retry, "total", 0) or 0)
         self._timeout = int(self._requester.kwargs.get("timeout") or 30)
@@ -343,14 +422,17 @@ class PyGithubPort:
             except _TryAgain as exc:
                 problem = str(exc)
                 if attempt + 1 < self._download_attempts:
-                    self._sleep(self._backoff * (2**attempt))
+                    wait = self._budget.take(self._backoff * (2**attempt)) if self._budget else 0.0
+                    if wait > 0:
+                        self._sleep(wait)
         raise GitHubError(
             f"could not download artifact {artifact_id} from the storage host after "
             f"{self._download_attempts} attempts ({problem})"
         )
 
     def list_comments(self, issue_number: int) -> list[CommentInfo]:
-        """Every comment on the PR (or issue), oldest first, all pages."""
+        """Every comment on the PR (or issue), oldest first, every page the API returns:
+        the sticky comment of a long-running PR may sit on page 31."""
         action = f"listing the comments of pull request #{issue_number}"
         with self._errors(action, PERMISSION_PULLS_READ):
             out = []
@@ -363,8 +445,6 @@ class PyGithubPort:
                         html_url=comment.html_url or "",
                     )
                 )
-                if len(out) >= self._max_comments:
-                    break
             return out
 
     # -- writing ---------------------------------------------------------------------------
@@ -528,9 +608,9 @@ class _Translate:
                     "run expired or was deleted",
                     status=exc.status,
                 ) from None
-            raise GitHubError(
-                port._scrub(port._message(exc, self.action, self.permission))
-            ) from None
+            error = GitHubError(port._scrub(port._message(exc, self.action, self.permission)))
+            error.status = exc.status  # the poster tells "no such pull request" (404) apart
+            raise error from None
         if isinstance(exc, (OSError, http.client.HTTPException)):
             host = urllib.parse.urlsplit(port._requester.base_url).hostname
             raise GitHubError(

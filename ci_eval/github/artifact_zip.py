@@ -17,14 +17,18 @@ import zipfile
 import zlib
 
 from ci_eval.errors import InputError
+from ci_eval.inputs.loaders import MAX_ARTEFACT_BYTES
 
 RUN_MEMBER = "ci-eval-run.json"
 COMMENT_MEMBER = "comment.md"
 PR_MEMBER = "pr.json"
 
-MAX_COMPRESSED_BYTES = 20 * 1024 * 1024
-MAX_MEMBER_BYTES = 50 * 1024 * 1024
-MAX_TOTAL_BYTES = 64 * 1024 * 1024
+# The run artefact is the largest member; its limit is the one the writer checks too
+# (inputs/loaders.py, MAX_ARTEFACT_BYTES), so nothing written is ever skipped when read.
+# JSON artefacts compress about sixfold; a zip at half the limit leaves room to spare.
+MAX_MEMBER_BYTES = MAX_ARTEFACT_BYTES
+MAX_TOTAL_BYTES = MAX_ARTEFACT_BYTES + 16 * 1024 * 1024  # with the comment, summary and charts
+MAX_COMPRESSED_BYTES = MAX_ARTEFACT_BYTES // 2
 _MAX_ENTRIES = 16
 _CHUNK = 64 * 1024
 

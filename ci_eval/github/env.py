@@ -69,6 +69,42 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
     )
 
 
+# What a retriever, the user's code, never sees: the token in every spelling the runner
+# and the action give it, and the action's other inputs.
+SECRET_NAMES = frozenset({"GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN",
+                          "ACTIONS_ID_TOKEN_REQUEST_TOKEN"})
+
+
+def is_secret(name: str) -> bool:
+    return name.upper() in SECRET_NAMES or name.upper().startswith("INPUT_")
+
+
+def without_secrets(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` without the token and the ``INPUT_*`` values (a command retriever's)."""
+    return {k: v for k, v in environ.items() if not is_secret(k)}
+
+
+def withdraw_secrets(environ) -> None:
+    """Take the token and the ``INPUT_*`` values out of ``environ`` (``os.environ`` at
+    the action's entry point, after they were read): a python retriever runs in this
+    process and must not find them there."""
+    for name in [k for k in environ if is_secret(k)]:
+        del environ[name]
+
+
+def retry_backoff(env: Mapping[str, str]) -> float:
+    """``CI_EVAL_RETRY_BACKOFF``: the first retry's wait in seconds (default 1)."""
+    text = env.get("CI_EVAL_RETRY_BACKOFF", "").strip() or "1.0"
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value <= 600:  # NaN fails too
+        raise InputError(f"must be a number of seconds from 0 to 600, got {text[:40]!r}",
+                         "CI_EVAL_RETRY_BACKOFF")
+    return value
+
+
 def require(env: Mapping[str, str], name: str) -> str:
     value = env.get(name)
     if not value:

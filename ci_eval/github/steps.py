@@ -19,7 +19,13 @@ from ci_eval.errors import (
     GitHubError,
     InputError,
 )
-from ci_eval.github.artifact_zip import COMMENT_MEMBER, PR_MEMBER, RUN_MEMBER, read_artifact_zip
+from ci_eval.github.artifact_zip import (
+    COMMENT_MEMBER,
+    MAX_COMPRESSED_BYTES,
+    PR_MEMBER,
+    RUN_MEMBER,
+    read_artifact_zip,
+)
 from ci_eval.github.env import (
     ActionInputs,
     Event,
@@ -36,7 +42,7 @@ BUNDLE_MEMBERS = (COMMENT_MEMBER, PR_MEMBER, "summary.md", "scores.svg", "trend.
 MAX_BASELINE_TRIES = 10
 # One page of the runs listing; older base commits are asked for by SHA.
 MAX_RUNS_LISTED = 100
-MAX_ARTIFACT_ZIP = 20 * 1024 * 1024
+MAX_ARTIFACT_ZIP = MAX_COMPRESSED_BYTES
 
 
 def log(line: str) -> None:
@@ -177,10 +183,10 @@ def stale_annotations(head: dict, gold_path: str | None) -> list[str]:
 def write_bundle(out_dir: Path, head: dict, report, pr: dict | None) -> Path:
     """The workflow artifact's contents: the artefact (a later PR's baseline), and for the
     fork poster the comment, the base it was compared with and the PR it belongs to."""
-    from ci_eval.core.artefact import dumps
     from ci_eval.inputs.files import atomic_write
+    from ci_eval.inputs.loaders import artefact_text
 
-    atomic_write(out_dir / RUN_MEMBER, dumps(head))
+    atomic_write(out_dir / RUN_MEMBER, artefact_text(head, str(out_dir / RUN_MEMBER)))
     atomic_write(out_dir / COMMENT_MEMBER, report.markdown)
     atomic_write(out_dir / "summary.md", report.full_markdown)
     atomic_write(out_dir / "scores.svg", report.svg)
@@ -363,6 +369,16 @@ def job_git(event: Event, env) -> dict | None:
 
 
 def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
+    """The workflow_run poster; a refused fork artefact means no comment, said with its
+    reason (exit 2, the artefact's fault), never a GitHub failure (exit 5)."""
+    try:
+        return _post_run_comment(inputs, event, env, port)
+    except InputError:
+        log(f"ci-eval: no comment posted for run {event.run_id}: its artifact was refused")
+        raise
+
+
+def _post_run_comment(inputs: ActionInputs, event: Event, env, port) -> int:
     """The workflow_run poster: post the comment of a pull-request run that could not.
 
     Nothing from that run is trusted: the artifact is read as a hostile zip, the head
@@ -389,7 +405,7 @@ def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
     number = pr_info.get("number") if isinstance(pr_info, dict) else None
     if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
         raise InputError("pr.json must hold a positive pull request number", source, PR_MEMBER)
-    pr = port.pull_request(number)
+    pr = _named_pull_request(port, number, source)
     if not pr.is_fork and pr_info.get("comment_posted") is True:
         log(f"ci-eval: pull request #{number} is not from a fork and its own run posted the comment")
         return EXIT_OK
@@ -423,6 +439,16 @@ def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
     write_outputs(env.get("GITHUB_OUTPUT"), {"comment-url": url or "", "verdict": "pass" if report.passed else "fail"})
     log(f"ci-eval: posted the report of run {run.id} on pull request #{number}" if url else "ci-eval: nothing to post")
     return EXIT_OK
+
+
+def _named_pull_request(port, number: int, source: str):
+    """The PR a fork's pr.json names. One that does not exist is the artefact's fault."""
+    try:
+        return port.pull_request(number)
+    except GitHubError as exc:
+        if getattr(exc, "status", None) != 404:
+            raise
+        raise InputError(f"names pull request #{number}, which does not exist", source, PR_MEMBER) from None
 
 
 def _is_demo(head: dict) -> bool:

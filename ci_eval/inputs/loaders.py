@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from ci_eval.errors import InputError, InputErrors
-from ci_eval.inputs.files import decode, read_bytes, read_json, read_toml
+from ci_eval.inputs.files import decode, json_lines, read_bytes, read_json, read_toml
 
 CONFIG_NAMES = ("ci-eval.toml",)
-# A base artefact comes from another run, perhaps a fork's: cap it before parsing.
-MAX_ARTEFACT_BYTES = 512 * 1024 * 1024
+# The one size limit of a run artefact, for the writer and every reader: 128 MiB holds
+# about 130,000 questions at the default depth (an artefact takes about 1 KB a question).
+# A base artefact comes from another run, perhaps a fork's: readers cap it before parsing.
+MAX_ARTEFACT_BYTES = 128 * 1024 * 1024
 
 
 def find_config(start: str | os.PathLike = ".") -> Path:
@@ -21,12 +22,19 @@ def find_config(start: str | os.PathLike = ".") -> Path:
         if (folder / name).is_file():
             return folder / name
     pyproject = folder / "pyproject.toml"
-    if pyproject.is_file() and "ci-eval" in read_toml(pyproject, "pyproject.toml").get("tool", {}):
+    if pyproject.is_file() and "ci-eval" in _tool_table(read_toml(pyproject, "pyproject.toml"), pyproject):
         return pyproject
     raise InputError(
         "no configuration found: create ci-eval.toml (see README.md) or pass --config FILE",
         str(folder / "ci-eval.toml"),
     )
+
+
+def _tool_table(data: dict, path: Path) -> dict:
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise InputError("must be a table ([tool.ci-eval] lives in it)", str(path), "tool")
+    return tool
 
 
 def load_config(path: str | os.PathLike | None = None):
@@ -36,7 +44,7 @@ def load_config(path: str | os.PathLike | None = None):
     data = read_toml(p, "config file")
     prefix: tuple = ()
     if p.name == "pyproject.toml":
-        tool = data.get("tool", {})
+        tool = _tool_table(data, p)
         if "ci-eval" not in tool:
             raise InputError("has no [tool.ci-eval] table", str(p))
         data, prefix = tool["ci-eval"], ("tool", "ci-eval")
@@ -79,13 +87,9 @@ def load_answers(path: str, known: set[str] | None = None) -> dict[str, bool]:
     text = decode(raw, path)
     answers: dict[str, bool] = {}
     problems = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            problems.append(InputError(f"invalid JSON: {exc}", path, f"line {n}"))
+    for n, row in json_lines(text, path):
+        if isinstance(row, InputError):
+            problems.append(row)
             continue
         if not isinstance(row, dict) or not isinstance(row.get("id"), str):
             problems.append(InputError('expected an object with a string "id"', path, f"line {n}"))
@@ -105,27 +109,50 @@ def load_answers(path: str, known: set[str] | None = None) -> dict[str, bool]:
     return answers
 
 
+def _checked_artefact(data, source: str) -> dict:
+    """Shape (the schema), then meaning (names, ranges, counts): every problem at once."""
+    from ci_eval.core.artefact import validate_artefact
+    from ci_eval.core.artefact_checks import artefact_problems
+
+    if not isinstance(data, dict):
+        raise InputError("a run artefact must be a JSON object", source, "(top level)")
+    validate_artefact(data, source)
+    problems = artefact_problems(data, source)
+    if problems:
+        raise InputErrors(problems)
+    return data
+
+
+def artefact_text(artefact: dict, destination: str, limit: int = MAX_ARTEFACT_BYTES) -> str:
+    """The artefact as written, refused when a later run could not read it back."""
+    from ci_eval.core.artefact import dumps
+
+    text = dumps(artefact)
+    # A character is at most 4 bytes: most artefacts are sized without encoding them.
+    size = len(text.encode("utf-8")) if len(text) * 4 > limit else len(text)
+    if size > limit:
+        raise InputError(
+            f"the run artefact would be {size:,} bytes, over the {limit:,}-byte limit a later run "
+            f"reads as its baseline ({len(artefact.get('questions') or ()):,} questions): every pull "
+            "request would skip it; measure fewer questions or a smaller retriever.depth",
+            destination,
+        )
+    return text
+
+
 def load_artefact(path: str | os.PathLike, max_bytes: int = MAX_ARTEFACT_BYTES) -> dict:
     """A run artefact from disk, validated as untrusted input."""
-    from ci_eval.core.artefact import validate_artefact
-
     data, _ = read_json(path, "run artefact", max_bytes)
-    if not isinstance(data, dict):
-        raise InputError("a run artefact must be a JSON object", str(path), "(top level)")
-    return validate_artefact(data, str(path))
+    return _checked_artefact(data, str(path))
 
 
 def parse_artefact_bytes(raw: bytes, source: str) -> dict:
     """The same, for an artefact that arrived in a workflow-artifact zip."""
-    from ci_eval.core.artefact import validate_artefact
     from ci_eval.inputs.files import parse_json
 
     if len(raw) > MAX_ARTEFACT_BYTES:
         raise InputError(f"run artefact is over the {MAX_ARTEFACT_BYTES:,}-byte limit", source)
-    data = parse_json(decode(raw, source), source)
-    if not isinstance(data, dict):
-        raise InputError("a run artefact must be a JSON object", source, "(top level)")
-    return validate_artefact(data, source)
+    return _checked_artefact(parse_json(decode(raw, source), source), source)
 
 
 __all__ = [

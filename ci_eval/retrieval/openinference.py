@@ -152,9 +152,11 @@ def _collect(text: str, queries: Sequence[Query], path: str, id_from: str, score
     for q in queries:
         by_text.setdefault(q.question, q.id)
     spans: dict[str, list[_Span]] = {}
-    from ci_eval.retrieval.run_file import json_lines
+    from ci_eval.inputs.files import json_lines
 
     for n, msg in json_lines(text, path):
+        if isinstance(msg, InputError):  # not JSON: the first bad line is the error
+            raise msg
         for span in _spans_of(msg):
             if not isinstance(span, dict):
                 raise InputError("expected a span object or an OTLP export with resourceSpans", path, f"line {n}")

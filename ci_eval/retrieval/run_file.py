@@ -3,29 +3,16 @@ retrieval spans)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 from ci_eval.core.results import ResultError, Retrieved, clean, failed, parse_pair
 from ci_eval.errors import InputError
 from ci_eval.retrieval.query import Query
 
 
-def json_lines(text: str, path: str) -> Iterator[tuple[int, Any]]:
-    """``(line number, value)`` for each non-blank line; invalid JSON names its line."""
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            yield n, json.loads(line)
-        except ValueError as exc:
-            raise InputError(f"invalid JSON: {exc}", path, f"line {n}") from None
-
-
 def read_run_file(path: str, fmt: str, source: str) -> dict[str, list[tuple[str, float]]]:
     """A precomputed run: TREC (``qid Q0 docid rank score tag``) or JSON lines."""
-    from ci_eval.inputs.files import decode, read_bytes
+    from ci_eval.inputs.files import decode, json_lines, read_bytes
 
     if fmt == "trec":
         from ci_eval.trec.parse import read_run_pairs
@@ -35,6 +22,8 @@ def read_run_file(path: str, fmt: str, source: str) -> dict[str, list[tuple[str,
     text = decode(raw, path)
     run: dict[str, list] = {}
     for n, msg in json_lines(text, path):
+        if isinstance(msg, InputError):
+            raise msg
         if not isinstance(msg, dict) or not isinstance(msg.get("id"), str):
             raise InputError('expected an object with a string "id"', path, f"line {n}")
         if not isinstance(msg.get("results"), list):

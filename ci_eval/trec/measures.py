@@ -76,7 +76,7 @@ def parse_measures(specs: list[str] | None) -> Measures:
             raise UsageError(f"-m {spec}: {name} takes no parameters")
         cuts = set()
         for part in params.split(","):
-            if not part.strip().isdigit() or int(part) <= 0:
+            if not (part.strip().isascii() and part.strip().isdigit()) or int(part) <= 0:
                 raise UsageError(f"-m {spec}: cutoff {part!r} is not a positive whole number")
             cuts.add(int(part))
         previous = chosen.get(name)

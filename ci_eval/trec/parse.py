@@ -679,10 +679,14 @@ def _map(path: str, what: str):
     import stat
 
     try:
-        with open(path, "rb") as f:
-            info = os.fstat(f.fileno())
+        # Not blocking: a FIFO given as a run would wait for a writer; read_bytes refuses it.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            info = os.fstat(fd)
             if stat.S_ISREG(info.st_mode) and 0 < info.st_size <= _RUN_BYTES_LIMIT:
-                return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        finally:
+            os.close(fd)
     except (OSError, ValueError):
         pass
     return _read(path, what)  # and its errors: not found, a folder, too big, unreadable
@@ -696,9 +700,32 @@ def read_run(path: str) -> Run:
     return parse_run(_map(path, "run file"), str(path))
 
 
+def _require_utf8(data, source: str) -> None:
+    """Name the first line that is not UTF-8. Decoded a block at a time, each block ending
+    after a newline (never inside a character), so no copy of the file is kept."""
+    lo, size, lines = 0, len(data), 0
+    while lo < size:
+        hi = data.rfind(b"\n", lo, lo + _BLOCK) + 1 or data.find(b"\n", lo + _BLOCK) + 1 or size
+        block = data[lo:hi]
+        try:
+            block.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = lines + block.count(b"\n", 0, exc.start) + 1
+            raise InputError("not valid UTF-8 (a run read by `ci-eval run` holds text ids)",
+                             source, f"line {line}") from None
+        lines += block.count(b"\n")
+        lo = hi
+
+
 def read_run_pairs(path: str) -> dict[str, list[tuple[str, float]]]:
-    """A run file as ``{qid: [(docid, score), ...]}`` in file order (not yet ordered)."""
-    return read_run(path).as_pairs()
+    """A run file as ``{qid: [(docid, score), ...]}`` in file order (not yet ordered).
+
+    Unlike ``evaluate``, which compares ids as raw bytes the way trec_eval does, these ids
+    become text: bytes that are not UTF-8 are an error, not U+FFFD (``\\xff`` and
+    ``\\xfe`` would both become it and two questions would merge into one)."""
+    data = _map(path, "run file")
+    _require_utf8(data, str(path))
+    return parse_run(data, str(path)).as_pairs()
 
 
 def read_qrels_dict(path: str) -> dict[str, dict[str, int]]:

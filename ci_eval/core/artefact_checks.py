@@ -1,0 +1,159 @@
+"""What a schema-valid artefact must also mean before it is compared or rendered.
+
+A base artefact, and in the ``workflow_run`` poster the head artefact too, may come from a
+fork: its author controls every byte. The JSON Schema checks shapes; these checks hold the
+rest to what ci-eval itself writes, so nothing a renderer shows is text the author chose
+freely and no number can be one ci-eval would never compute:
+
+- every metric name (the ``metrics`` list and the keys of every ``means``) is one ci-eval
+  computes, in its canonical spelling (``hit@5``, never ``@acme/team`` or ``[x](url)``);
+- every metric value is a mean or a per-question value of a metric in [0, 1];
+- question ids are unique;
+- the counts agree with the questions (``summary.overall.count``, each tag's count,
+  ``summary.errors``, ``gold_set.questions``), unless the artefact is one shard's part.
+
+Grades are bounded by the schema itself (the gold set's bounds); see artefact.schema.json.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ci_eval.core.validate import json_path
+from ci_eval.errors import InputError
+
+# Every family ci-eval computes (hit, recall, precision, ndcg, mrr, map) is a mean of
+# per-question values in [0, 1].
+METRIC_RANGE = (0.0, 1.0)
+# How many problems one refused artefact reports: enough to fix it, never a flood.
+MAX_PROBLEMS = 20
+
+
+def _clip(text: object, limit: int = 40) -> str:
+    """An untrusted id quoted in an error line: repr'd (so control characters show as
+    escapes) and short."""
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
+
+
+def metric_name_problem(name: object) -> str | None:
+    """Why ``name`` cannot be a metric name in an artefact, or None when it is one. The
+    name itself is never repeated: it may be a mention or markup meant for a log or a
+    comment, and the JSON path already says where it is."""
+    from ci_eval.core.metrics import resolve_metric
+
+    if not isinstance(name, str):
+        return "a metric name must be a string"
+    try:
+        canonical = resolve_metric(name).name
+    except InputError:
+        return "not a metric ci-eval computes"
+    if canonical != name:
+        return f"not how ci-eval writes a metric name (it writes {canonical!r})"
+    return None
+
+
+class _Problems:
+    def __init__(self, source: str, counts: bool):
+        self.source = source
+        self.counts = counts  # whether the counts must agree with the questions
+        self.found: list[InputError] = []
+
+    def add(self, message: str, *path) -> None:
+        self.found.append(InputError(message, self.source, json_path(path)))
+
+
+def _check_means(means: object, problems: _Problems, *path) -> None:
+    if not isinstance(means, dict):
+        return
+    lo, hi = METRIC_RANGE
+    for position, (name, value) in enumerate(means.items()):
+        why = metric_name_problem(name)
+        if why:
+            # The name is the problem: the path names its position, not the name.
+            problems.add(f"metric key {position + 1}: {why}", *path)
+            continue
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and not lo <= value <= hi:
+            problems.add(f"{value!r} is out of range: {name} lies in [{lo:g}, {hi:g}]", *path, name)
+
+
+def _check_metric_list(data: dict, problems: _Problems) -> None:
+    metrics = data.get("metrics")
+    if not isinstance(metrics, list):
+        return
+    seen: set = set()
+    for i, name in enumerate(metrics):
+        why = metric_name_problem(name)
+        if why:
+            problems.add(why, "metrics", i)
+        elif name in seen:
+            problems.add(f"{name!r} is listed twice", "metrics", i)
+        seen.add(name)
+
+
+def _check_questions(questions: list, problems: _Problems) -> None:
+    counts = Counter(q.get("id") for q in questions if isinstance(q, dict))
+    reported: set = set()
+    for i, q in enumerate(questions):
+        if not isinstance(q, dict):
+            continue
+        qid = q.get("id")
+        if counts[qid] > 1 and qid not in reported:
+            reported.add(qid)
+            problems.add(f"question id {_clip(qid)} appears {counts[qid]} times", "questions", i, "id")
+        _check_means(q.get("metrics"), problems, "questions", i, "metrics")
+
+
+def _measured(questions: list) -> list[dict]:
+    # The summary's means and counts are over answered questions, errors scoring 0.
+    return [q for q in questions if isinstance(q, dict) and q.get("status") in ("ok", "error")]
+
+
+def _check_count(problems: _Problems, stated: object, actual: int, what: str, *path) -> None:
+    if problems.counts and isinstance(stated, int) and not isinstance(stated, bool) and stated != actual:
+        problems.add(f"says {stated} but the artefact holds {actual} {what}", *path)
+
+
+def _check_summary(data: dict, questions: list, problems: _Problems) -> None:
+    summary = data.get("summary")
+    if not isinstance(summary, dict):
+        return
+    measured = _measured(questions)
+    overall = summary.get("overall")
+    if isinstance(overall, dict):
+        _check_count(problems, overall.get("count"), len(measured), "answered or failed questions",
+                     "summary", "overall", "count")
+        _check_means(overall.get("means"), problems, "summary", "overall", "means")
+    by_tag = summary.get("by_tag")
+    if isinstance(by_tag, dict):
+        tagged = Counter(t for q in measured for t in (q.get("tags") or ()) if isinstance(t, str))
+        for position, (tag, group) in enumerate(by_tag.items()):
+            if not isinstance(group, dict):
+                continue
+            # A tag is untrusted text: the path names its position, never the tag itself.
+            place = ("summary", "by_tag", f"[tag {position + 1}]")
+            _check_count(problems, group.get("count"), tagged.get(tag, 0),
+                         "answered or failed questions with this tag", *place, "count")
+            _check_means(group.get("means"), problems, *place, "means")
+    errors = sum(1 for q in questions if isinstance(q, dict) and q.get("status") == "error")
+    _check_count(problems, summary.get("errors"), errors, "questions with an error", "summary", "errors")
+
+
+def artefact_problems(data: dict, source: str) -> list[InputError]:
+    """Every meaning problem of a schema-valid artefact (at most ``MAX_PROBLEMS``)."""
+    # A part of a sharded run holds some of the gold set's questions, and `ci-eval merge`
+    # checks the parts against each other and recomputes the summary: its counts are not held
+    # to its questions here (its names and values are).
+    problems = _Problems(source, counts="shard" not in data)
+    questions = data.get("questions") if isinstance(data.get("questions"), list) else []
+    _check_metric_list(data, problems)
+    _check_questions(questions, problems)
+    _check_summary(data, questions, problems)
+    gold_set = data.get("gold_set")
+    if isinstance(gold_set, dict):
+        _check_count(problems, gold_set.get("questions"), len(questions), "questions",
+                     "gold_set", "questions")
+    for i, entry in enumerate(data.get("history") or []):
+        if isinstance(entry, dict):
+            _check_means(entry.get("means"), problems, "history", i, "means")
+    return problems.found[:MAX_PROBLEMS]
