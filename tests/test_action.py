@@ -202,13 +202,16 @@ def parse_outputs(text: str) -> dict[str, str]:
 
 def run_action(gh: GitHubStandIn, tmp_path: Path, cwd: Path, event_name: str,
                payload: dict | None, *, sha: str = MERGE, ref: str = f"refs/pull/{PR}/merge",
-               config: str = "ci-eval.toml", **inputs: str) -> Job:
-    """One `ci-eval action` step. ``inputs`` are action inputs: ``comment="off"``."""
+               config: str = "ci-eval.toml", python: str = sys.executable, environ: dict | None = None,
+               **inputs: str) -> Job:
+    """One `ci-eval action` step. ``inputs`` are action inputs: ``comment="off"``. ``python``
+    and ``environ``: the interpreter that runs it and the job's environment (default: this
+    interpreter and the checkout's ci_eval)."""
     job = tmp_path / f"job{len(list(tmp_path.glob('job*')))}"
     (job / "temp").mkdir(parents=True)
     (job / "output").touch()
     (job / "summary.md").touch()
-    env = clean_environ()
+    env = clean_environ() if environ is None else dict(environ)
     if payload is not None:
         (job / "event.json").write_text(json.dumps(payload))
         env["GITHUB_EVENT_PATH"] = str(job / "event.json")
@@ -230,7 +233,7 @@ def run_action(gh: GitHubStandIn, tmp_path: Path, cwd: Path, event_name: str,
     })
     for name, value in inputs.items():
         env["INPUT_" + name.upper().replace("_", "-")] = value
-    done = subprocess.run([sys.executable, "-m", "ci_eval", "action"], cwd=cwd, env=env,
+    done = subprocess.run([python, "-m", "ci_eval", "action"], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120, check=False)
     token = env["INPUT_GITHUB-TOKEN"]
     # The token reaches the log once, in the line that tells the runner to mask it.

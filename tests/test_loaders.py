@@ -61,7 +61,7 @@ def test_answers_report_every_bad_line(tmp_path):
     p.write_text('{"id": "q1", "correct": "yes"}\nnope\n{"id": "q9", "correct": true}\n')
     with pytest.raises(InputErrors) as info:
         load_answers(str(p), {"q1"})
-    assert [e.place for e in info.value.problems] == ["line 1", "line 2", "line 3"]
+    assert [e.place for e in info.value.problems] == ["line 1", "line 2 column 1", "line 3"]
     assert "not in the gold set" in info.value.problems[2].message
 
 

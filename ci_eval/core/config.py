@@ -18,7 +18,11 @@ from typing import Any
 from ci_eval.core.validate import json_path, problems_or_none
 from ci_eval.errors import InputError, InputErrors
 
-_RUNNER_NEEDS = {"python": "target", "command": "command", "run-file": "path"}
+_RUNNER_NEEDS = {"python": "target", "command": "command", "run-file": "path",
+                 "langchain": "target", "llamaindex": "target", "haystack": "target"}
+# Where each framework's results carry the chunk id unless retriever.id_from says otherwise.
+_DEFAULT_ID_FROM = {"langchain": "id", "llamaindex": "node_id", "haystack": "id"}
+_TARGET_TYPES = ("python", *_DEFAULT_ID_FROM)
 # Places that take a whole number: TOML's 7.0 is a float there, whatever JSON Schema says.
 _WHOLE_NUMBERS = (("k",), ("relevance_level",), ("retriever", "depth"), ("retriever", "concurrency"),
                   ("gate", "max_new_misses"), ("gate", "max_stale"))
@@ -43,6 +47,8 @@ class RetrieverConfig:
     total_timeout: float | None = None
     params: dict = field(default_factory=dict, hash=False)
     env: dict = field(default_factory=dict, hash=False)
+    id_from: str | None = None  # python: None means the callable returns (id, score) pairs
+    score: str = "similarity"  # or "distance": negated before ranking
     cache: str | None = None  # folder of the retrieval cache; not part of the recorded config
 
 
@@ -73,10 +79,17 @@ class Config:
         retriever = {"type": r.type, "depth": r.depth, "params": r.params}
         if r.type == "python":
             retriever.update(target=r.target, batch=r.batch)
+            # Recorded only when set, so artefacts from before these keys compare equal.
+            if r.id_from is not None or r.score != "similarity":
+                retriever.update(id_from=r.id_from, score=r.score)
+        elif r.type in _DEFAULT_ID_FROM:
+            retriever.update(target=r.target, id_from=r.id_from, score=r.score)
         elif r.type == "command":
             retriever.update(command=list(r.command))
         else:
             retriever.update(path=self.raw.get("retriever", {}).get("path"), format=r.format)
+            if r.format == "openinference":
+                retriever.update(id_from=r.id_from or "id", score=r.score)
         return {
             "k": self.k,
             "metrics": list(self.metrics),
@@ -167,6 +180,13 @@ def _retriever_problems(data: dict, out: _Problems) -> None:
     kind = retriever.get("type")
     if isinstance(kind, str) and kind in _RUNNER_NEEDS and _RUNNER_NEEDS[kind] not in retriever:
         out.add("retriever", f'retriever type "{kind}" needs "{_RUNNER_NEEDS[kind]}"')
+    # id_from and score read objects a callable returns: meaningless for a command or a plain
+    # run file, and silently ignoring them would hide the mistake.
+    takes_them = kind in _TARGET_TYPES or (kind == "run-file" and retriever.get("format") == "openinference")
+    for key in ("id_from", "score"):
+        if key in retriever and not takes_them:
+            out.add(("retriever", key), f'"{key}" applies to retriever types {", ".join(_TARGET_TYPES)} and to '
+                                        'run-file with format "openinference"')
 
 
 def _gate_tables(data: dict):
@@ -242,6 +262,8 @@ def _build_retriever(r: dict, k: int, base_dir: str) -> RetrieverConfig:
         total_timeout=float(r["total_timeout"]) if "total_timeout" in r else None,
         params=dict(r.get("params", {})),
         env=dict(r.get("env", {})),
+        id_from=r.get("id_from", _DEFAULT_ID_FROM.get(r["type"])),
+        score=r.get("score", "similarity"),
         cache=_resolve(base_dir, r["cache"]) if "cache" in r else None,
     )
 

@@ -15,7 +15,7 @@ TOP_ORDER = ("$schema", "schema_version", "index_version", "provenance", "questi
 QUESTION_ORDER = ("id", "question", "gold", "tags", "unanswerable", "notes")
 
 
-def _one_line(value: Any) -> str:
+def _compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
 
@@ -34,12 +34,12 @@ def _provenance(prov: dict) -> str:
     parts = []
     for key, value in prov.items():
         if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
-            body = _lines_of([f"{_one_line(k)}: {_one_line(v)}" for k, v in value.items()], "      ", "{", "}")
+            body = _lines_of([f"{_compact_json(k)}: {_compact_json(v)}" for k, v in value.items()], "      ", "{", "}")
         elif isinstance(value, list) and value:
-            body = _lines_of([_one_line(v) for v in value], "      ", "[", "]")
+            body = _lines_of([_compact_json(v) for v in value], "      ", "[", "]")
         else:
-            body = _one_line(value)
-        parts.append(f"{_one_line(key)}: {body}")
+            body = _compact_json(value)
+        parts.append(f"{_compact_json(key)}: {body}")
     return _lines_of(parts, "    ", "{", "}")
 
 
@@ -49,10 +49,10 @@ def dumps_gold_set(doc: dict) -> str:
         if key == "provenance" and isinstance(value, dict):
             body = _provenance(value)
         elif key == "questions" and isinstance(value, list):
-            body = _lines_of([_one_line(_ordered(q, QUESTION_ORDER)) for q in value], "    ", "[", "]")
+            body = _lines_of([_compact_json(_ordered(q, QUESTION_ORDER)) for q in value], "    ", "[", "]")
         elif key == "anchors" and isinstance(value, dict):  # one chunk's fingerprint per line
-            body = _lines_of([f"{_one_line(k)}: {_one_line(v)}" for k, v in value.items()], "    ", "{", "}")
+            body = _lines_of([f"{_compact_json(k)}: {_compact_json(v)}" for k, v in value.items()], "    ", "{", "}")
         else:
-            body = _one_line(value)
-        parts.append(f"{_one_line(key)}: {body}")
+            body = _compact_json(value)
+        parts.append(f"{_compact_json(key)}: {body}")
     return _lines_of(parts, "  ", "{", "}") + "\n"

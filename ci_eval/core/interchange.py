@@ -11,6 +11,7 @@ import copy
 import json
 from dataclasses import dataclass
 
+from ci_eval.core.text import one_line
 from ci_eval.errors import InputError, InputErrors
 
 
@@ -100,10 +101,6 @@ def build_gold_document(questions, *, existing: dict | None = None, existing_sou
     return ImportResult(document, len(new), tuple(skipped))
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
 def qrels_text(gold) -> str:
     """TREC qrels (``qid 0 docid grade``), in gold-set order: what ``ci-eval evaluate``,
     trec_eval, ranx and pytrec_eval read."""
@@ -112,7 +109,7 @@ def qrels_text(gold) -> str:
 
 def topics_text(gold) -> str:
     """TREC topics as ``id<TAB>text`` lines, one per question (unanswerable ones too)."""
-    return "".join(f"{q.id}\t{_one_line(q.question)}\n" for q in gold.questions)
+    return "".join(f"{q.id}\t{one_line(q.question, None)}\n" for q in gold.questions)
 
 
 def beir_queries(gold) -> str:

@@ -7,11 +7,10 @@ per-question error recorded in the artefact instead of aborting the run.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+from ci_eval.core.text import LONE_SURROGATE
 
 
 class ResultError(ValueError):
@@ -80,7 +79,7 @@ def parse_pair(item: Any, position: int) -> tuple[str, float]:
     cid = str(cid)
     if not cid:
         raise ResultError(f"result {position} has an empty id")
-    if _LONE_SURROGATE.search(cid):  # "\ud800" from JSON: not a character, cannot be written
+    if LONE_SURROGATE.search(cid):  # "\ud800" from JSON: not a character, cannot be written
         raise ResultError(f"result {position} has an id that is not valid Unicode")
     return cid, score
 

@@ -50,6 +50,7 @@ from github.Requester import HTTPRequestsConnectionClass, HTTPSRequestsConnectio
 from ci_eval import __version__
 from ci_eval.core.baseline import ArtifactInfo, RunInfo
 from ci_eval.core.sticky import CommentInfo
+from ci_eval.core.text import one_line
 from ci_eval.errors import GitHubError, InputError
 
 __all__ = [
@@ -146,7 +147,7 @@ def _check_links(headers: Any, scheme: str, host: str, port: int) -> None:
                 same = False
             if not same:
                 raise ForeignLink(
-                    f"GitHub's answer pointed its next page at {_one_line(parts.hostname or url, 80)}, "
+                    f"GitHub's answer pointed its next page at {one_line(parts.hostname or url, 80)}, "
                     f"not at the API host {host}: refusing to follow it"
                 )
 
@@ -284,11 +285,6 @@ def build_client(
         lazy=True,
         **pacing,
     )
-
-
-def _one_line(text: Any, limit: int = 240) -> str:
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 class PyGithubPort:
@@ -530,7 +526,7 @@ class PyGithubPort:
     def _message(self, exc: GithubException, action: str, permission: str) -> str:
         status = exc.status
         data = exc.data if isinstance(exc.data, dict) else {}
-        message = _one_line(data.get("message") or "")
+        message = one_line(data.get("message") or "", 240)
         headers = {str(k).lower(): v for k, v in (exc.headers or {}).items()}
         rate_limited = (
             status == 429
@@ -570,7 +566,7 @@ class PyGithubPort:
             )
         if status == 422:
             details = [
-                _one_line(e.get("message") or e.get("code") or "", 120)
+                one_line(e.get("message") or e.get("code") or "", 120)
                 for e in data.get("errors") or []
                 if isinstance(e, dict)
             ]
@@ -627,7 +623,7 @@ def _json_or_none(output: Any) -> Any:
     try:
         return json.loads(output)
     except (TypeError, ValueError):
-        return {"message": _one_line(output, 120)}
+        return {"message": one_line(output, 120)}
 
 
 def _run_info(run: Any) -> RunInfo:

@@ -247,7 +247,7 @@ def find_question_lines(gold_text: str, question_ids: list[str]) -> dict[str, in
     """The line of each question's ``"id": "<qid>"`` in the gold file, for annotations."""
     wanted = {json.dumps(q): q for q in question_ids}
     found: dict[str, int] = {}
-    for n, line in enumerate(gold_text.splitlines(), 1):
+    for n, line in enumerate(gold_text.split("\n"), 1):
         if '"id"' not in line:
             continue
         for encoded, qid in wanted.items():

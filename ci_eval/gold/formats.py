@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 from ci_eval.core.interchange import Imported
 from ci_eval.errors import InputError, InputErrors
-from ci_eval.inputs.files import decode, read_bytes
+from ci_eval.inputs.files import decode, read_bytes, read_json_lines
 
 _TOP = re.compile(r"<top>(.*?)</top>", re.S | re.I)
 _FIELD = re.compile(r"<(num|title|desc|narr)>(.*?)(?=<(?:/?(?:num|title|desc|narr))>|$)", re.S | re.I)
@@ -47,7 +46,7 @@ def _sgml_topics(text: str, path: str, field: str) -> dict[str, tuple[str, str]]
 
 def _tsv_topics(text: str, path: str) -> dict[str, tuple[str, str]]:
     topics: dict[str, tuple[str, str]] = {}
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         qid, tab, body = line.partition("\t")
@@ -85,17 +84,13 @@ def read_trec(qrels_path: str, topics_path: str, field: str = "title") -> list[I
 
 
 def _jsonl(path: str, what: str) -> Iterator[tuple[str, object]]:
-    for n, line in enumerate(_text(path, what).splitlines(), 1):
-        if line.strip():
-            try:
-                yield f"line {n}", json.loads(line)
-            except ValueError as exc:
-                raise InputError(f"invalid JSON: {getattr(exc, 'msg', exc)}", path, f"line {n}") from None
+    for n, value in read_json_lines(path, what):
+        yield f"line {n}", value
 
 
 def _beir_qrels(path: str) -> dict[str, list[tuple[str, int]]]:
     out: dict[str, list[tuple[str, int]]] = {}
-    for n, line in enumerate(_text(path, "BEIR qrels").splitlines(), 1):
+    for n, line in enumerate(_text(path, "BEIR qrels").split("\n"), 1):
         parts = line.split("\t")
         if n == 1 and parts[:1] == ["query-id"] or not line.strip():
             continue

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ci_eval.core.text import LONE_SURROGATE
 from ci_eval.errors import InputError
 
 # Generous for any hand-made gold set or config; a cap so a wrong path (a 4 GB dump) fails
@@ -163,6 +164,9 @@ def json_lines(text: str, source: str) -> Iterator[tuple[int, Any]]:
         except RecursionError:
             yield n, InputError("invalid JSON: nested too deeply", source, f"line {n}")
             continue
+        except json.JSONDecodeError as exc:  # the line is the document: name its column
+            yield n, InputError(f"invalid JSON: {exc.msg}", source, f"line {n} column {exc.colno}")
+            continue
         except ValueError as exc:
             yield n, InputError(f"invalid JSON: {exc}", source, f"line {n}")
             continue
@@ -175,8 +179,16 @@ def json_lines(text: str, source: str) -> Iterator[tuple[int, Any]]:
         yield n, value
 
 
+def read_json_lines(path: str, what: str) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` for each non-blank line of a JSON-lines file, stopping at
+    the first bad line with its error (for readers that report one problem a file)."""
+    for n, value in json_lines(decode(read_bytes(path, what), path), path):
+        if isinstance(value, InputError):
+            raise value
+        yield n, value
+
+
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _reject_lone_surrogates(data: Any, source: str) -> None:
@@ -185,12 +197,12 @@ def _reject_lone_surrogates(data: Any, source: str) -> None:
     stack: list[tuple[tuple, Any]] = [((), data)]
     while stack:
         path, node = stack.pop()
-        if isinstance(node, str) and _LONE_SURROGATE.search(node):
+        if isinstance(node, str) and LONE_SURROGATE.search(node):
             raise InputError("invalid JSON: a \\ud800-\\udfff escape without its pair is not a character",
                              source, json_path(path))
         if isinstance(node, dict):
             for k, v in reversed(list(node.items())):
-                if _LONE_SURROGATE.search(k):
+                if LONE_SURROGATE.search(k):
                     raise InputError("invalid JSON: a key holds a \\ud800-\\udfff escape without its pair",
                                      source, json_path(path))
                 stack.append(((*path, k), v))

@@ -93,7 +93,7 @@ def read_manifest(path: str | os.PathLike, version: str | None = None) -> ChunkI
     # JSON when it looks like JSON: a bare list of ids must not be read as one id per line.
     if text.lstrip().startswith(("{", "[")):
         return index_from_document(parse_json(text, path), path, version)
-    ids = (line.strip() for line in text.splitlines())
+    ids = (line.strip() for line in text.split("\n"))
     entries = ((n, i) for n, i in enumerate(ids, 1) if i and not i.startswith("#"))
     return build_index(entries, version, path, repeats_ok=True)
 

@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Callable
 from contextlib import contextmanager
+from typing import Any
 
 from ci_eval.core.text import one_line
 from ci_eval.errors import InputError, RetrieverError
@@ -75,7 +76,15 @@ def _missing_module(exc: ModuleNotFoundError, module_name: str) -> str:
 
 
 def import_target(spec: str, source: str, place: str, base_dir: str | None = None) -> Callable:
-    """Import ``module:function`` with ``base_dir`` (the config file's folder) first on
+    """``import_object`` for a function: the target must be callable."""
+    target = import_object(spec, source, place, base_dir)
+    if not callable(target):
+        raise InputError(f"{spec!r} is not callable", source, place)
+    return target
+
+
+def import_object(spec: str, source: str, place: str, base_dir: str | None = None) -> Any:
+    """Import ``module:name`` (a function, or a framework retriever or vector store) with ``base_dir`` (the config file's folder) first on
     sys.path, so the target resolves the same from any working folder. A missing module
     or dependency is bad input (exit 2); a module that raises or exits while imported is
     the retriever failing (``ImportFailed``, exit 4)."""
@@ -96,6 +105,4 @@ def import_target(spec: str, source: str, place: str, base_dir: str | None = Non
         target = getattr(module, attr)
     except AttributeError:
         raise InputError(f"module {module_name!r} has no attribute {attr!r}", source, place) from None
-    if not callable(target):
-        raise InputError(f"{spec!r} is not callable", source, place)
     return target

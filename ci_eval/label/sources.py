@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Sequence
 
 from ci_eval.errors import InputError
-from ci_eval.inputs.files import decode, parse_json, read_bytes
+from ci_eval.inputs.files import decode, read_bytes, read_json_lines
 
 MAX_TEXT = 20000  # characters shown per chunk: enough to judge, bounded for the page
 
@@ -46,22 +46,9 @@ def _clip(text) -> str:
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 
-def _json_lines(path: str, what: str):
-    """``(line number, parsed object)`` for each non-blank line, errors naming the line."""
-    text = decode(read_bytes(path, what), path)
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            yield n, parse_json(line, path)
-        except InputError as exc:
-            column = (exc.place or "").rpartition(" column ")[2]
-            raise InputError(exc.message, path, f"line {n}" + (f" column {column}" if column else "")) from None
-
-
 def _jsonl_texts(path: str) -> dict[str, str]:
     out: dict[str, str] = {}
-    for n, item in _json_lines(path, "chunks file"):
+    for n, item in read_json_lines(path, "chunks file"):
         if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not isinstance(item.get("text"), str):
             raise InputError('expected {"id": "...", "text": "..."}', path, f"line {n}")
         out[item["id"]] = _clip(item["text"])
@@ -119,7 +106,7 @@ def text_lookup(spec: str | None, config) -> Callable[[list[str]], dict[str, str
 def read_candidates(path: str) -> list[str]:
     """``{"question": "..."}`` per line: mined queries or a generator's output."""
     out = []
-    for n, item in _json_lines(path, "candidates file"):
+    for n, item in read_json_lines(path, "candidates file"):
         question = item.get("question") if isinstance(item, dict) else None
         if not isinstance(question, str) or not question.strip():
             raise InputError('expected {"question": "..."} with a non-empty question', path, f"line {n}")

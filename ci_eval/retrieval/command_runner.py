@@ -27,8 +27,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from ci_eval.core.results import ResultError, Retrieved, clean, failed
-from ci_eval.errors import RetrieverError
 from ci_eval.core.text import one_line
+from ci_eval.errors import RetrieverError
 from ci_eval.retrieval.query import Query
 
 # The longest stdout line read from a retriever: an answer of 10,000 results with

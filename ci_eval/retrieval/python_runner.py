@@ -108,6 +108,8 @@ def _all_failed(queries: Sequence[Query], message: str) -> Iterator[tuple[str, R
 
 
 def runner(config, queries: Sequence[Query], known_ids) -> Iterator[tuple[str, Retrieved]]:
+    from ci_eval.retrieval.extract import adapt_callable
+
     r = config.retriever
     try:
         fn = import_target(r.target, config.source, "retriever.target", config.base_dir)
@@ -115,6 +117,7 @@ def runner(config, queries: Sequence[Query], known_ids) -> Iterator[tuple[str, R
         # The module exists but raised or exited while imported: every question is an error
         # (written to the artefact, exit 4), as if each call had failed the same way.
         return _all_failed(queries, exc.message)
+    fn = adapt_callable(fn, r.id_from, r.score, r.batch)
     if r.batch:
         return run_callable_batch(fn, queries, r.depth, r.params, timeout=r.timeout,
                                   total_timeout=r.total_timeout, known_ids=known_ids)

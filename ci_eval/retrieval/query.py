@@ -34,6 +34,9 @@ RUNNER_MODULES = {
     "python": "ci_eval.retrieval.python_runner",
     "command": "ci_eval.retrieval.command_runner",
     "run-file": "ci_eval.retrieval.run_file",
+    "langchain": "ci_eval.retrieval.langchain_runner",
+    "llamaindex": "ci_eval.retrieval.llamaindex_runner",
+    "haystack": "ci_eval.retrieval.haystack_runner",
 }
 
 

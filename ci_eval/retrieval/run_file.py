@@ -1,4 +1,5 @@
-"""Retriever type ``run-file``: a precomputed run (TREC or JSON lines)."""
+"""Retriever type ``run-file``: a precomputed run (TREC, JSON lines, or OpenInference
+retrieval spans)."""
 
 from __future__ import annotations
 
@@ -29,20 +30,24 @@ def read_run_file(path: str, fmt: str, source: str) -> dict[str, list[tuple[str,
             raise InputError('expected "results": a list of {"id", "score"}', path, f"line {n}")
         if msg["id"] in run:
             raise InputError(f"question {msg['id']!r} appears twice", path, f"line {n}")
-        # The file is the user's input, not a live retriever: a bad entry is a bad file
-        # (exit 2, with its line), not a question the retriever failed on.
-        seen: set[str] = set()
-        for position, item in enumerate(msg["results"], 1):
-            try:
-                cid, _ = parse_pair(item, position)
-            except ResultError as exc:
-                raise InputError(f"question {msg['id']!r}: {exc}", path, f"line {n}") from None
-            # As trec_eval does for a TREC run: one document twice in a query is an error.
-            if cid in seen:
-                raise InputError(f"question {msg['id']!r}: document {cid!r} appears twice", path, f"line {n}")
-            seen.add(cid)
+        check_results(msg["id"], msg["results"], path, f"line {n}")
         run[msg["id"]] = msg["results"]
     return run
+
+
+def check_results(qid: str, results: list, path: str, place: str) -> None:
+    """The file is the user's input, not a live retriever: a bad entry is a bad file (exit 2,
+    with its line), not a question the retriever failed on."""
+    seen: set[str] = set()
+    for position, item in enumerate(results, 1):
+        try:
+            cid, _ = parse_pair(item, position)
+        except ResultError as exc:
+            raise InputError(f"question {qid!r}: {exc}", path, place) from None
+        # As trec_eval does for a TREC run: one document twice in a query is an error.
+        if cid in seen:
+            raise InputError(f"question {qid!r}: document {cid!r} appears twice", path, place)
+        seen.add(cid)
 
 
 def run_from_file(
@@ -61,4 +66,10 @@ def run_from_file(
 
 def runner(config, queries: Sequence[Query], known_ids) -> Iterator[tuple[str, Retrieved]]:
     r = config.retriever
-    return run_from_file(read_run_file(r.path, r.format, r.path), queries, r.depth, r.path, known_ids)
+    if r.format == "openinference":
+        from ci_eval.retrieval.openinference import read_spans
+
+        run = read_spans(r.path, queries, r.id_from or "id", r.score)
+    else:
+        run = read_run_file(r.path, r.format, r.path)
+    return run_from_file(run, queries, r.depth, r.path, known_ids)

@@ -1,0 +1,63 @@
+"""What the framework retriever types (langchain, llamaindex, haystack) share: their
+package imported only when the type is used, the user's object resolved from ``target``,
+and the run itself on the ``python`` type's worker pool (timeouts, concurrency, latency)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator, Sequence
+from types import ModuleType
+from typing import Any
+
+from ci_eval.core.results import Retrieved
+from ci_eval.core.text import one_line
+from ci_eval.errors import InputError
+from ci_eval.retrieval.query import Query
+
+
+def require(module: str, package: str, config) -> ModuleType:
+    """The framework is not a dependency of ci-eval: a missing one is bad input at
+    ``retriever.type``, with the command that installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise InputError(
+            f'retriever type "{config.retriever.type}" needs the {package} package ({exc}); '
+            f"install it where ci-eval runs: pip install {package}",
+            config.source,
+            "retriever.type",
+        ) from None
+
+
+def resolve_target(config, accepts: Callable[[Any], bool], expected: str) -> Any:
+    """``target`` names the object, or a function of no arguments returning it (so building
+    an index can wait until ci-eval runs)."""
+    from ci_eval.inputs.pyimport import import_object
+
+    r = config.retriever
+    obj = import_object(r.target, config.source, "retriever.target", config.base_dir)
+    if accepts(obj):
+        return obj
+    if callable(obj) and not isinstance(obj, type):
+        try:
+            built = obj()
+        except Exception as exc:  # the user's factory failed: nothing can be retrieved
+            from ci_eval.errors import RetrieverError
+
+            raise RetrieverError(f"{r.target}() raised {type(exc).__name__}: {one_line(exc, 200)}") from None
+        if accepts(built):
+            return built
+        obj = built
+    raise InputError(f"{r.target!r} is a {type(obj).__name__}, expected {expected} (or a function returning one)",
+                     config.source, "retriever.target")
+
+
+def run_search(config, search: Callable[..., list], queries: Sequence[Query],
+               known_ids) -> Iterator[tuple[str, Retrieved]]:
+    """``search(question, depth, **params) -> [(id, score)]`` on every question, as the python
+    type runs a callable: each failure (a missing id included) is an error on that question."""
+    from ci_eval.retrieval.python_runner import run_callable
+
+    r = config.retriever
+    return run_callable(search, queries, r.depth, r.params, r.concurrency, r.timeout,
+                        r.total_timeout, known_ids)

@@ -1,0 +1,195 @@
+"""``run-file`` with ``format = "openinference"``: the retrieval spans an app traced with
+OpenInference (Phoenix, Arize, any OpenTelemetry exporter), read as a run.
+
+One JSON value per line, in any of the shapes those exports take:
+- an OTLP/JSON batch (``{"resourceSpans": [{"scopeSpans": [{"spans": [...]}]}]}``, what an
+  OpenTelemetry Collector's file exporter writes), attributes as ``{"key", "value"}`` lists;
+- one span with flat dotted attributes (``{"attributes": {"openinference.span.kind": ...}}``,
+  the OpenTelemetry SDK's ``span.to_json()``), or nested ones (Phoenix's attribute view);
+- one row of a Phoenix spans dataframe (``"attributes.input.value"``, ``span_kind``).
+
+A span counts when its ``openinference.span.kind`` is ``RETRIEVER``. Its documents are
+``retrieval.documents.N.document.id`` / ``.score``; ``id_from = "metadata.<key>"`` reads the
+id from ``.document.metadata`` instead (OpenInference's LangChain instrumentation records no
+document id, only content and metadata), and unscored documents keep the traced order as
+rank scores. It belongs to the gold question whose id
+is its ``metadata`` ``question_id`` (``using_metadata({"question_id": ...})``) or its
+``ci_eval.question_id`` attribute, else to the question whose text is exactly its
+``input.value``. Spans of no gold question are other traffic and are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ci_eval.errors import InputError
+from ci_eval.retrieval.query import Query
+
+_DOCUMENT = re.compile(r"^retrieval\.documents\.(\d+)\.document\.(.+)$")
+_QUESTION_ID_KEYS = ("metadata.question_id", "ci_eval.question_id")
+
+
+@dataclass(frozen=True)
+class _Span:
+    line: int
+    trace: object
+    span: object
+    parent: object
+    results: list
+
+
+def _otlp_value(value):
+    """OTLP/JSON's typed ``AnyValue`` to a plain value (int64 arrives as a string)."""
+    if not isinstance(value, dict):
+        return value
+    for kind in ("stringValue", "boolValue", "doubleValue"):
+        if kind in value:
+            return value[kind]
+    if "intValue" in value:
+        return int(value["intValue"])
+    if "arrayValue" in value:
+        return [_otlp_value(v) for v in (value["arrayValue"] or {}).get("values", [])]
+    if "kvlistValue" in value:
+        return {kv.get("key"): _otlp_value(kv.get("value")) for kv in (value["kvlistValue"] or {}).get("values", [])}
+    return None
+
+
+def _flatten(value, prefix: str, out: dict) -> None:
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            _flatten(inner, f"{prefix}.{key}" if prefix else str(key), out)
+    elif isinstance(value, list) and prefix.endswith("documents"):
+        for i, inner in enumerate(value):
+            _flatten(inner, f"{prefix}.{i}", out)
+    elif prefix == "metadata" and isinstance(value, str):
+        try:  # OpenInference records metadata as a JSON string
+            _flatten(json.loads(value), prefix, out)
+        except ValueError:
+            out[prefix] = value
+    else:
+        out[prefix] = value
+
+
+def attributes(span: dict) -> dict:
+    """A span's attributes as one flat ``{"dotted.key": value}`` map, whatever its shape."""
+    raw = span.get("attributes")
+    if isinstance(raw, list):  # OTLP/JSON
+        raw = {kv.get("key"): _otlp_value(kv.get("value")) for kv in raw if isinstance(kv, dict)}
+    raw = dict(raw) if isinstance(raw, dict) else {}
+    raw.update({k[len("attributes."):]: v for k, v in span.items() if k.startswith("attributes.")})
+    flat: dict = {}
+    _flatten(raw, "", flat)
+    if "span_kind" in span:
+        flat.setdefault("openinference.span.kind", span["span_kind"])
+    return flat
+
+
+def _spans_of(msg) -> list:
+    if isinstance(msg, dict) and isinstance(msg.get("resourceSpans"), list):
+        return [span for resource in msg["resourceSpans"] if isinstance(resource, dict)
+                for scope in resource.get("scopeSpans") or [] if isinstance(scope, dict)
+                for span in scope.get("spans") or []]
+    return [msg]
+
+
+def _ids(span: dict) -> tuple:
+    context = span.get("context") if isinstance(span.get("context"), dict) else {}
+    trace = span.get("traceId") or context.get("trace_id") or span.get("context.trace_id")
+    own = span.get("spanId") or context.get("span_id") or span.get("context.span_id")
+    parent = span.get("parentSpanId") or span.get("parent_id")
+    return trace, own, parent
+
+
+def _document_fields(flat: dict) -> list[dict]:
+    """``retrieval.documents.N.document.*`` -> one ``{"id", "score", "metadata"}`` per N, in
+    N's order. Document metadata is a JSON string in OpenInference, an object once nested."""
+    found: dict[int, dict] = {}
+    for key, value in flat.items():
+        match = _DOCUMENT.match(key)
+        if not match:
+            continue
+        doc = found.setdefault(int(match.group(1)), {"metadata": {}})
+        field = match.group(2)
+        if field == "metadata" and isinstance(value, str):
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                parsed = {}
+            doc["metadata"].update(parsed if isinstance(parsed, dict) else {})
+        elif field.startswith("metadata."):
+            doc["metadata"][field[len("metadata."):]] = value
+        elif field in ("id", "score"):
+            doc[field] = value
+    return [found[i] for i in sorted(found)]
+
+
+def _documents(flat: dict, id_from: str, score: str, path: str, place: str) -> list:
+    from ci_eval.core.results import ResultError
+    from ci_eval.retrieval.extract import ranked
+
+    docs = _document_fields(flat)
+    try:
+        pairs = ranked([(d, d.get("score")) for d in docs], id_from, score)
+    except ResultError as exc:
+        raise InputError(f"retrieval {exc}".replace("result ", "document ", 1), path, place) from None
+    return [{"id": cid, "score": value} for cid, value in pairs]
+
+
+def _question_of(flat: dict, by_id: dict, by_text: dict):
+    for key in _QUESTION_ID_KEYS:
+        if flat.get(key) is not None:
+            return by_id.get(str(flat[key]))
+    text = flat.get("input.value")
+    return by_text.get(text) if isinstance(text, str) else None
+
+
+def _collect(text: str, queries: Sequence[Query], path: str, id_from: str, score: str) -> dict[str, list[_Span]]:
+    by_id = {q.id: q.id for q in queries}
+    by_text: dict[str, str] = {}
+    for q in queries:
+        by_text.setdefault(q.question, q.id)
+    spans: dict[str, list[_Span]] = {}
+    from ci_eval.inputs.files import json_lines
+
+    for n, msg in json_lines(text, path):
+        if isinstance(msg, InputError):  # not JSON: the first bad line is the error
+            raise msg
+        for span in _spans_of(msg):
+            if not isinstance(span, dict):
+                raise InputError("expected a span object or an OTLP export with resourceSpans", path, f"line {n}")
+            flat = attributes(span)
+            if str(flat.get("openinference.span.kind", "")).upper() != "RETRIEVER":
+                continue
+            qid = _question_of(flat, by_id, by_text)
+            if qid is not None:
+                spans.setdefault(qid, []).append(_Span(n, *_ids(span), _documents(flat, id_from, score, path, f"line {n}")))
+    return spans
+
+
+def _outermost(qid: str, found: list[_Span], path: str) -> _Span:
+    """One retrieval per question. A retriever made of retrievers (an ensemble, a hybrid)
+    traces nested RETRIEVER spans for one question: the outermost holds the final ranking."""
+    ids = {s.span for s in found if s.span}
+    top = [s for s in found if not (s.parent and s.parent in ids)]
+    if len(top) != 1:
+        lines = ", ".join(str(s.line) for s in top)
+        raise InputError(f"question {qid!r} has {len(top)} separate retrieval spans (lines {lines}): "
+                         "trace each gold question once", path, f"line {top[-1].line}")
+    return top[0]
+
+
+def read_spans(path: str, queries: Sequence[Query], id_from: str = "id", score: str = "similarity") -> dict[str, list]:
+    """The traced run: gold question id -> ``[{"id", "score"}]``, the traced ranking."""
+    from ci_eval.inputs.files import decode, read_bytes
+    from ci_eval.retrieval.run_file import check_results
+
+    text = decode(read_bytes(path, "trace file"), path)
+    run = {}
+    for qid, found in _collect(text, queries, path, id_from, score).items():
+        span = _outermost(qid, found, path)
+        check_results(qid, span.results, path, f"line {span.line}")
+        run[qid] = span.results
+    return run

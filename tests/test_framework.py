@@ -1,0 +1,43 @@
+"""What the framework retriever types share (retrieval/framework.py): a missing framework
+package is bad input with the command that installs it; a failing factory is a failed
+retriever."""
+
+import json
+import sys
+
+import pytest
+
+from ci_eval.cli import main
+
+PACKAGES = {"langchain": ("langchain_core", "langchain-core"), "llamaindex": ("llama_index.core", "llama-index-core"),
+            "haystack": ("haystack", "haystack-ai")}
+
+
+def project(tmp_path, monkeypatch, retriever: str):
+    (tmp_path / "gold.json").write_text(json.dumps(
+        {"schema_version": 1, "questions": [{"id": "q1", "question": "alpha", "gold": ["a"]}]}))
+    (tmp_path / "ci-eval.toml").write_text(f'gold_set = "gold.json"\nk = 1\n[retriever]\n{retriever}\n')
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.mark.parametrize("kind", sorted(PACKAGES))
+def test_a_missing_framework_is_exit_2_at_retriever_type_with_the_pip_command(tmp_path, monkeypatch, capsys, kind):
+    module, package = PACKAGES[kind]
+    project(tmp_path, monkeypatch, f'type = "{kind}"\ntarget = "app:retriever"')
+    monkeypatch.setitem(sys.modules, module, None)  # what an absent package looks like to import
+    assert main(["run", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f'ci-eval: error: ci-eval.toml:retriever.type: retriever type "{kind}" needs the '
+                          f"{package} package")
+    assert err.endswith(f"install it where ci-eval runs: pip install {package}")
+    assert "\n" not in err and not (tmp_path / "ci-eval-run.json").exists()
+
+
+def test_a_factory_that_raises_fails_the_retriever(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("langchain_core", reason="langchain-core is not installed")
+    project(tmp_path, monkeypatch, 'type = "langchain"\ntarget = "broken_factory:build"')
+    (tmp_path / "broken_factory.py").write_text("def build():\n    raise ConnectionError('vector db unreachable')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["run", "--quiet"]) == 4
+    assert capsys.readouterr().err.strip() == (
+        "ci-eval: error: broken_factory:build() raised ConnectionError: vector db unreachable")

@@ -1,0 +1,52 @@
+"""The haystack retriever type with Haystack's in-memory BM25 retriever, through `ci-eval run`."""
+
+import os
+
+import pytest
+
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+pytest.importorskip("haystack", reason="haystack-ai is not installed (pip install -e '.[test]')")
+
+from framework_corpus import GOLD  # noqa: E402
+from framework_projects import errors, rankings, run_project  # noqa: E402
+
+QUESTIONS = {q["id"]: q["question"] for q in GOLD["questions"]}
+
+
+def expected(question: str, depth: int = 3) -> list[tuple[str, float]]:
+    """What the same retriever returns when asked directly, in this process."""
+    import retrievers_haystack
+
+    found = retrievers_haystack.bm25.run(query=question, top_k=depth)["documents"]
+    return [(d.id, d.score) for d in found]
+
+
+@pytest.mark.parametrize("target", ["bm25", "pipeline"])
+def test_component_and_pipeline_give_document_ids_and_bm25_scores(tmp_path, target):
+    done, art = run_project(tmp_path, f'type = "haystack"\ntarget = "retrievers_haystack:{target}"')
+    assert done.returncode == 0, done.stderr
+    for qid, got in rankings(art).items():
+        want = expected(QUESTIONS[qid])
+        assert [s for _, s in got] == pytest.approx([s for _, s in want])
+        assert {c for c, _ in got} == {c for c, _ in want}  # BM25 leaves out chunks sharing no word
+    assert art["questions"][0]["ranking"][0]["id"] == "kb/keys#rotate"
+
+
+def test_id_from_meta_gives_the_chunk_ids_of_documents_stored_with_hash_ids(tmp_path):
+    done, art = run_project(tmp_path, 'type = "haystack"\ntarget = "retrievers_haystack:hashed"')
+    assert done.returncode == 0, done.stderr
+    # Content hashes are no gold ids: every question misses.
+    assert all(q["metrics"]["hit@3"] == 0.0 for q in art["questions"])
+    done, art = run_project(tmp_path, 'type = "haystack"\ntarget = "retrievers_haystack:hashed"\n'
+                                      'id_from = "metadata.chunk_id"')
+    assert done.returncode == 0, done.stderr
+    for qid, got in rankings(art).items():
+        assert {c for c, _ in got} == {c for c, _ in expected(QUESTIONS[qid])}
+
+
+def test_a_missing_meta_key_fails_each_question(tmp_path):
+    done, art = run_project(tmp_path, 'type = "haystack"\ntarget = "retrievers_haystack:bm25"\n'
+                                      'id_from = "metadata.source"')
+    assert done.returncode == 4
+    assert errors(art) == {qid: "unusable result: result 1 has no metadata 'source' (its metadata keys: chunk_id)"
+                           for qid in QUESTIONS}

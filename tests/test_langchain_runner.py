@@ -1,0 +1,106 @@
+"""The langchain retriever type with real langchain-core objects, through `ci-eval run`."""
+
+import pytest
+
+pytest.importorskip("langchain_core", reason="langchain-core is not installed (pip install -e '.[test]')")
+
+from framework_corpus import GOLD, by_cosine, l2  # noqa: E402
+from framework_projects import errors, rankings, run_project  # noqa: E402
+
+QUESTIONS = {q["id"]: q["question"] for q in GOLD["questions"]}
+
+
+def assert_nearest_first(qid: str, ids: list[str], depth: int) -> None:
+    """``ids`` are the ``depth`` chunks most similar to the question, most similar first (in
+    any order among equally similar ones: the store's tie order is its own)."""
+    cos = dict(by_cosine(QUESTIONS[qid]))
+    assert [cos[c] for c in ids] == pytest.approx([s for _, s in by_cosine(QUESTIONS[qid])[:depth]])
+
+
+def test_a_vector_store_factory_without_relevance_scores_keeps_its_order_as_rank_scores(tmp_path):
+    done, art = run_project(tmp_path, 'type = "langchain"\ntarget = "retrievers_langchain:memory_store"')
+    assert done.returncode == 0, done.stderr
+    depth = art["config"]["retriever"]["depth"]  # 3k = 3: asked of the store
+    for qid, got in rankings(art).items():
+        assert_nearest_first(qid, [cid for cid, _ in got], depth)
+        # InMemoryVectorStore has no relevance function: scores come from the rank, best = depth.
+        assert [s for _, s in got] == [float(depth - i) for i in range(depth)]
+    assert art["config"]["retriever"] | {} == {
+        "type": "langchain", "depth": 3, "params": {}, "target": "retrievers_langchain:memory_store",
+        "id_from": "id", "score": "similarity"}
+
+
+def test_a_similarity_retriever_is_asked_through_its_store_for_the_full_depth(tmp_path):
+    # The retriever says k=2; ci-eval needs 3k = 6 to tell "just past k" from "gone".
+    done, art = run_project(tmp_path, 'type = "langchain"\ntarget = "retrievers_langchain:retriever"', k=2)
+    assert done.returncode == 0, done.stderr
+    for qid, got in rankings(art).items():
+        assert_nearest_first(qid, [cid for cid, _ in got], 6)
+
+
+def test_distances_are_negated_so_the_nearest_chunk_ranks_first(tmp_path):
+    done, art = run_project(
+        tmp_path, 'type = "langchain"\ntarget = "retrievers_langchain:l2_store"\nscore = "distance"')
+    assert done.returncode == 0, done.stderr
+    for qid, got in rankings(art).items():
+        distance = dict(l2(QUESTIONS[qid]))
+        assert [s for _, s in got] == pytest.approx([-distance[cid] for cid, _ in got])
+        assert [-s for _, s in got] == pytest.approx([d for _, d in l2(QUESTIONS[qid])[:3]])
+    assert art["config"]["retriever"]["score"] == "distance"
+
+
+def test_a_distance_store_left_at_similarity_keeps_its_own_order(tmp_path):
+    # No relevance function on this store: its own order (nearest first) as rank scores,
+    # never its raw distances read as similarities.
+    done, art = run_project(tmp_path, 'type = "langchain"\ntarget = "retrievers_langchain:l2_store"')
+    assert done.returncode == 0, done.stderr
+    for qid, got in rankings(art).items():
+        distance = dict(l2(QUESTIONS[qid]))
+        assert [distance[cid] for cid, _ in got] == pytest.approx([d for _, d in l2(QUESTIONS[qid])[:3]])
+        assert [s for _, s in got] == [3.0, 2.0, 1.0]
+
+
+@pytest.mark.parametrize("score", ["distance", "similarity"])
+def test_python_callable_returning_documents_with_distances(tmp_path, score):
+    # A python callable handing back LangChain's (Document, distance) pairs: with
+    # score = "distance" the nearest ranks first; read as similarities the ranking inverts.
+    done, art = run_project(tmp_path, 'type = "python"\ntarget = "retrievers_langchain:l2_search"\n'
+                                      f'id_from = "metadata.chunk_id"\nscore = "{score}"')
+    assert done.returncode == 0, done.stderr
+    for qid, got in rankings(art).items():
+        nearest = [d for _, d in l2(QUESTIONS[qid])[:3]]
+        if score == "distance":
+            assert [-s for _, s in got] == pytest.approx(nearest)
+        else:
+            assert [s for _, s in got] == pytest.approx(nearest[::-1])
+    assert {k: art["config"]["retriever"][k] for k in ("id_from", "score")} == {
+        "id_from": "metadata.chunk_id", "score": score}
+
+
+def test_documents_without_id_fail_every_question_naming_the_metadata_keys(tmp_path):
+    done, art = run_project(tmp_path, 'type = "langchain"\ntarget = "retrievers_langchain:no_id_retriever"')
+    assert done.returncode == 4
+    errs = errors(art)
+    assert set(errs) == set(QUESTIONS)
+    assert "result 1 has no 'id'; its metadata has chunk_id, n: set retriever.id_from" in errs["q-rotate"]
+    assert all(not q["ranking"] and q["metrics"]["hit@1"] == 0.0 for q in art["questions"])
+
+
+def test_id_from_metadata_reads_the_chunk_id_and_a_missing_key_fails_only_that_question(tmp_path):
+    done, art = run_project(tmp_path, 'type = "langchain"\ntarget = "retrievers_langchain:no_id_retriever"\n'
+                                      'id_from = "metadata.chunk_id"')
+    assert done.returncode == 4  # one question failed
+    assert errors(art) == {"q-refund": "unusable result: result 1 has no metadata 'chunk_id' (its metadata keys: none)"}
+    got = rankings(art)
+    for qid in ("q-rotate", "q-export"):
+        # A retriever's documents carry no score: the rank gives them, its order is kept.
+        assert_nearest_first(qid, [cid for cid, _ in got[qid]], 3)
+        assert [s for _, s in got[qid]] == [3.0, 2.0, 1.0]
+
+
+def test_a_target_of_the_wrong_kind_is_bad_input(tmp_path):
+    done, art = run_project(tmp_path, 'type = "langchain"\ntarget = "retrievers_langchain:not_a_retriever"')
+    assert done.returncode == 2 and art is None
+    assert done.stderr.strip() == (
+        "ci-eval: error: ci-eval.toml:retriever.target: 'retrievers_langchain:not_a_retriever' is a dict, "
+        "expected a LangChain BaseRetriever or VectorStore (or a function returning one)")

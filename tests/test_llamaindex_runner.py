@@ -1,0 +1,44 @@
+"""The llamaindex retriever type with real llama-index-core objects, through `ci-eval run`."""
+
+import pytest
+
+pytest.importorskip("llama_index.core", reason="llama-index-core is not installed (pip install -e '.[test]')")
+
+from framework_corpus import GOLD, by_cosine  # noqa: E402
+from framework_projects import errors, rankings, run_project  # noqa: E402
+
+QUESTIONS = {q["id"]: q["question"] for q in GOLD["questions"]}
+
+
+def test_an_index_factory_gives_node_ids_and_cosine_scores(tmp_path):
+    done, art = run_project(tmp_path, 'type = "llamaindex"\ntarget = "retrievers_llamaindex:index"')
+    assert done.returncode == 0, done.stderr
+    for qid, got in rankings(art).items():
+        cos = dict(by_cosine(QUESTIONS[qid]))
+        assert [s for _, s in got] == pytest.approx([s for _, s in by_cosine(QUESTIONS[qid])[:3]])
+        assert [s for _, s in got] == pytest.approx([cos[cid] for cid, _ in got])
+    assert art["questions"][0]["ranking"][0]["id"] == "kb/keys#rotate"
+    assert art["config"]["retriever"]["id_from"] == "node_id"
+
+
+def test_a_retriever_is_widened_to_the_depth_and_ref_doc_id_names_the_article(tmp_path):
+    gold = {**GOLD, "questions": [{**q, "gold": [q["gold"][0].split("#")[0]]} for q in GOLD["questions"]]}
+    done, art = run_project(tmp_path, 'type = "llamaindex"\ntarget = "retrievers_llamaindex:retriever"\n'
+                                      'id_from = "ref_doc_id"', gold=gold)
+    assert done.returncode == 0, done.stderr
+    q = {e["id"]: e for e in art["questions"]}
+    # similarity_top_k=1 on the user's retriever is raised to 3k = 3 nodes; their articles,
+    # a second chunk of one article dropped as a duplicate id (first kept, with a warning).
+    for qid, question in QUESTIONS.items():
+        articles = list(dict.fromkeys(cid.split("#")[0] for cid, _ in by_cosine(question)[:3]))
+        assert [r["id"] for r in q[qid]["ranking"]] == articles
+    assert q["q-rotate"]["ranking"][0]["id"] == "kb/keys" and q["q-rotate"]["metrics"]["hit@1"] == 1.0
+    assert q["q-rotate"]["warnings"] == ["1 duplicate id(s) dropped (first occurrence kept)"]
+
+
+def test_a_metadata_key_the_nodes_lack_fails_each_question(tmp_path):
+    done, art = run_project(tmp_path, 'type = "llamaindex"\ntarget = "retrievers_llamaindex:index"\n'
+                                      'id_from = "metadata.doc"')
+    assert done.returncode == 4
+    assert errors(art)["q-export"] == "unusable result: result 1 has no metadata 'doc' (its metadata keys: chunk_id)"
+    assert set(errors(art)) == set(QUESTIONS)
