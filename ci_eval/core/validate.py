@@ -153,6 +153,8 @@ class _Unknown(Exception):
 
 
 def _compile(schema, root: dict, cache: dict):
+    # long: one branch per JSON Schema keyword, each closing over the values the others
+    # read; apart, they would pass the same half-built state around.
     """A schema -> a function(instance) -> bool, built once. Closures instead of walking
     the schema dict on every node is what makes this several times faster than a walk."""
     import re

@@ -260,6 +260,8 @@ def _high_bits_where(x: np.ndarray, at_least: int) -> np.ndarray:
 
 
 def _plain_decimals(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    # long: one vectorised pass whose steps share large temporaries; split up, each step
+    # would hand copies of them to the next.
     """Plain decimal tokens (optional sign, digits, at most one point) to float64,
     exactly as strtod rounds them; NaN for anything else.
 
