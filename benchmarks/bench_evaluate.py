@@ -185,10 +185,14 @@ def main(argv=None) -> int:
     parser.add_argument("--before", metavar="REV", help="also time ci-eval at this git revision")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="smaller data, one repeat")
+    parser.add_argument("--only", choices=("tie-heavy", "wide", "plain"), action="append",
+                        help="only these data sets: tie-heavy 7,000 x 1,000, wide 100,000 x 100, "
+                             "plain 7,000 x 200 (repeatable; default all)")
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args(argv)
+    named = {"tie-heavy": (7000, 1000, 1500), "wide": (100_000, 100, 40_000), "plain": (7000, 200, 40_000)}
     sizes = ([(700, 1000, 1500), (10_000, 100, 40_000)] if args.quick
-             else [(7000, 1000, 1500), (100_000, 100, 40_000), (7000, 200, 40_000)])
+             else [named[n] for n in (args.only or named)])
     repeat = 1 if args.quick else args.repeat
     figures = {"load before": bench_engine.load()}
     with tempfile.TemporaryDirectory() as tmp, _worktree(args.before) as before:

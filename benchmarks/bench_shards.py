@@ -28,16 +28,16 @@ TARGET = 100_000
 LATENCY_S = 0.05
 CONCURRENCY = 4  # the retriever's default `concurrency`
 
-RETRIEVERS = textwrap.dedent(
+RETRIEVERS = f"LATENCY_S = {LATENCY_S!r}\n" + textwrap.dedent(
     """
     import time
     RANKED = [(f"c{j}", 1.0 / (j + 1)) for j in range(15)]
     def slow(question, k):
-        time.sleep(%r)
+        time.sleep(LATENCY_S)
         return RANKED
     def instant(question, k):
         return RANKED
-    """ % LATENCY_S
+    """
 )
 
 # Runs one command and prints its wall time and peak RSS (its own, not this wrapper's).

@@ -4,10 +4,7 @@ exit 4. Each case is a real project run by the real CLI."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-
 from projects import GOOD_RETRIEVER, artefact, cli, errors_of, write_config, write_gold, write_module, write_script
 
 PY = 'type = "python"\ntarget = "retriever:search"\n'

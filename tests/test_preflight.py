@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import pytest
-
 from projects import GOOD_RETRIEVER, cli, write_config, write_gold, write_module
 
 from ci_eval.schemas import load

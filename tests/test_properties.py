@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 from ci_eval.core.artefact import validate_artefact
 from ci_eval.core.config import Config, parse_config
 from ci_eval.core.goldset import GoldSet, parse_gold_set
+from ci_eval.core.manifest import ChunkIndex
 from ci_eval.core.results import ResultError, Retrieved, clean
 from ci_eval.errors import InputError
 from ci_eval.github import env as actions_env
 from ci_eval.inputs.files import decode, parse_json, read_toml
-from ci_eval.core.manifest import ChunkIndex
 from ci_eval.inputs.loaders import load_answers, load_manifest
 from ci_eval.retrieval import run_file
 from ci_eval.trec import parse as trec

@@ -36,7 +36,7 @@ def test_bad_shard_specs_are_refused_with_one_line(text, says):
 
 
 def test_the_shard_is_sha256_of_the_id_mod_n():
-    digest = hashlib.sha256("q-001".encode()).digest()
+    digest = hashlib.sha256(b"q-001").digest()
     assert shard_of("q-001", 7) == int.from_bytes(digest[:8], "big") % 7 + 1
 
 

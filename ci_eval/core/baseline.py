@@ -19,7 +19,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-Kind = Literal["exact", "fallback", "none"]
+# Where a baseline came from, one vocabulary for the lookup, the action and the report:
+# the PR's base commit, another run of the base branch, the demo's own baseline, a file
+# given on the command line, or none at all.
+BaselineKind = Literal["exact", "fallback", "builtin", "file", "none"]
+Kind = Literal["exact", "fallback", "none"]  # what the lookup itself can find
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ci_eval.core.baseline import BaselineKind
 from ci_eval.core.diff import Diff
 from ci_eval.core.gate import GateResult
 from ci_eval.core.judged import JudgedReport
@@ -21,7 +22,7 @@ class BaselineInfo:
     ``age`` and ``reason``. ``url`` links the run the baseline came from (https only).
     """
 
-    kind: str = "file"
+    kind: BaselineKind = "file"
     description: str | None = None
     url: str | None = None
     sha: str | None = None

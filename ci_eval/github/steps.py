@@ -12,6 +12,7 @@ from itertools import islice
 from pathlib import Path
 
 from ci_eval.core.artefact import Artefact, read_artefact
+from ci_eval.core.baseline import BaselineKind
 from ci_eval.errors import (
     EXIT_GATE_FAILED,
     EXIT_GITHUB_FAILED,
@@ -53,7 +54,7 @@ def log(line: str) -> None:
 @dataclass(frozen=True)
 class Baseline:
     artefact: dict | None
-    kind: str  # exact | fallback | none | builtin
+    kind: BaselineKind
     description: str
     run_url: str | None = None
 
