@@ -38,6 +38,7 @@ Parsing never builds a Python object per line:
 from __future__ import annotations
 
 import bisect
+from collections import deque
 from dataclasses import dataclass
 from functools import cached_property, partial
 
@@ -134,38 +135,36 @@ def _workers() -> int:
     return min(cores, 4) - 1
 
 
-def _worked(text, least: int, most: int | None, source: str, work):
-    """``work(chunk)`` for each block of ``text``, in file order: it splits the block
-    (``_split``) and gives ``(result, n_lines)``; handed back as ``(result, line_base)``. Blocks are worked on by
-    spare threads a few ahead of the one handed back (never the whole file at once, so
-    memory stays a few blocks' worth); with no spare core, or one block, in turn."""
+def _each_block(text, least: int, most: int | None, source: str, work, take) -> None:
+    """``take(work(chunk), line_base)`` for each block of ``text``, in file order; ``work``
+    splits the block (``_split``) and gives ``(result, n_lines)``. Spare threads work a
+    few blocks ahead of the one taken (never the whole file at once, so memory stays a
+    few blocks' worth); with no spare core, or one block, the blocks go in turn. A plain
+    function rather than a generator, so the pool always shuts down in the caller's
+    thread, at once when ``take`` or a block fails."""
     buf = _buffer(text)
-    chunks = (buf[pos:end] for pos, end in _cuts(text))
     workers = _workers() if len(text) > _BLOCK else 0
+    pool = None
     if workers:
-        from collections import deque
         from concurrent.futures import ThreadPoolExecutor
 
-        def results():
-            with ThreadPoolExecutor(workers) as pool:
-                ahead = deque()
-                for chunk in chunks:
-                    ahead.append(pool.submit(work, chunk))
-                    if len(ahead) > 2 * workers:
-                        yield ahead.popleft().result
-                while ahead:
-                    yield ahead.popleft().result
-        done = results()
-    else:
-        done = (partial(work, chunk) for chunk in chunks)
+        pool = ThreadPoolExecutor(workers)
+    ahead: deque = deque()
     line_base = 0
-    for result in done:
-        try:
-            got, n_lines = result()
-        except _Malformed as bad:
-            raise bad.error(least, most, source, line_base) from None
-        yield got, line_base
-        line_base += n_lines
+    try:
+        for pos, end in _cuts(text):
+            chunk = buf[pos:end]
+            ahead.append(pool.submit(work, chunk).result if pool else partial(work, chunk))
+            while len(ahead) > 2 * workers or (ahead and end == len(text)):
+                try:
+                    result, n_lines = ahead.popleft()()
+                except _Malformed as bad:
+                    raise bad.error(least, most, source, line_base) from None
+                take(result, line_base)
+                line_base += n_lines
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 class _LineMap:
@@ -740,19 +739,21 @@ def parse_qrels(text, source: str) -> Qrels:
     capacity = len(text) // 8 + 1
     rows = _Rows(capacity)
     grades = np.empty(capacity, dtype=np.int64)
-    bad = None  # reported once the whole file is split: a malformed line comes first
-    for (gathered, lines, block, grade_text), line_base in _worked(text, 4, 4, source,
-                                                                   _qrels_block):
+    bad = []  # reported once the whole file is split: a malformed line comes first
+
+    def take(result, line_base: int) -> None:
+        gathered, lines, block, grade_text = result
         at = rows.add(gathered, line_base, lines)
-        if block is None:
-            if bad is None:
-                row = next(i for i, raw in enumerate(grade_text.tolist()) if not _whole(raw))
-                bad = (at + row, grade_text[row])
-            continue
-        grades[at:at + len(block)] = block
-    if bad is not None:
-        raise InputError(f"grade {_decode(bad[1])!r} is not a whole number", source,
-                         f"line {rows.lines.line_of(bad[0])}")
+        if block is not None:
+            grades[at:at + len(block)] = block
+        elif not bad:
+            row = next(i for i, raw in enumerate(grade_text.tolist()) if not _whole(raw))
+            bad.append((at + row, grade_text[row]))
+
+    _each_block(text, 4, 4, source, _qrels_block, take)
+    if bad:
+        raise InputError(f"grade {_decode(bad[0][1])!r} is not a whole number", source,
+                         f"line {rows.lines.line_of(bad[0][0])}")
     return Qrels(**rows.finish(source, "is judged"), grades=grades[:rows.n])
 
 
@@ -773,15 +774,19 @@ def parse_run(text, source: str) -> Run:
     capacity = len(text) // 12 + 1
     rows = _Rows(capacity)
     scores = np.empty(capacity)
-    bad = None  # reported once the whole file is split: a malformed line comes first
-    for (gathered, lines, block, wrong), line_base in _worked(text, 6, None, source, _run_block):
+    bad = []  # reported once the whole file is split: a malformed line comes first
+
+    def take(result, line_base: int) -> None:
+        gathered, lines, block, wrong = result
         at = rows.add(gathered, line_base, lines)
-        if bad is None and wrong is not None:
-            bad = (at + wrong[0], wrong[1])
+        if wrong is not None and not bad:
+            bad.append((at + wrong[0], wrong[1]))
         scores[at:at + len(block)] = block
-    if bad is not None:
-        raise InputError(f"score {_decode(bad[1])!r} is not a finite number", source,
-                         f"line {rows.lines.line_of(bad[0])}")
+
+    _each_block(text, 6, None, source, _run_block, take)
+    if bad:
+        raise InputError(f"score {_decode(bad[0][1])!r} is not a finite number", source,
+                         f"line {rows.lines.line_of(bad[0][0])}")
     return Run(**rows.finish(source, "appears"), scores=scores[:rows.n])
 
 
