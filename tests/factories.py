@@ -169,3 +169,13 @@ def ranked_with_gold_at(rank: int | None, gold: str = "g", depth: int = 15,
 def run(specs: list[dict], **kw) -> Artefact:
     """The typed ``Artefact`` of ``artefact(specs, **kw)``, read by the one reader."""
     return read_artefact(artefact(specs, **kw))
+
+
+def as_v2(data: dict) -> dict:
+    """The version 2 artefact holding the same facts as the version 1 ``data``: each
+    question a row (core/question_row.py), the field order named."""
+    from ci_eval.core.question_row import QUESTION_FIELDS, to_row
+
+    metrics = data["metrics"]
+    return {**data, "schema_version": 2, "question_fields": list(QUESTION_FIELDS),
+            "questions": [to_row(q, metrics) for q in data["questions"]]}

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from factories import artefact, run, spec
+from factories import artefact, as_v2, run, spec
 from factories import ranked_with_gold_at as at
 
 from ci_eval.core.artefact import Artefact, read_artefact, validate_artefact
@@ -31,6 +31,19 @@ def test_the_factories_write_artefacts_the_schema_accepts(shape):
     data = artefact(SHAPES[shape], history=HISTORY)
     # through JSON, as a stored artefact is read back
     assert validate_artefact(json.loads(json.dumps(data)), f"factory: {shape}") is not None
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_a_version_2_artefact_reads_as_its_version_1_twin(shape):
+    data = artefact(SHAPES[shape], history=HISTORY)
+    twin = json.loads(json.dumps(as_v2(data)))
+    assert validate_artefact(twin, f"factory v2: {shape}") is twin
+    v1, v2 = read_artefact(data), read_artefact(twin)
+    assert v2 == v1
+    # the fields equality leaves out, compared too
+    assert [q.metrics for q in v2.questions] == [q.metrics for q in v1.questions]
+    assert [q.top for q in v2.questions] == [q.top for q in v1.questions]
+    assert v2.config == v1.config and v2.depth == v1.depth == 5
 
 
 def test_the_schema_check_would_catch_a_factory_mistake():
@@ -67,7 +80,7 @@ def test_hit_at_k_is_the_measured_value_never_recomputed():
 COMPARISON = sorted(
     [p for p in (PACKAGE / "core").glob("*.py") if p.name.startswith(
         ("diff", "gate", "render", "matrix", "cutoff", "trend", "run_warnings", "budget",
-         "markdown", "textfmt", "stats"))] + [PACKAGE / "report.py"])
+         "markdown", "textfmt", "stats", "judged"))] + [PACKAGE / "report.py"])
 
 
 def _artefact_keys() -> set[str]:
