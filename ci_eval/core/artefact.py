@@ -11,7 +11,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ci_eval.core.question_row import FIELD, QUESTION_FIELDS
 from ci_eval.core.validate import fast_valid, schema_problems
 from ci_eval.errors import InputError, InputErrors
 
@@ -153,7 +152,7 @@ def _fast_valid_artefact(data: dict, schema: dict) -> bool:
 MEASURED = ("ok", "error")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GoldRank:
     """Where one relevant (live, grade >= the relevance level) gold chunk came back; rank
     None: not in the recorded ranking."""
@@ -163,9 +162,10 @@ class GoldRank:
     rank: int | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class QuestionResult:
-    """One question of one artefact, read once with defaults for optional fields."""
+    """One question of one artefact, read once with defaults for optional fields (slots: a
+    comparison holds hundreds of thousands of them)."""
 
     id: str
     question: str
@@ -229,27 +229,25 @@ def _gold_items(gold) -> tuple[tuple[str, float], ...]:
 
 
 def _entry_id(entry) -> str:
-    if isinstance(entry, dict):
-        return str(entry.get("id"))
-    return str(entry[0]) if isinstance(entry, list) else str(entry)
+    return str(entry.get("id")) if isinstance(entry, dict) else str(entry)
 
 
-def _gold_ranks(gold, stale, ranking, relevance: float) -> tuple[GoldRank, ...]:
-    live = [(i, g) for i, g in gold if g >= relevance and i not in stale]
-    wanted = {i for i, _ in live}
-    position: dict[str, int] = {}
-    for rank, entry in enumerate(ranking or (), 1):
-        if len(position) == len(wanted):
-            break  # every gold chunk placed: the rest of the ranking cannot change it
-        cid = _entry_id(entry)
-        if cid in wanted:
-            position.setdefault(cid, rank)
-    return tuple(GoldRank(i, g, position.get(i)) for i, g in live)
+def _gold_ranks(gold, stale, ids: list, relevance: float) -> tuple[GoldRank, ...]:
+    """``ids``: the ranking's chunk ids, best first."""
+    ranks = []
+    for cid, grade in gold:
+        if grade >= relevance and cid not in stale:
+            try:
+                rank = ids.index(cid) + 1  # the first place it came back
+            except ValueError:
+                rank = None
+            ranks.append(GoldRank(cid, grade, rank))
+    return tuple(ranks)
 
 
-def _question(fields: dict, metrics: dict, ranking, relevance_level: float, depth: int) -> QuestionResult:
-    """The typed question from its fields (a version 1 object, or a version 2 row's entries
-    by name); of the ranking only what the comparison reads is kept."""
+def _question(fields: dict, metrics: dict, ids: list, relevance_level: float, depth: int) -> QuestionResult:
+    """The typed question from a version 1 object; of the ranking only what the comparison
+    reads is kept."""
     gold = _gold_items(fields.get("gold") or ())
     stale = tuple(sorted(str(i) for i in fields.get("stale") or ()))
     rank, top = fields.get("first_gold_rank"), fields.get("top_score")
@@ -266,23 +264,34 @@ def _question(fields: dict, metrics: dict, ranking, relevance_level: float, dept
         top_score=None if top is None else float(top),
         error=fields.get("error"),
         answer_correct=fields.get("answer_correct"),
-        gold_ranks=_gold_ranks(gold, set(stale), ranking, relevance_level),
-        returned=len(ranking),
+        gold_ranks=_gold_ranks(gold, set(stale), ids, relevance_level),
+        returned=len(ids),
         warnings=tuple(str(w) for w in fields.get("warnings") or ()),
-        top=tuple(_entry_id(entry) for entry in ranking[:depth]),
+        top=tuple(ids[:depth]),
     )
 
 
 def read_question(q: dict, relevance_level: float = 1, depth: int = 0) -> QuestionResult:
     """A version 1 question object; ``depth``: how many of the top results to keep."""
-    return _question(q, dict(q.get("metrics") or {}), q.get("ranking") or (), relevance_level, depth)
+    ids = [_entry_id(entry) for entry in q.get("ranking") or ()]
+    return _question(q, dict(q.get("metrics") or {}), ids, relevance_level, depth)
 
 
 def read_row(row: list, metrics, relevance_level: float = 1, depth: int = 0) -> QuestionResult:
-    """A version 2 question row (``metrics``: the artefact's metric names, in order)."""
-    values = {m: v for m, v in zip(metrics, row[FIELD["metrics"]]) if v is not None}
-    return _question(dict(zip(QUESTION_FIELDS, row)), values, row[FIELD["ranking"]] or (),
-                     relevance_level, depth)
+    """A schema-valid version 2 question row (``metrics``: the artefact's metric names, in
+    order): the same ``QuestionResult`` as its version 1 object gives, built straight from
+    the row's positions (every type is already the schema's)."""
+    (qid, text, tags, unanswerable, status, gold_pairs, stale_ids, values, rank, top, _latency,
+     answer_correct, _judged, error, warnings, ranking) = row
+    gold = tuple(sorted((cid, float(grade)) for cid, grade in gold_pairs))
+    stale = tuple(sorted(stale_ids))
+    ids = [cid for cid, _ in ranking]
+    return QuestionResult(
+        qid, text, tuple(tags), status, unanswerable, gold, stale,
+        {m: v for m, v in zip(metrics, values) if v is not None},
+        None if rank is None else int(rank), None if top is None else float(top),
+        error, answer_correct, _gold_ranks(gold, stale, ids, relevance_level), len(ids),
+        tuple(warnings), tuple(ids[:depth]))
 
 
 def relevance_level(artefact: dict) -> float:
@@ -374,6 +383,36 @@ class Artefact:
     config: dict = field(compare=False)  # the config as recorded (what the config diff compares)
     history: tuple[HistoryEntry, ...] = ()
     depth: int = field(default=0, compare=False)  # how many top results each question keeps
+    # Columns built on first use, once: the comparison's per-question arithmetic is numpy
+    # work on them (tuple keys: ("column", metric), ("measured",), ("position",)).
+    _cache: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def column(self, metric: str):
+        """Every question's ``value(metric)``, in question order, as a float array."""
+        key = ("column", metric)
+        if key not in self._cache:
+            import numpy as np
+
+            self._cache[key] = np.array(
+                [float(q.metrics.get(metric, 0.0) or 0.0) for q in self.questions], dtype=float)
+        return self._cache[key]
+
+    def measured_mask(self):
+        """Which questions' metrics count (``QuestionResult.measured``), as a bool array."""
+        if ("measured",) not in self._cache:
+            import numpy as np
+
+            self._cache[("measured",)] = np.array([q.measured for q in self.questions], dtype=bool)
+        return self._cache[("measured",)]
+
+    def positions(self, ids):
+        """Where each of ``ids`` sits in ``questions``, as an index array."""
+        import numpy as np
+
+        if ("position",) not in self._cache:
+            self._cache[("position",)] = {q.id: i for i, q in enumerate(self.questions)}
+        where = self._cache[("position",)]
+        return np.array([where[i] for i in ids], dtype=np.intp)
 
 
 def _means(raw) -> tuple[tuple[str, float], ...]:
