@@ -314,3 +314,26 @@ def test_nothing_is_said_when_every_new_result_was_judged():
     base = artefact([spec("q-1", {"g": 1, "n": 0}, ["g", "n"])], k=2)
     head = artefact([spec("q-1", {"g": 1, "n": 0}, ["n", "g"])], k=2)
     assert "never judged" not in build_report(base, head, policy_from({})).full_markdown
+
+
+@pytest.mark.parametrize("budget", [3_000, 20_000, 65_000])
+def test_a_section_known_to_be_over_budget_is_cut_as_if_rendered_in_full(budget, monkeypatch):
+    from ci_eval.core import render_sections
+    from ci_eval.core.render import render_markdown
+
+    ctx = _report("big_5000").context
+    packed = render_markdown(ctx, budget)
+    monkeypatch.setattr(render_sections, "question_table_at_least", lambda questions: 0)
+    assert render_markdown(ctx, budget) == packed
+    assert len(packed) <= budget
+
+
+def test_the_shortest_table_row_is_a_lower_bound():
+    from ci_eval.core.markdown import table, table_at_least
+
+    headers = ["question", "first gold rank", "what happened", "tags"]
+    empty, longer = ["", "", "", ""], ["`q1` a question", "3 → 12", "left the top 5", "faq"]
+    # a row of empty cells is exactly the shortest row line; every other row is longer
+    assert table_at_least(headers, 1) == len(table(headers, [empty]).splitlines()[-1])
+    assert all(len(line) >= table_at_least(headers, 1)
+               for line in table(headers, [empty, longer]).splitlines()[2:])

@@ -100,6 +100,11 @@ class Diff:
         return tuple(sorted((q for q in self.questions if q.regression), key=severity))
 
     @cached_property
+    def lost(self) -> int:
+        """How many regressions lost their hit at k or failed."""
+        return sum(1 for q in self.regressions if q.kind in ("lost", "error"))
+
+    @cached_property
     def improvements(self) -> tuple[QuestionChange, ...]:
         return tuple(sorted((q for q in self.questions if q.improvement), key=severity))
 

@@ -49,6 +49,12 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def table_at_least(headers: list[str], rows: int) -> int:
+    """The fewest characters a table of ``rows`` rows can have: each row's line is at least
+    its columns' minimum widths (header plus two) plus the separators."""
+    return rows * (sum(len(h) + 5 for h in headers) + 1)
+
+
 def _line(cells, widths) -> str:
     return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
 
