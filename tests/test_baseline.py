@@ -194,3 +194,19 @@ def test_choose_artifact(artifacts, expected):
 )
 def test_age_text(delta, text):
     assert age_text(NOW - delta, NOW) == text
+
+
+def test_every_baseline_the_code_names_is_in_the_one_vocabulary():
+    import re
+    from pathlib import Path
+    from typing import get_args
+
+    from ci_eval.core.baseline import BaselineKind
+
+    package = Path(__file__).resolve().parents[1] / "ci_eval"
+    named = {m for path in package.rglob("*.py")
+             for m in re.findall(r'BaselineInfo\(\s*kind="(\w+)"', path.read_text(encoding="utf-8"))}
+    assert named and named <= set(get_args(BaselineKind))
+    # the demo compares with its own baseline configuration: "builtin", as the action's demo says
+    demo = (package / "commands" / "demo.py").read_text(encoding="utf-8")
+    assert 'BaselineInfo(kind="builtin"' in demo
