@@ -7,9 +7,10 @@ CLI with an instant python retriever (answers precomputed, so the time is ci-eva
 a base whose gold chunk sits at rank ``i % 20`` and a head at ``(3 i) % 20``, so questions
 regress, improve and fall past depth. Each whole process is timed with its peak memory
 (the child's own ru_maxrss, from wait4). ``--stages`` also times compare's stages in one
-process at those sizes: read, validate, typed read, diff, gate, the budgeted comment, the
-full comment, the JSON report. ``--before REV`` times ci-eval at that revision as well, from
-a temporary git worktree, on the same project. "now" compares version 2 artefacts: while
+process at those sizes, in CPU seconds: read (version 1: parse, validate, typed read),
+diff, gate, judged@k, the budgeted comment, the full comment, the JSON report. ``--before
+REV`` times ci-eval at that revision as well, from a temporary git worktree, on the same
+project. "now" compares version 2 artefacts: while
 `run` writes version 1, its artefacts are converted row by row with
 ``core.question_row.to_row`` (the same facts; the comment is the same); "before" compares
 the version 1 artefacts it reads.
@@ -55,7 +56,7 @@ _RETRIEVER = textwrap.dedent(
 _STAGES_START = textwrap.dedent(
     """
     import json, sys, time
-    t = time.perf_counter
+    t = time.process_time  # CPU seconds: on a shared machine wall time is the others' load
     out = {}
     def stage(name, fn):
         start = t(); value = fn(); out[name] = out.get(name, 0.0) + t() - start; return value

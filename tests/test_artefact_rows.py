@@ -99,3 +99,55 @@ def test_a_whole_artefact_with_a_bad_row_is_explained_by_jsonschema():
     else:
         raise AssertionError("a string score was accepted")
     assert places == ["questions[1].ranking[0].score"]
+
+
+# --------------------------------------------------------------------------- version 2
+from ci_eval.core.artefact_rows import question_row_v2_valid  # noqa: E402
+from ci_eval.core.question_row import QUESTION_FIELDS, to_row  # noqa: E402
+
+SCHEMA_V2 = load("artefact-v2")
+ROW_V2 = Draft202012Validator({"$defs": SCHEMA_V2["$defs"], "$ref": "#/$defs/question"})
+METRICS = ["mrr", "hit@5", "map"]
+# version 1 rows with every field, as the writer has them: turned into version 2 rows
+ROWS_V2 = ROWS.map(lambda q: to_row({"latency_ms": None, "answer_correct": None, "judged_at_k": None,
+                                     "error": None, "warnings": [], **q}, METRICS))
+VALUES_V2 = VALUES | st.lists(st.lists(st.sampled_from(["c", 1, 2.5, None, True]), max_size=3), max_size=2)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ROWS_V2)
+def test_valid_version_2_rows_are_accepted(row):
+    assert ROW_V2.is_valid(row)
+    assert question_row_v2_valid(row) is True
+
+
+@settings(max_examples=600, deadline=None)
+@given(ROWS_V2, st.integers(0, len(QUESTION_FIELDS) - 1), VALUES_V2, st.sampled_from(["set", "drop", "add"]))
+def test_a_version_2_row_one_value_away_gets_jsonschemas_verdict(row, position, value, how):
+    mutated = list(row)
+    if how == "drop":
+        del mutated[position]
+    elif how == "add":
+        mutated.append(value)
+    else:
+        mutated[position] = value
+    assert question_row_v2_valid(mutated) == ROW_V2.is_valid(mutated)
+
+
+@settings(max_examples=400, deadline=None)
+@given(ROWS_V2, st.sampled_from(["gold", "ranking", "metrics", "tags", "stale", "warnings"]),
+       VALUES_V2, st.booleans())
+def test_a_nested_version_2_value_gets_jsonschemas_verdict(row, name, value, inside_a_pair):
+    mutated = list(row)
+    position = QUESTION_FIELDS.index(name)
+    inner = list(mutated[position])
+    if inside_a_pair and name in ("gold", "ranking"):
+        mutated[position] = [*inner, ["c", value]]  # a pair whose value is off
+    else:
+        mutated[position] = [*inner, value]
+    assert question_row_v2_valid(mutated) == ROW_V2.is_valid(mutated)
+
+
+def test_non_rows_are_refused_like_jsonschema_in_version_2():
+    for value in (None, [], "q", 1, {}, [None] * 16, {"id": "q"}):
+        assert question_row_v2_valid(value) is ROW_V2.is_valid(value) is False
