@@ -4,13 +4,12 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-TESTS = Path(__file__).parent
+from suite_paths import SUPPORT
 
 
 def cli(*args, cwd, env=None):
-    full_env = {**os.environ, "PYTHONPATH": str(TESTS), **(env or {})}
+    full_env = {**os.environ, "PYTHONPATH": str(SUPPORT), **(env or {})}
     return subprocess.run([sys.executable, "-m", "ci_eval", *args], cwd=cwd, capture_output=True,
                           text=True, env=full_env, timeout=120)
 
@@ -75,7 +74,7 @@ def test_retriever_failure_exits_4_and_records_errors(tmp_path):
 
 
 def test_command_retriever_end_to_end(tmp_path):
-    script = TESTS / "fake_retrievers.py"
+    script = SUPPORT / "fake_retrievers.py"
     project(tmp_path, f'type = "command"\ncommand = ["{sys.executable}", "{script}", "ok"]')
     out = cli("run", "--out", "run.json", "--quiet", cwd=tmp_path)
     assert out.returncode == 0, out.stderr

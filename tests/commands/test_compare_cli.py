@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from factories import artefact, spec
 from factories import ranked_with_gold_at as at
+from suite_paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 
 
 def _cli(*args, cwd: Path) -> subprocess.CompletedProcess:

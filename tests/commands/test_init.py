@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 from framework_projects import cli
-from test_workflows import check_jsonschema
+from schema_check import check_jsonschema
+from suite_paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 WRITTEN = ["ci-eval.toml", "eval/gold.json", "eval/example_chunks.json", "eval/example_retriever.py",
            ".github/workflows/ci-eval.yml", ".github/workflows/ci-eval-comment.yml"]
 PACKAGES = {"langchain": "langchain_core", "llamaindex": "llama_index.core", "haystack": "haystack"}

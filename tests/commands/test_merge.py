@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pytest
 from shard_helpers import without_times
+from suite_paths import SUPPORT
 
 from ci_eval.core.shard import shard_of
 
-TESTS = Path(__file__).parent
 WORDS = ["alpha", "beta", "gamma", "delta", "zeta", "boom"]
 COUNT = 3
 
 
 def cli(*args, cwd):
-    env = {**os.environ, "PYTHONPATH": str(TESTS), "GITHUB_SHA": "ab" * 20, "GITHUB_REF": "refs/heads/main"}
+    env = {**os.environ, "PYTHONPATH": str(SUPPORT), "GITHUB_SHA": "ab" * 20, "GITHUB_REF": "refs/heads/main"}
     return subprocess.run([sys.executable, "-m", "ci_eval", *args], cwd=cwd, capture_output=True, text=True,
                           env=env, timeout=120)
 

@@ -11,8 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from suite_paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 K = 5
 
 # The project's retriever: a fixed ranking per question, chosen by the `variant` param, so

@@ -2,13 +2,13 @@
 
 import copy
 import json
-from pathlib import Path
 
 import pytest
+from suite_paths import BAD_INPUTS_PROJECT
 
 from ci_eval.core.artefact_checks import artefact_problems, metric_name_problem
 
-BASE = json.loads((Path(__file__).parent / "bad_inputs" / "_project" / "base.json").read_text("utf-8"))
+BASE = json.loads((BAD_INPUTS_PROJECT / "base.json").read_text("utf-8"))
 
 
 def problems(change) -> list[str]:

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import ast
 import json
-from pathlib import Path
 
 import pytest
 from factories import artefact, run, spec
 from factories import ranked_with_gold_at as at
+from suite_paths import PACKAGE
 
 from ci_eval.core.artefact import Artefact, read_artefact, validate_artefact
 
-PACKAGE = Path(__file__).resolve().parents[1] / "ci_eval"
 HISTORY = [{"sha": "b" * 40, "created_at": "2026-11-29T02:00:00Z", "means": {"hit@5": 0.5}}]
 SHAPES = {
     "hits and misses": [spec("q1", ["g"], at(1), tags=["how-to"]), spec("q2", ["g"], at(None))],

@@ -1,9 +1,10 @@
 import json
-from pathlib import Path
+
+from suite_paths import PACKAGE
 
 from ci_eval.core.goldformat import dumps_gold_set
 
-DEMO_GOLD = Path(__file__).resolve().parents[1] / "ci_eval" / "demo" / "gold.json"
+DEMO_GOLD = PACKAGE / "demo" / "gold.json"
 
 
 def test_the_demo_gold_set_round_trips_byte_for_byte():

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from suite_paths import DOCS
 
 from ci_eval.core.metrics import (
     FAMILIES,
@@ -179,11 +180,10 @@ def test_every_family_documents_its_convention_and_formula():
 
 
 def test_docs_metrics_md_is_generated_from_the_registry():
-    from pathlib import Path
 
     from ci_eval.commands.metrics import render
 
-    page = Path(__file__).resolve().parents[1] / "docs" / "metrics.md"
+    page = DOCS / "metrics.md"
     assert page.read_text("utf-8") == render(markdown=True), (
         "docs/metrics.md is out of date: run `ci-eval metrics --markdown > docs/metrics.md`"
     )

@@ -6,16 +6,15 @@ from __future__ import annotations
 import functools
 import json
 import re
-from pathlib import Path
 
 import pytest
 from factories import artefact, spec
 from factories import ranked_with_gold_at as at
+from suite_paths import GOLDEN
 
 from ci_eval.core.render import MARKER, BaselineInfo, marker
 from ci_eval.report import build_report, policy_from
 
-GOLDEN = Path(__file__).parent / "golden"
 TEXTS = ["How do I rotate an API key?", "Which regions support private endpoints?",
          "What is the retention period for audit logs?", "How do I reset two-factor auth?",
          "Can I export billing data as CSV?"]

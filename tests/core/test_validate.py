@@ -1,3 +1,5 @@
+from suite_paths import PACKAGE
+
 from ci_eval.core.validate import json_path, schema_problems
 
 
@@ -71,7 +73,7 @@ def test_fast_checker_agrees_on_mutations_of_real_documents(tmp_path):
     from ci_eval.demo.run import demo_artefact
 
     art = json.loads(json.dumps(demo_artefact("base", show_progress=False)))
-    gold = json.loads((__import__("pathlib").Path(__file__).parents[1] / "ci_eval" / "demo" / "gold.json").read_text())
+    gold = json.loads((PACKAGE / "demo" / "gold.json").read_text())
     checked = 0
     for name, doc in (("artefact", art), ("goldset", gold)):
         schema = load(name)

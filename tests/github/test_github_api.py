@@ -284,7 +284,7 @@ def test_bad_token_is_named_and_not_echoed(standin, waits):
 
 
 def test_read_only_token_names_the_comment_permission(standin, port):
-    standin.read_only = True
+    standin.refuse_writes()
     with pytest.raises(GitHubError) as caught:
         port.create_comment(7, "<!-- ci-eval -->\nhi")
     message = str(caught.value)
@@ -340,7 +340,7 @@ def test_unreachable_github_is_named(waits):
 
 def test_token_never_reaches_messages_or_logs(standin, port, caplog):
     caplog.set_level(logging.DEBUG)
-    standin.read_only = True
+    standin.refuse_writes()
     standin.fail("pulls/get", 500, times=10)
     failures = []
     for call in (lambda: port.pull_request(7), lambda: port.create_comment(7, "<!-- m -->\nx")):
@@ -402,7 +402,7 @@ def test_a_link_to_another_host_is_refused_before_pygithub_follows_it(standin, p
     for i in range(3):
         standin.add_comment(7, f"comment {i}")
     # The blob host is another host to any client: a page there would get the token.
-    standin.link_base = standin.blob_url
+    standin.link_pages_to(standin.blob_url)
     small = make_port(standin, Waits(), per_page=2)
 
     with pytest.raises(GitHubError) as caught:

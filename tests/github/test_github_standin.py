@@ -186,7 +186,7 @@ def test_the_blob_host_refuses_and_reports_an_authorization_header(standin):
     assert status == 302 and headers["Location"].startswith(standin.blob_url)
 
     with urllib.request.urlopen(headers["Location"], timeout=10) as response:
-        assert response.read() == standin.state.blobs[ids["artifact"]]
+        assert response.read() == standin.blob(ids["artifact"])
     assert standin.blob_auth_violations == []
 
     leaky = urllib.request.Request(
@@ -201,8 +201,7 @@ def test_the_blob_host_refuses_and_reports_an_authorization_header(standin):
         standin.assert_clean()
 
 
-def test_validation_is_skipped_with_a_reason_without_the_reference_data(monkeypatch, tmp_path):
-    monkeypatch.setattr(github_standin, "SPEC_PATH", Path(tmp_path) / "absent.json")
-    check, reason = github_standin.openapi_check()
+def test_validation_is_skipped_with_a_reason_without_the_reference_data(tmp_path):
+    check, reason = github_standin.openapi_check(Path(tmp_path) / "absent.json")
     assert check is None
     assert reason == "reference data ../shared/github/github-rest-subset.openapi.json is absent"

@@ -3,9 +3,10 @@ collections (skipped when ../shared is absent)."""
 
 import importlib.util
 import sys
-from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "gold_lifecycle.py"
+from suite_paths import REPO_ROOT
+
+BENCH = REPO_ROOT / "benchmarks" / "gold_lifecycle.py"
 
 
 def _module():

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from suite_paths import BAD_INPUTS_PROJECT
 
 from ci_eval.errors import InputError
 from ci_eval.inputs.files import atomic_append, atomic_write, read_json, read_toml
@@ -83,7 +84,7 @@ def test_missing_and_folder(tmp_path):
 # -- through `ci-eval run`: symlinks, FIFOs, devices, stale temporaries, the umask ------------
 
 
-PROJECT = Path(__file__).parent / "bad_inputs" / "_project"
+PROJECT = BAD_INPUTS_PROJECT
 
 
 @pytest.fixture

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 from labelling import TEXTS, LabelProcess, write_project
+from suite_paths import DOCS
 
 CHROMIUM = "/usr/bin/chromium"
 # As root in a container: no sandbox, no GPU, nothing fetched in the background.
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 @pytest.fixture(scope="module")

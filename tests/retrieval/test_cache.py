@@ -12,10 +12,9 @@ from pathlib import Path
 import fake_retrievers
 import pytest
 from shard_helpers import run_in_process, without_times
+from suite_paths import SUPPORT
 
 from ci_eval.core.shard import Shard
-
-TESTS = Path(__file__).parent
 
 
 def write(root: Path, questions, *, params: str = "", version: str = "idx-2", cache: str = "") -> Path:
@@ -118,7 +117,7 @@ def test_a_cache_without_an_index_version_is_refused(tmp_path):
     root = tmp_path / "p"
     write(root, QUESTIONS[:1])
     (root / "index.json").write_text(json.dumps({"ids": fake_retrievers.CHUNKS}))
-    env = {**os.environ, "PYTHONPATH": str(TESTS)}
+    env = {**os.environ, "PYTHONPATH": str(SUPPORT)}
     done = subprocess.run([sys.executable, "-m", "ci_eval", "run", "--quiet", "--cache", "c"], cwd=root,
                           capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 2 and not (root / "c").exists() and not (root / "ci-eval-run.json").exists()

@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
+from suite_paths import REPO_ROOT
 
 from ci_eval.retrieval.command_runner import MAX_LINE_BYTES
 
-TESTS = Path(__file__).parent
 # A guard against a hang, not a measurement: every run below ends in a few seconds.
 GUARD = 120
 LONG_QUESTION = "alpha " + "x" * 9_000  # near the gold set's 10,000-character cap
@@ -40,7 +40,7 @@ def project(tmp_path: Path, program: str, *, questions: int = 8, text: str = "al
 
 
 def run(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    full = {**os.environ, "PYTHONPATH": str(TESTS.parent), **(env or {})}
+    full = {**os.environ, "PYTHONPATH": str(REPO_ROOT), **(env or {})}
     return subprocess.run([sys.executable, "-m", "ci_eval", "run", "--quiet", "--out", "run.json", *args],
                           cwd=cwd, env=full, capture_output=True, text=True, timeout=GUARD)
 
@@ -97,7 +97,7 @@ def test_an_over_long_line_fails_the_questions_in_flight_with_bounded_memory(tmp
                "code = subprocess.run(sys.argv[1:]).returncode\n"
                "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
                "sys.exit(code)\n")
-    env = {**os.environ, "PYTHONPATH": str(TESTS.parent)}
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     done = subprocess.run([sys.executable, "-c", wrapper, sys.executable, "-m", "ci_eval", "run",
                            "--quiet", "--out", "run.json"], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=GUARD)
@@ -162,7 +162,7 @@ def test_terminating_ci_eval_ends_the_retrievers_group(tmp_path):
     # A cancelled job sends SIGTERM to ci-eval: the retriever and its child go with it.
     cwd = project(tmp_path, FORKS_A_CHILD + "    line = sys.stdin.readline()\n    time.sleep(300)\n",
                   questions=2, retriever="concurrency = 1\ntimeout = 100\n")
-    full = {**os.environ, "PYTHONPATH": str(TESTS.parent)}
+    full = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     ci_eval = subprocess.Popen([sys.executable, "-m", "ci_eval", "run", "--quiet", "--out", "run.json"],
                                cwd=cwd, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 from framework_corpus import GOLD
-from framework_projects import QUIET_ENV, TESTS, rankings, run_project
+from framework_projects import QUIET_ENV, rankings, run_project
+from suite_paths import SUPPORT
 
 QUESTIONS = {q["id"]: q["question"] for q in GOLD["questions"]}
 
@@ -18,8 +19,8 @@ def traced(tmp_path, shape: str):
                         reason="openinference-instrumentation-langchain is not installed")
     pytest.importorskip("langchain_core", reason="langchain-core is not installed")
     out = tmp_path / "spans.jsonl"
-    env = {**QUIET_ENV, "PYTHONPATH": str(TESTS)}
-    subprocess.run([sys.executable, str(TESTS / "trace_langchain.py"), str(out), shape], check=True, env=env,
+    env = {**QUIET_ENV, "PYTHONPATH": str(SUPPORT)}
+    subprocess.run([sys.executable, str(SUPPORT / "trace_langchain.py"), str(out), shape], check=True, env=env,
                    timeout=120)
     return out
 

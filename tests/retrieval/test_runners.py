@@ -1,13 +1,13 @@
 import sys
-from pathlib import Path
 
 import fake_retrievers as fr
 import pytest
+from suite_paths import SUPPORT
 
 from ci_eval.retrieval import command_runner, python_runner, run_file
 from ci_eval.retrieval.query import Query
 
-SCRIPT = str(Path(__file__).with_name("fake_retrievers.py"))
+SCRIPT = str(SUPPORT / "fake_retrievers.py")
 QUERIES = [Query(f"q{i}", f"{w} question") for i, w in enumerate(["beta", "alpha", "gamma", "delta"])]
 
 

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from framework_corpus import GOLD
+from suite_paths import SUPPORT
 
-TESTS = Path(__file__).resolve().parent
 # No framework phones home or fetches anything during the tests.
 QUIET_ENV = {
     "HAYSTACK_TELEMETRY_ENABLED": "False",
@@ -23,7 +23,7 @@ QUIET_ENV = {
 
 
 def cli(*args, cwd, env=None) -> subprocess.CompletedProcess:
-    full_env = {**os.environ, **QUIET_ENV, "PYTHONPATH": str(TESTS), **(env or {})}
+    full_env = {**os.environ, **QUIET_ENV, "PYTHONPATH": str(SUPPORT), **(env or {})}
     return subprocess.run([sys.executable, "-m", "ci_eval", *args], cwd=cwd, capture_output=True,
                           text=True, env=full_env, timeout=300, check=False)
 

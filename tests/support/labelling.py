@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-TESTS = Path(__file__).parent
+from suite_paths import SUPPORT
 
 # fake_retrievers.lexical ranks the chunk named by the question's first word first, then the
 # others in the order alpha, beta, gamma, delta, epsilon.
@@ -39,7 +39,7 @@ class LabelProcess:
     """`ci-eval label --no-browser` in its own process; its first stdout line names the URL."""
 
     def __init__(self, cwd: Path, *args: str, judge: str = "Ann"):
-        env = {**os.environ, "PYTHONPATH": str(TESTS)}
+        env = {**os.environ, "PYTHONPATH": str(SUPPORT)}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "ci_eval", "label", "--no-browser", "--judge", judge, *args],
             cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

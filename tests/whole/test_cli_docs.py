@@ -1,7 +1,7 @@
 """Every command and option is documented: docs/cli.md is generated from the parsers, each
 command's help carries an example, and README.md names every command.
 
-Regenerate the reference with: python tests/test_cli_docs.py
+Regenerate the reference with: python tests/whole/test_cli_docs.py
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import pytest
 
 from ci_eval.cli import build_parser
 
-ROOT = Path(__file__).resolve().parents[1]
+# Also run as a script (below), so the path is its own, not tests/support's.
+ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "cli.md"
 
 
@@ -39,7 +40,7 @@ def render() -> str:
     os.environ["COLUMNS"] = "100"
     parser, commands = _commands()
     parts = ["# Command-line reference", "",
-             "Generated from the parsers by `python tests/test_cli_docs.py`; a test fails when it is stale.",
+             "Generated from the parsers by `python tests/whole/test_cli_docs.py`; a test fails when it is stale.",
              "", "```text", parser.format_help().rstrip(), "```", ""]
     for name, sub in commands.items():
         parts += [f"## ci-eval {name}", "", "```text", sub.format_help().rstrip(), "```", ""]
@@ -52,7 +53,7 @@ def test_cli_reference_names_every_command_and_option():
     doc = DOC.read_text()
     for name, sub in _commands()[1].items():
         head = f"## ci-eval {name}\n"
-        assert head in doc, f"docs/cli.md has no section for {name}: run python tests/test_cli_docs.py"
+        assert head in doc, f"docs/cli.md has no section for {name}: run python tests/whole/test_cli_docs.py"
         section = doc.split(head, 1)[1].split("\n## ", 1)[0]
         for action in sub._actions:
             for flag in action.option_strings:

@@ -4,8 +4,9 @@ import ast
 from pathlib import Path
 
 import pytest
+from suite_paths import PACKAGE
 
-CORE = Path(__file__).resolve().parents[1] / "ci_eval" / "core"
+CORE = PACKAGE / "core"
 FORBIDDEN = {"os", "io", "pathlib", "subprocess", "socket", "http", "urllib", "shutil", "tempfile",
              "github", "requests", "threading", "zipfile", "sys"}
 # The only project modules core code may reach: itself, the error types, and the package's

@@ -14,7 +14,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-from conftest import REPO_ROOT
+from suite_paths import REPO_ROOT
 
 EXAMPLES = REPO_ROOT / "examples"
 # example -> (module it imports, pip package)

@@ -4,7 +4,8 @@ has to be long, in a comment on the line right after its signature (``# long: ..
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "ci_eval"
+from suite_paths import PACKAGE
+
 LIMIT = 60
 
 

@@ -3,7 +3,7 @@
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "ci_eval"
+from suite_paths import PACKAGE
 
 
 def imported_modules(path: Path) -> set[str]:

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_workflows import check_jsonschema
+from schema_check import check_jsonschema
+from suite_paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 DOC = (ROOT / "docs" / "other-ci.md").read_text()
 
 FAKE_CURL = """#!/bin/sh

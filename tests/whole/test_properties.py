@@ -14,6 +14,7 @@ from unittest import mock
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from suite_paths import BAD_INPUTS_PROJECT
 
 from ci_eval.core.artefact import validate_artefact
 from ci_eval.core.config import Config, parse_config
@@ -27,7 +28,7 @@ from ci_eval.inputs.loaders import load_answers, load_manifest
 from ci_eval.retrieval import run_file
 from ci_eval.trec import parse as trec
 
-PROJECT = Path(__file__).parent / "bad_inputs" / "_project"
+PROJECT = BAD_INPUTS_PROJECT
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # --------------------------------------------------------------------------- strategies

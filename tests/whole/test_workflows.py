@@ -1,23 +1,16 @@
 """action.yml and the workflows: valid against GitHub's schemas, pinned, injection-safe."""
 
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from schema_check import check_jsonschema
+from suite_paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 FILES = [ROOT / "action.yml", *WORKFLOWS]
-
-
-def check_jsonschema():
-    exe = shutil.which("check-jsonschema") or str(Path(sys.executable).with_name("check-jsonschema"))
-    if not Path(exe).exists():
-        pytest.skip("check-jsonschema is not installed (pip install -e '.[test]')")
-    return exe
 
 
 def test_action_yml_is_valid():
