@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
@@ -114,7 +115,17 @@ class ApiHandler(_Handler):
             )
         self._send(status, data, out_headers)
 
-    def _answer(self, operation, answer, args, raw_path, query, body, headers) -> Answer:
+    def _answer(
+        self,
+        operation: str | None,
+        answer: Callable[[Request], Answer] | None,
+        args: tuple[str, ...],
+        raw_path: str,
+        query: dict[str, str],
+        body: bytes,
+        headers: dict[str, str],
+    ) -> Answer:
+        """GitHub's order: credentials, then the route and repository, then what was scripted."""
         s = self.standin
         auth = headers.get("authorization", "")
         if auth not in (f"token {s.token}", f"Bearer {s.token}"):
