@@ -189,3 +189,27 @@ def test_overlapping_scores_explain_the_notation_and_suggest_the_least_wrong_cut
 def test_the_detectable_change_line_says_it_depends_on_the_spread(runs, tmp_path):
     r = _cli(runs["base"], runs["head"], cwd=tmp_path)
     assert "it depends on how much the per-question differences spread" in r.stdout
+
+
+def test_version_2_artefacts_give_their_version_1_twins_report_byte_for_byte(tmp_path):
+    from factories import as_v2
+
+    from ci_eval.core.artefact import dumps
+
+    ranks = [1, 2, 1, 3, 1, 1, 2, 1, 4, 1]
+    base = artefact([spec(f"q{i}", ["g"], at(r), tags=["faq"]) for i, r in enumerate(ranks)]
+                    + [spec("u1", unanswerable=True, ranking=["z"])])
+    head = artefact([spec(f"q{i}", ["g"], at(None if i < 3 else r), tags=["faq"]) for i, r in enumerate(ranks)]
+                    + [spec("u1", unanswerable=True, ranking=["z"]), spec("e1", ["g"], error="timeout")])
+    outputs = {}
+    for version, convert in ((1, lambda d: d), (2, as_v2)):
+        folder = tmp_path / f"v{version}"
+        folder.mkdir()
+        for name, data in (("base", base), ("head", head)):
+            (folder / f"{name}.json").write_text(dumps(convert(data)), encoding="utf-8")
+        r = _cli("base.json", "head.json", "--no-config", "--json-out", "r.json", "--summary-out", "s.md",
+                 cwd=folder)
+        assert r.returncode in (0, 1), r.stderr
+        outputs[version] = (r.stdout, (folder / "r.json").read_text(), (folder / "s.md").read_text())
+    assert outputs[2] == outputs[1]
+    assert "Regressions" in outputs[2][0]
