@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ci_eval.core.question_row import FIELD
 from ci_eval.core.validate import fast_valid, schema_problems
 from ci_eval.errors import InputError, InputErrors
 
@@ -292,6 +293,15 @@ def read_row(row: list, metrics, relevance_level: float = 1, depth: int = 0) -> 
         None if rank is None else int(rank), None if top is None else float(top),
         error, answer_correct, _gold_ranks(gold, stale, ids, relevance_level), len(ids),
         tuple(warnings), tuple(ids[:depth]))
+
+
+def rankings(artefact: dict) -> dict[str, list[str]]:
+    """Every question's whole ranking, chunk ids best first, from a validated artefact of
+    either version (the labelling pool reads all of it, not just the top)."""
+    if artefact.get("schema_version") == 2:
+        qid, ranking = FIELD["id"], FIELD["ranking"]
+        return {row[qid]: [cid for cid, _ in row[ranking]] for row in artefact.get("questions") or ()}
+    return {q["id"]: [_entry_id(r) for r in q.get("ranking") or ()] for q in artefact.get("questions") or ()}
 
 
 def relevance_level(artefact: dict) -> float:

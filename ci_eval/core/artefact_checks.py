@@ -99,15 +99,20 @@ def _check_metric_list(data: dict, problems: _Problems) -> None:
         seen.add(name)
 
 
+def _report_repeat(qid, i: int, counts: Counter, reported: set, problems: _Problems) -> None:
+    """A question id given more than once, reported at its first place only."""
+    if counts[qid] > 1 and qid not in reported:
+        reported.add(qid)
+        problems.add(f"question id {_clip(qid)} appears {counts[qid]} times", "questions", i, "id")
+
+
 def _check_ids(ids: list, problems: _Problems) -> None:
     counts = Counter(ids)
     if len(counts) == len(ids):
         return
     reported: set = set()
     for i, qid in enumerate(ids):
-        if counts[qid] > 1 and qid not in reported:
-            reported.add(qid)
-            problems.add(f"question id {_clip(qid)} appears {counts[qid]} times", "questions", i, "id")
+        _report_repeat(qid, i, counts, reported, problems)
 
 
 def _check_questions(questions: list, problems: _Problems) -> None:
@@ -116,10 +121,7 @@ def _check_questions(questions: list, problems: _Problems) -> None:
     for i, q in enumerate(questions):
         if not isinstance(q, dict):
             continue
-        qid = q.get("id")
-        if counts[qid] > 1 and qid not in reported:
-            reported.add(qid)
-            problems.add(f"question id {_clip(qid)} appears {counts[qid]} times", "questions", i, "id")
+        _report_repeat(q.get("id"), i, counts, reported, problems)
         _check_means(q.get("metrics"), problems, "questions", i, "metrics")
 
 

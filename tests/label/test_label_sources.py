@@ -13,6 +13,10 @@ def test_pool_rankings_from_an_artefact_and_from_a_trec_run(tmp_path):
 
     art.write_text(dumps(artefact([spec("q1", ["a"], ["b", "a"]), spec("q2", ["c"], [])])))
     assert rankings_from_file(str(art)) == {"q1": ["b", "a"], "q2": []}
+    from factories import as_v2
+
+    art.write_text(dumps(as_v2(artefact([spec("q1", ["a"], ["b", "a"]), spec("q2", ["c"], [])]))))
+    assert rankings_from_file(str(art)) == {"q1": ["b", "a"], "q2": []}  # version 2 too
     run = tmp_path / "run.trec"
     # File order is not rank order: trec_eval's order is score descending, then id descending.
     run.write_text("q1 Q0 a 1 1.0 r\nq1 Q0 c 2 3.0 r\nq1 Q0 b 3 1.0 r\n")
