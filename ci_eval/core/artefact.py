@@ -313,7 +313,8 @@ def kept_depth(artefact: dict, top: int = 0) -> int:
     """How many of each ranking's top results the typed question keeps: the artefact's own
     k (judged@k), or more when the other side of a comparison has a larger k."""
     k = artefact.get("k")
-    return max(k if isinstance(k, int) else 0, top)
+    k = int(k) if isinstance(k, (int, float)) and not isinstance(k, bool) else 0  # 5.0 is an integer
+    return max(k, top)
 
 
 def read_questions(artefact: dict, top: int = 0) -> tuple[QuestionResult, ...]:

@@ -122,3 +122,10 @@ def test_the_comparison_never_indexes_an_artefact_dict(module):
 def test_the_check_sees_a_dict_read():
     sample = 'def f(a):\n    return a["questions"], a.get("summary"), a.get("unrelated")\n'
     assert string_key_reads(sample, _artefact_keys()) == ["line 2: questions", "line 2: summary"]
+
+
+def test_a_k_written_as_a_float_still_keeps_the_top_k():
+    data = artefact([spec("q1", ["g"], at(1))])
+    data["k"] = 5.0  # the schema's "integer" accepts it
+    assert validate_artefact(json.loads(json.dumps(data)), "a.json") is not None
+    assert read_artefact(data).depth == 5 and len(read_artefact(data).questions[0].top) == 5
