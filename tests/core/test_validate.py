@@ -9,6 +9,22 @@ def test_json_path_spells_indexes_and_keys():
     assert json_path([]) == "(top level)"
 
 
+def test_a_key_holding_a_newline_or_nothing_is_quoted_so_the_place_stays_one_line():
+    assert json_path(["questions", 0, "gold", "\n"]) == 'questions[0].gold["\\u000a"]'
+    assert json_path(["gold", ""]) == 'gold[""]'
+    from ci_eval.core.goldset import parse_gold_set
+    from ci_eval.errors import InputError
+
+    bad = {"schema_version": 1, "index_version": "v",
+           "questions": [{"id": "q", "question": "x", "gold": {"\n": "x"}}]}
+    try:
+        parse_gold_set(bad, "gold.json")
+    except InputError as exc:
+        assert "\n" not in str(exc) and '["\\u000a"]' in str(exc)
+    else:
+        raise AssertionError("a grade that is not a number was accepted")
+
+
 def test_all_problems_sorted_by_place():
     schema = {
         "type": "object",
