@@ -7,9 +7,13 @@ CLI with an instant python retriever (answers precomputed, so the time is ci-eva
 a base whose gold chunk sits at rank ``i % 20`` and a head at ``(3 i) % 20``, so questions
 regress, improve and fall past depth. Each whole process is timed with its peak memory
 (the child's own ru_maxrss, from wait4). ``--stages`` also times compare's stages in one
-process at those sizes: read, validate, typed read, diff, gate, the budgeted comment, the
-full comment, the JSON report. ``--before REV`` times ci-eval at that revision as well, from
-a temporary git worktree, on the same files.
+process at those sizes, in CPU seconds: read (version 1: parse, validate, typed read),
+diff, gate, judged@k, the budgeted comment, the full comment, the JSON report. ``--before
+REV`` times ci-eval at that revision as well, from a temporary git worktree, on the same
+project. "now" compares version 2 artefacts: while
+`run` writes version 1, its artefacts are converted row by row with
+``core.question_row.to_row`` (the same facts; the comment is the same); "before" compares
+the version 1 artefacts it reads.
 """
 
 from __future__ import annotations
@@ -46,13 +50,38 @@ _RETRIEVER = textwrap.dedent(
     """
 )
 
-_STAGES = textwrap.dedent(
+# compare's stages timed in one process. The start differs by version: version 1 (the
+# "before") is parsed, checked and typed in three stages and judged@k reads the checked
+# dicts; version 2 is read in one pass (parse, check, type a row at a time).
+_STAGES_START = textwrap.dedent(
     """
     import json, sys, time
-    t = time.perf_counter
+    t = time.process_time  # CPU seconds: on a shared machine wall time is the others' load
+    out = {}
+    def stage(name, fn):
+        start = t(); value = fn(); out[name] = out.get(name, 0.0) + t() - start; return value
+    """
+)
+_READ_V1 = textwrap.dedent(
+    """
     from ci_eval.inputs.files import read_json
     from ci_eval.inputs.loaders import _checked_artefact
     from ci_eval.core.artefact import read_artefact
+    raw = [stage("read JSON", lambda p=p: read_json(p, "run artefact", 2**27)[0]) for p in sys.argv[1:3]]
+    checked = [stage("validate", lambda d=d, p=p: _checked_artefact(d, p)) for d, p in zip(raw, sys.argv[1:3])]
+    typed = [stage("typed read", lambda d=d: read_artefact(d)) for d in checked]
+    judged_inputs = checked
+    """
+)
+_READ_V2 = textwrap.dedent(
+    """
+    from ci_eval.inputs.artefact_file import read_run
+    typed = [stage("read (parse, check, type)", lambda p=p: read_run(p)) for p in sys.argv[1:3]]
+    judged_inputs = typed
+    """
+)
+_STAGES_END = textwrap.dedent(
+    """
     from ci_eval.core.diff import diff
     from ci_eval.report import BaselineInfo, policy_from
     from ci_eval.core.gate import evaluate_gate
@@ -60,23 +89,44 @@ _STAGES = textwrap.dedent(
     from ci_eval.core.render_json import render_json
     from ci_eval.core.render_context import ReportContext
     from ci_eval.core.judged import judged_report
-    out = {}
-    def stage(name, fn):
-        start = t(); value = fn(); out[name] = out.get(name, 0.0) + t() - start; return value
-    raw = [stage("read JSON", lambda p=p: read_json(p, "run artefact", 2**27)[0]) for p in sys.argv[1:3]]
-    checked = [stage("validate", lambda d=d, p=p: _checked_artefact(d, p)) for d, p in zip(raw, sys.argv[1:3])]
-    typed = [stage("typed read", lambda d=d: read_artefact(d)) for d in checked]
     d = stage("diff", lambda: diff(typed[0], typed[1]))
     policy = policy_from({}, [], [])
     gate = stage("gate", lambda: evaluate_gate(policy, d))
     ctx = stage("judged", lambda: ReportContext(d, gate, BaselineInfo(kind="file"), "", "",
-                judged_report(checked[0], checked[1], (q.id for q in d.regressions)), "", None))
+                judged_report(*judged_inputs, (q.id for q in d.regressions)), "", None))
     stage("budgeted comment", lambda: render_markdown(ctx))
     stage("full comment", lambda: render_markdown(ctx, None))
     stage("JSON report", lambda: render_json(ctx))
     print(json.dumps(out))
     """
 )
+STAGES = {1: _STAGES_START + _READ_V1 + _STAGES_END, 2: _STAGES_START + _READ_V2 + _STAGES_END}
+
+
+def to_version_2(path: Path, out: Path) -> None:
+    """The version 2 artefact of a version 1 one, in the writer's line layout: each question
+    line turned into its row (core/question_row.to_row), a line at a time (a 1,000,000-question
+    artefact is not loaded whole), the other keys as they were."""
+    from ci_eval.core.question_row import QUESTION_FIELDS, to_row
+
+    def compact(value) -> str:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+    header = json.loads(_first_lines(path))
+    metrics = header["metrics"]
+    tmp = out.with_suffix(".v2.tmp")
+    with path.open(encoding="utf-8") as src, tmp.open("w", encoding="utf-8") as dst:
+        for line in src:
+            if line.startswith(' "questions"'):  # keys stay sorted, as the writer has them
+                line = f' "question_fields": {compact(list(QUESTION_FIELDS))},\n{line}'
+            elif line.startswith(' "schema_version"'):
+                line = ' "schema_version": 2,\n'
+            elif line.startswith("  {"):
+                body = line.strip().rstrip(",")
+                comma = "," if line.rstrip().endswith(",") else ""
+                line = f"  {compact(to_row(json.loads(body), metrics))}{comma}\n"
+            dst.write(line)
+    tmp.replace(out)
 
 
 def _measure(cmd, cwd, env) -> dict:
@@ -95,7 +145,10 @@ def _measure(cmd, cwd, env) -> dict:
     code = proc.returncode
     if code not in (0, 1):
         raise RuntimeError(f"{cmd} exited {code}: {stderr.decode()[-500:]}")
-    return {"seconds": round(seconds, 2), "peak_mb": round(usage.ru_maxrss / 1024), "stdout": stdout}
+    # CPU time as well: on a shared machine the wall time is mostly the others' load
+    cpu = usage.ru_utime + usage.ru_stime
+    return {"seconds": round(seconds, 2), "cpu_s": round(cpu, 2), "peak_mb": round(usage.ru_maxrss / 1024),
+            "stdout": stdout}
 
 
 def _env(code: Path, **extra) -> dict:
@@ -122,26 +175,45 @@ def make_project(folder: Path, n: int) -> None:
                                          'type = "python"\ntarget = "bench_retriever:retrieve"\n')
 
 
-def one_size(folder: Path, n: int, code: Path, stages: bool) -> dict:
+def one_size(folder: Path, n: int, code: Path, stages: bool, version: int) -> dict:
+    """``version``: which artefact version compare reads (2: the run's artefacts converted)."""
     py = sys.executable
     figures = {}
     for side, shift in (("base", 1), ("head", 3)):
         env = _env(code, BENCH_SHIFT=str(shift), BENCH_N=str(n))
         m = _measure([py, "-m", "ci_eval", "run", "--quiet", "--out", f"{side}.json"], folder, env)
         figures[f"run {side}"] = {k: v for k, v in m.items() if k != "stdout"}
+        # a version 2 artefact names its question fields before its questions
+        if version == 2 and "question_fields" not in json.loads(_first_lines(folder / f"{side}.json")):
+            to_version_2(folder / f"{side}.json", folder / f"{side}.json")
+    figures["artefact MB"] = round((folder / "head.json").stat().st_size / 1e6, 1)
     m = _measure([py, "-m", "ci_eval", "compare", "base.json", "head.json"], folder, _env(code))
     figures["compare"] = {k: v for k, v in m.items() if k != "stdout"}
     if stages:
-        m = _measure([py, "-c", _STAGES, "base.json", "head.json"], folder, _env(code))
+        m = _measure([py, "-c", STAGES[version], "base.json", "head.json"], folder, _env(code))
         figures["compare stages"] = {k: round(v, 2) for k, v in json.loads(m["stdout"]).items()}
     return figures
+
+
+def _first_lines(path: Path) -> str:
+    """The artefact's keys before its questions, as a JSON object (its version is there)."""
+    head = []
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.startswith(' "questions"'):
+                break
+            head.append(line)
+    return "".join(head).rstrip().rstrip(",") + "}"
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--stages", default="10000,100000", help="sizes at which compare's stages are timed")
-    parser.add_argument("--before", metavar="REV", help="also time ci-eval at this git revision")
+    parser.add_argument("--before", metavar="REV", help="also time ci-eval at this git revision "
+                        "(on version 1 artefacts, which it reads)")
+    parser.add_argument("--before-version", type=int, default=1, choices=(1, 2),
+                        help="the artefact version the --before revision reads (default 1)")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     stage_sizes = {int(s) for s in args.stages.split(",") if s}
@@ -152,7 +224,8 @@ def main(argv=None) -> int:
             for name, code in versions.items():
                 folder = Path(tmp) / f"{name}-{n}"
                 make_project(folder, n)
-                results[f"{n} {name}"] = one_size(folder, n, code, n in stage_sizes)
+                version = args.before_version if name == "before" else 2
+                results[f"{n} {name}"] = one_size(folder, n, code, n in stage_sizes, version)
                 print(f"{n:>7,} {name:<6} {json.dumps(results[f'{n} {name}'])}", flush=True)
     return 0
 

@@ -92,21 +92,23 @@ def policy_from(gate: dict | None, mins: list[str] | None = None,
     return merge_overrides(GatePolicy.from_mapping(gate or {}), mins or [], max_drops or [])
 
 
-def build_report(base: dict | None, head: dict, policy: GatePolicy,
+def build_report(base: dict | Artefact | None, head: dict | Artefact, policy: GatePolicy,
                  baseline_info: BaselineInfo | None = None, *, marker_suffix: str = "",
                  title: str = "", budget: int | None = DEFAULT_BUDGET,
                  gate_source: str = "", gate_path: str | None = None) -> Report:
-    """Diff, significance, gate and every rendering of one comparison."""
+    """Diff, significance, gate and every rendering of one comparison. A dict is read by
+    ``read_artefact``; the base keeps as many top results as the head's k (judged@k)."""
     from ci_eval.core.artefact import read_artefact
     from ci_eval.core.diff import diff as compute_diff
     from ci_eval.core.judged import judged_report
 
     head_run = read_artefact(head)
-    d = compute_diff(read_artefact(base) if base is not None else None, head_run)
+    base_run = read_artefact(base, top=head_run.header.k) if base is not None else None
+    d = compute_diff(base_run, head_run)
     if baseline_info is None:
         baseline_info = BaselineInfo(kind="file" if base is not None else "none")
     ctx = ReportContext(d, evaluate_gate(policy, d), baseline_info, marker_suffix, title,
-                        judged_report(base, head, (q.id for q in d.regressions)),
+                        judged_report(base_run, head_run, (q.id for q in d.regressions)),
                         gate_source, gate_path)
     return Report(context=ctx, head=head_run, budget=budget)
 

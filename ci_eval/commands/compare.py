@@ -56,8 +56,8 @@ def run(args) -> int:
     import sys
 
     from ci_eval.errors import EXIT_GATE_FAILED, EXIT_OK, UsageError
+    from ci_eval.inputs.artefact_file import read_run
     from ci_eval.inputs.files import atomic_write
-    from ci_eval.inputs.loaders import load_artefact
     from ci_eval.report import BaselineInfo, build_report, policy_from
 
     paths = list(args.artefacts)
@@ -67,8 +67,10 @@ def run(args) -> int:
         raise UsageError("give BASE and HEAD, or --no-base HEAD (see 'ci-eval compare --help')")
     gate, gate_path, source = _gate_table(args)
     policy = policy_from(gate, args.min, args.max_drop)
-    base = None if args.no_base else load_artefact(paths[0])
-    head = load_artefact(paths[-1])
+    base = None if args.no_base else read_run(paths[0])
+    head = read_run(paths[-1])
+    if base is not None and base.depth < head.header.k:  # judged@k reads the base at head's k
+        base = read_run(paths[0], top=head.header.k)
     info = (BaselineInfo(kind="none", description="none was given (--no-base)")
             if args.no_base else BaselineInfo(kind="file", path=paths[0]))
     report = build_report(base, head, policy, info, marker_suffix=args.marker,

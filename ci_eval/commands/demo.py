@@ -49,7 +49,7 @@ def run(args) -> int:
         base,
         head,
         policy_from(config.gate),
-        BaselineInfo(kind="exact", description="the demo's baseline configuration (base.toml)"),
+        BaselineInfo(kind="builtin", description="the demo's baseline configuration (base.toml)"),
     )
     atomic_write(out / "base.json", dumps(base))
     atomic_write(out / "head.json", dumps(head))

@@ -11,12 +11,15 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ci_eval.core.question_row import FIELD
 from ci_eval.core.validate import fast_valid, schema_problems
 from ci_eval.errors import InputError, InputErrors
 
 SCHEMA_VERSION = 1
-# Older versions we can still read go here with an upgrade function; none exist yet.
-READABLE_VERSIONS = {1}
+# Every version this ci-eval reads: 1 (a question is an object) and 2 (a question is a row,
+# core/question_row.py); both are read into the same typed ``Artefact``.
+READABLE_VERSIONS = {1, 2}
+SCHEMAS = {1: "artefact", 2: "artefact-v2"}
 HISTORY_LENGTH = 30
 
 
@@ -99,7 +102,7 @@ def validate_artefact(data: Any, source: str) -> dict:
         raise InputError("a run artefact must be a JSON object", source)
     version = data.get("schema_version")
     if isinstance(version, int) and not isinstance(version, bool) and version not in READABLE_VERSIONS:
-        newer = version > SCHEMA_VERSION
+        newer = version > max(READABLE_VERSIONS)
         raise InputError(
             f"artefact schema_version {version} is {'newer' if newer else 'older'} than this ci-eval "
             f"reads ({', '.join(map(str, sorted(READABLE_VERSIONS)))}); "
@@ -107,7 +110,7 @@ def validate_artefact(data: Any, source: str) -> dict:
             source,
             "schema_version",
         )
-    schema = load("artefact")
+    schema = load(SCHEMAS.get(version, "artefact"))
     if _fast_valid_artefact(data, schema):
         return data
     problems = schema_problems(data, schema, source)
@@ -119,21 +122,27 @@ def validate_artefact(data: Any, source: str) -> dict:
 _SHELLS: dict[int, dict] = {}
 
 
-def _fast_valid_artefact(data: dict, schema: dict) -> bool:
-    """The artefact without its question rows by the compiled check, then the rows by the
-    straight-line one: most of an artefact is its rows."""
-    from ci_eval.core.artefact_rows import question_row_valid
-
+def shell_valid(data: dict, schema: dict) -> bool:
+    """The artefact without its question rows, by the compiled check."""
     shell = _SHELLS.get(id(schema))
     if shell is None:
         rows = schema["properties"]["questions"]
         shell = {**schema, "properties": {**schema["properties"],
                                           "questions": {k: v for k, v in rows.items() if k != "items"}}}
         _SHELLS[id(schema)] = shell
-    if fast_valid(data, shell) is not True:
+    return fast_valid(data, shell) is True
+
+
+def _fast_valid_artefact(data: dict, schema: dict) -> bool:
+    """The artefact without its question rows by the compiled check, then the rows by the
+    straight-line one: most of an artefact is its rows."""
+    from ci_eval.core.artefact_rows import question_row_v2_valid, question_row_valid
+
+    if not shell_valid(data, schema):
         return False
     questions = data.get("questions")
-    return not isinstance(questions, list) or all(question_row_valid(q) for q in questions)
+    row_valid = question_row_v2_valid if data.get("schema_version") == 2 else question_row_valid
+    return not isinstance(questions, list) or all(row_valid(q) for q in questions)
 
 
 # --------------------------------------------------------------------------- reading
@@ -144,7 +153,7 @@ def _fast_valid_artefact(data: dict, schema: dict) -> bool:
 MEASURED = ("ok", "error")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GoldRank:
     """Where one relevant (live, grade >= the relevance level) gold chunk came back; rank
     None: not in the recorded ranking."""
@@ -154,9 +163,10 @@ class GoldRank:
     rank: int | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class QuestionResult:
-    """One question of one artefact, read once with defaults for optional fields."""
+    """One question of one artefact, read once with defaults for optional fields (slots: a
+    comparison holds hundreds of thousands of them)."""
 
     id: str
     question: str
@@ -173,6 +183,7 @@ class QuestionResult:
     gold_ranks: tuple[GoldRank, ...] = ()
     returned: int = 0  # how many results the ranking holds
     warnings: tuple[str, ...] = ()
+    top: tuple[str, ...] = field(default=(), compare=False)  # the top results' ids (judged@k)
 
     @property
     def measured(self) -> bool:
@@ -213,53 +224,109 @@ class RunHeader:
 def _gold_items(gold) -> tuple[tuple[str, float], ...]:
     if isinstance(gold, dict):
         return tuple(sorted((str(i), float(g)) for i, g in gold.items()))
+    if gold and isinstance(gold[0], list):  # version 2: [id, grade] pairs
+        return tuple(sorted((str(i), float(g)) for i, g in gold))
     return tuple(sorted((str(i), 1.0) for i in gold or ()))  # a plain list: grade 1
 
 
-def _gold_ranks(gold, stale, ranking, relevance: float) -> tuple[GoldRank, ...]:
-    live = [(i, g) for i, g in gold if g >= relevance and i not in stale]
-    wanted = {i for i, _ in live}
-    position: dict[str, int] = {}
-    for rank, entry in enumerate(ranking or (), 1):
-        if len(position) == len(wanted):
-            break  # every gold chunk placed: the rest of the ranking cannot change it
-        cid = str(entry.get("id")) if isinstance(entry, dict) else str(entry)
-        if cid in wanted:
-            position.setdefault(cid, rank)
-    return tuple(GoldRank(i, g, position.get(i)) for i, g in live)
+def _entry_id(entry) -> str:
+    return str(entry.get("id")) if isinstance(entry, dict) else str(entry)
 
 
-def read_question(q: dict, relevance_level: float = 1) -> QuestionResult:
-    gold = _gold_items(q.get("gold") or {})
-    stale = tuple(sorted(str(i) for i in q.get("stale") or ()))
-    rank, top = q.get("first_gold_rank"), q.get("top_score")
-    ranking = q.get("ranking") or ()
+def _gold_ranks(gold, stale, ids: list, relevance: float) -> tuple[GoldRank, ...]:
+    """``ids``: the ranking's chunk ids, best first."""
+    ranks = []
+    for cid, grade in gold:
+        if grade >= relevance and cid not in stale:
+            try:
+                rank = ids.index(cid) + 1  # the first place it came back
+            except ValueError:
+                rank = None
+            ranks.append(GoldRank(cid, grade, rank))
+    return tuple(ranks)
+
+
+def _question(fields: dict, metrics: dict, ids: list, relevance_level: float, depth: int) -> QuestionResult:
+    """The typed question from a version 1 object; of the ranking only what the comparison
+    reads is kept."""
+    gold = _gold_items(fields.get("gold") or ())
+    stale = tuple(sorted(str(i) for i in fields.get("stale") or ()))
+    rank, top = fields.get("first_gold_rank"), fields.get("top_score")
     return QuestionResult(
-        id=str(q["id"]),
-        question=str(q.get("question", "")),
-        tags=tuple(str(t) for t in q.get("tags") or ()),
-        status=str(q.get("status", "ok")),
-        unanswerable=bool(q.get("unanswerable", False)),
+        id=str(fields["id"]),
+        question=str(fields.get("question", "")),
+        tags=tuple(str(t) for t in fields.get("tags") or ()),
+        status=str(fields.get("status", "ok")),
+        unanswerable=bool(fields.get("unanswerable", False)),
         gold=gold,
         stale=stale,
-        metrics=dict(q.get("metrics") or {}),
+        metrics=metrics,
         first_gold_rank=None if rank is None else int(rank),
         top_score=None if top is None else float(top),
-        error=q.get("error"),
-        answer_correct=q.get("answer_correct"),
-        gold_ranks=_gold_ranks(gold, set(stale), ranking, relevance_level),
-        returned=len(ranking),
-        warnings=tuple(str(w) for w in q.get("warnings") or ()),
+        error=fields.get("error"),
+        answer_correct=fields.get("answer_correct"),
+        gold_ranks=_gold_ranks(gold, set(stale), ids, relevance_level),
+        returned=len(ids),
+        warnings=tuple(str(w) for w in fields.get("warnings") or ()),
+        top=tuple(ids[:depth]),
     )
 
 
-def read_questions(artefact: dict) -> tuple[QuestionResult, ...]:
+def read_question(q: dict, relevance_level: float = 1, depth: int = 0) -> QuestionResult:
+    """A version 1 question object; ``depth``: how many of the top results to keep."""
+    ids = [_entry_id(entry) for entry in q.get("ranking") or ()]
+    return _question(q, dict(q.get("metrics") or {}), ids, relevance_level, depth)
+
+
+def read_row(row: list, metrics, relevance_level: float = 1, depth: int = 0) -> QuestionResult:
+    """A schema-valid version 2 question row (``metrics``: the artefact's metric names, in
+    order): the same ``QuestionResult`` as its version 1 object gives, built straight from
+    the row's positions (every type is already the schema's)."""
+    (qid, text, tags, unanswerable, status, gold_pairs, stale_ids, values, rank, top, _latency,
+     answer_correct, _judged, error, warnings, ranking) = row
+    gold = tuple(sorted((cid, float(grade)) for cid, grade in gold_pairs))
+    stale = tuple(sorted(stale_ids))
+    ids = [cid for cid, _ in ranking]
+    return QuestionResult(
+        qid, text, tuple(tags), status, unanswerable, gold, stale,
+        {m: v for m, v in zip(metrics, values) if v is not None},
+        None if rank is None else int(rank), None if top is None else float(top),
+        error, answer_correct, _gold_ranks(gold, stale, ids, relevance_level), len(ids),
+        tuple(warnings), tuple(ids[:depth]))
+
+
+def rankings(artefact: dict) -> dict[str, list[str]]:
+    """Every question's whole ranking, chunk ids best first, from a validated artefact of
+    either version (the labelling pool reads all of it, not just the top)."""
+    if artefact.get("schema_version") == 2:
+        qid, ranking = FIELD["id"], FIELD["ranking"]
+        return {row[qid]: [cid for cid, _ in row[ranking]] for row in artefact.get("questions") or ()}
+    return {q["id"]: [_entry_id(r) for r in q.get("ranking") or ()] for q in artefact.get("questions") or ()}
+
+
+def relevance_level(artefact: dict) -> float:
     level = (artefact.get("config") or {}).get("relevance_level", 1)
-    level = level if isinstance(level, (int, float)) and not isinstance(level, bool) else 1
-    return tuple(read_question(q, level) for q in artefact.get("questions") or ())
+    return level if isinstance(level, (int, float)) and not isinstance(level, bool) else 1
 
 
-def read_header(a: dict) -> RunHeader:
+def kept_depth(artefact: dict, top: int = 0) -> int:
+    """How many of each ranking's top results the typed question keeps: the artefact's own
+    k (judged@k), or more when the other side of a comparison has a larger k."""
+    k = artefact.get("k")
+    k = int(k) if isinstance(k, (int, float)) and not isinstance(k, bool) else 0  # 5.0 is an integer
+    return max(k, top)
+
+
+def read_questions(artefact: dict, top: int = 0) -> tuple[QuestionResult, ...]:
+    level, depth = relevance_level(artefact), kept_depth(artefact, top)
+    questions = artefact.get("questions") or ()
+    if artefact.get("schema_version") == 2:
+        metrics = tuple(artefact.get("metrics") or ())
+        return tuple(read_row(row, metrics, level, depth) for row in questions)
+    return tuple(read_question(q, level, depth) for q in questions)
+
+
+def read_header(a: dict, questions: int | None = None) -> RunHeader:
     git = a.get("git") or {}
     gold = a.get("gold_set") or {}
     index = a.get("index") or {}
@@ -277,7 +344,7 @@ def read_header(a: dict) -> RunHeader:
         k=int(a["k"]),
         depth=depth if isinstance(depth, int) and not isinstance(depth, bool) else None,
         metrics=tuple(a.get("metrics") or ()),
-        questions=len(a.get("questions") or ()),
+        questions=len(a.get("questions") or ()) if questions is None else questions,
         abstain_below=None if a.get("abstain_below") is None else float(a["abstain_below"]),
         index_checked=bool(index.get("checked", True)),
         remap=index.get("remap") if isinstance(index.get("remap"), dict) else None,
@@ -326,6 +393,37 @@ class Artefact:
     summary: Summary
     config: dict = field(compare=False)  # the config as recorded (what the config diff compares)
     history: tuple[HistoryEntry, ...] = ()
+    depth: int = field(default=0, compare=False)  # how many top results each question keeps
+    # Columns built on first use, once: the comparison's per-question arithmetic is numpy
+    # work on them (tuple keys: ("column", metric), ("measured",), ("position",)).
+    _cache: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def column(self, metric: str):
+        """Every question's ``value(metric)``, in question order, as a float array."""
+        key = ("column", metric)
+        if key not in self._cache:
+            import numpy as np
+
+            self._cache[key] = np.array(
+                [float(q.metrics.get(metric, 0.0) or 0.0) for q in self.questions], dtype=float)
+        return self._cache[key]
+
+    def measured_mask(self):
+        """Which questions' metrics count (``QuestionResult.measured``), as a bool array."""
+        if ("measured",) not in self._cache:
+            import numpy as np
+
+            self._cache[("measured",)] = np.array([q.measured for q in self.questions], dtype=bool)
+        return self._cache[("measured",)]
+
+    def positions(self, ids):
+        """Where each of ``ids`` sits in ``questions``, as an index array."""
+        import numpy as np
+
+        if ("position",) not in self._cache:
+            self._cache[("position",)] = {q.id: i for i, q in enumerate(self.questions)}
+        where = self._cache[("position",)]
+        return np.array([where[i] for i in ids], dtype=np.intp)
 
 
 def _means(raw) -> tuple[tuple[str, float], ...]:
@@ -360,15 +458,22 @@ def _history(raw) -> tuple[HistoryEntry, ...]:
                  for e in raw or () if isinstance(e, dict))
 
 
-def read_artefact(data: dict | Artefact) -> Artefact:
-    """The one reader: a validated artefact dict -> ``Artefact`` (an ``Artefact`` as is)."""
+def read_artefact(data: dict | Artefact, top: int = 0) -> Artefact:
+    """The one reader: a validated artefact dict (either version) -> ``Artefact`` (an
+    ``Artefact`` as is). ``top``: keep at least that many of each ranking's top results."""
     if isinstance(data, Artefact):
         return data
+    return typed_artefact(data, read_questions(data, top), kept_depth(data, top))
+
+
+def typed_artefact(data: dict, questions: tuple[QuestionResult, ...], depth: int) -> Artefact:
+    """The ``Artefact`` of a header (every key but ``questions``) and its typed questions."""
     config = data.get("config")
     return Artefact(
-        header=read_header(data),
-        questions=read_questions(data),
+        header=read_header(data, len(questions)),
+        questions=questions,
         summary=read_summary(data.get("summary")),
         config=dict(config) if isinstance(config, dict) else {},
         history=_history(data.get("history")),
+        depth=depth,
     )

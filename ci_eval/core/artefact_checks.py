@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ci_eval.core.question_row import FIELD
 from ci_eval.core.validate import json_path
 from ci_eval.errors import InputError
 
@@ -98,17 +99,64 @@ def _check_metric_list(data: dict, problems: _Problems) -> None:
         seen.add(name)
 
 
+def _report_repeat(qid, i: int, counts: Counter, reported: set, problems: _Problems) -> None:
+    """A question id given more than once, reported at its first place only."""
+    if counts[qid] > 1 and qid not in reported:
+        reported.add(qid)
+        problems.add(f"question id {_clip(qid)} appears {counts[qid]} times", "questions", i, "id")
+
+
+def _check_ids(ids: list, problems: _Problems) -> None:
+    counts = Counter(ids)
+    if len(counts) == len(ids):
+        return
+    reported: set = set()
+    for i, qid in enumerate(ids):
+        _report_repeat(qid, i, counts, reported, problems)
+
+
 def _check_questions(questions: list, problems: _Problems) -> None:
     counts = Counter(q.get("id") for q in questions if isinstance(q, dict))
     reported: set = set()
     for i, q in enumerate(questions):
         if not isinstance(q, dict):
             continue
-        qid = q.get("id")
-        if counts[qid] > 1 and qid not in reported:
-            reported.add(qid)
-            problems.add(f"question id {_clip(qid)} appears {counts[qid]} times", "questions", i, "id")
+        _report_repeat(q.get("id"), i, counts, reported, problems)
         _check_means(q.get("metrics"), problems, "questions", i, "metrics")
+
+
+def _check_pairs(pairs: list, problems: _Problems, *path) -> None:
+    """A version 2 gold or ranking list names each chunk once: the pairs stand for an object
+    (version 1's gold) or a de-duplicated ranking, where a repeated id is refused."""
+    if len(pairs) < 2:
+        return
+    seen: set = set()
+    for j, pair in enumerate(pairs):
+        if pair[0] in seen:
+            problems.add(f"the chunk id {_clip(pair[0])} appears twice", *path, j)
+            return
+        seen.add(pair[0])
+
+
+def check_row(row: list, i: int, metrics: list, problems: _Problems) -> None:
+    """What one schema-valid version 2 row must also mean."""
+    values = row[FIELD["metrics"]]
+    if values and len(values) != len(metrics):
+        problems.add(f"holds {len(values)} metric values but the artefact names {len(metrics)} metrics",
+                     "questions", i, "metrics")
+    else:
+        lo, hi = METRIC_RANGE
+        for name, value in zip(metrics, values):
+            if value is not None and not lo <= value <= hi:
+                problems.add(f"{value!r} is out of range: {name} lies in [{lo:g}, {hi:g}]",
+                             "questions", i, "metrics", name)
+    _check_pairs(row[FIELD["gold"]], problems, "questions", i, "gold")
+    _check_pairs(row[FIELD["ranking"]], problems, "questions", i, "ranking")
+
+
+def row_view(row: list) -> dict:
+    """What the whole-artefact checks read of a version 2 row."""
+    return {"id": row[FIELD["id"]], "status": row[FIELD["status"]], "tags": row[FIELD["tags"]]}
 
 
 def _measured(questions: list) -> list[dict]:
@@ -146,21 +194,43 @@ def _check_summary(data: dict, questions: list, problems: _Problems) -> None:
     _check_count(problems, summary.get("errors"), errors, "questions with an error", "summary", "errors")
 
 
-def artefact_problems(data: dict, source: str) -> list[InputError]:
-    """Every meaning problem of a schema-valid artefact (at most ``MAX_PROBLEMS``)."""
+def new_problems(data: dict, source: str) -> _Problems:
     # A part of a sharded run holds some of the gold set's questions, and `ci-eval merge`
     # checks the parts against each other and recomputes the summary: its counts are not held
     # to its questions here (its names and values are).
-    problems = _Problems(source, counts="shard" not in data)
-    questions = data.get("questions") if isinstance(data.get("questions"), list) else []
+    return _Problems(source, counts="shard" not in data)
+
+
+def header_problems(data: dict, problems: _Problems) -> None:
+    """The checks made before the question rows: the metric names."""
     _check_metric_list(data, problems)
-    _check_questions(questions, problems)
-    _check_summary(data, questions, problems)
+
+
+def whole_problems(data: dict, views: list[dict], problems: _Problems) -> None:
+    """The checks across questions: ids unique, counts agreeing with the questions."""
+    _check_summary(data, views, problems)
     gold_set = data.get("gold_set")
     if isinstance(gold_set, dict):
-        _check_count(problems, gold_set.get("questions"), len(questions), "questions",
+        _check_count(problems, gold_set.get("questions"), len(views), "questions",
                      "gold_set", "questions")
     for i, entry in enumerate(data.get("history") or []):
         if isinstance(entry, dict):
             _check_means(entry.get("means"), problems, "history", i, "means")
+
+
+def artefact_problems(data: dict, source: str) -> list[InputError]:
+    """Every meaning problem of a schema-valid artefact (at most ``MAX_PROBLEMS``)."""
+    problems = new_problems(data, source)
+    questions = data.get("questions") if isinstance(data.get("questions"), list) else []
+    header_problems(data, problems)
+    if data.get("schema_version") == 2:
+        metrics = data.get("metrics") or []
+        for i, row in enumerate(questions):
+            check_row(row, i, metrics, problems)
+        views = [row_view(row) for row in questions]
+        _check_ids([v["id"] for v in views], problems)
+    else:
+        views = questions
+        _check_questions(questions, problems)
+    whole_problems(data, views, problems)
     return problems.found[:MAX_PROBLEMS]

@@ -1,10 +1,12 @@
-"""The artefact's question rows checked in straight-line code.
+"""The artefact's question rows checked in straight-line code (version 1's objects and
+version 2's arrays).
 
 The compiled schema check of core/validate.py dispatches through a closure per keyword and
 per node: 100,000 rows of 15 ranking entries and 10 metrics are millions of calls. This is
-the same schema ($defs.question of artefact.schema.json) written out by hand for the row, so
-a valid artefact is accepted in one pass. It only answers "valid?"; a row it refuses is
-explained by jsonschema. tests/test_artefact_rows.py holds it to jsonschema's verdicts.
+the same schema ($defs.question of artefact.schema.json, and of artefact-v2.schema.json)
+written out by hand for the row, so a valid artefact is accepted in one pass. It only answers
+"valid?"; a row it refuses is explained by jsonschema. tests/test_artefact_rows.py holds both
+to jsonschema's verdicts.
 """
 
 from __future__ import annotations
@@ -97,3 +99,68 @@ def question_row_valid(q) -> bool:
         return False
     return (_strings(q["tags"], 50, 100) and _strings(q["stale"], 1000, 1000) and _gold_valid(q["gold"])
             and _metrics_valid(q["metrics"]) and _ranking_valid(q["ranking"]) and _optional_valid(q))
+
+
+# --------------------------------------------------------------------------- version 2
+# A row is an array in the order of core.question_row.QUESTION_FIELDS, exactly 16 entries.
+_ROW_LENGTH = 16
+
+
+def _optional_string(v, max_length: int) -> bool:
+    return v is None or (isinstance(v, str) and len(v) <= max_length)
+
+
+def _optional_number(v, low=None, high=None) -> bool:
+    if v is None:
+        return True
+    if not _number(v):
+        return False
+    return (low is None or v >= low) and (high is None or v <= high)
+
+
+def _pairs_valid(pairs, max_items: int, second) -> bool:
+    """``[[chunk id, value], ...]``: each pair exactly two entries, the id a short string."""
+    if not isinstance(pairs, list) or len(pairs) > max_items:
+        return False
+    for pair in pairs:
+        if not isinstance(pair, list) or len(pair) != 2:
+            return False
+        cid, value = pair
+        if not isinstance(cid, str) or len(cid) > 1000 or not second(value):
+            return False
+    return True
+
+
+def _grade(v) -> bool:
+    return _integer(v) and -1000 <= v <= 1000
+
+
+def _row_values_valid(values) -> bool:
+    if not isinstance(values, list) or len(values) > _MAX_METRICS:
+        return False
+    return all(v is None or _number(v) for v in values)
+
+
+def question_row_v2_valid(row) -> bool:
+    """What jsonschema says of ``row`` against artefact-v2.schema.json's question row."""
+    if not isinstance(row, list) or len(row) != _ROW_LENGTH:
+        return False
+    (qid, text, tags, unanswerable, status, gold, stale, values, rank, top, latency,
+     answer_correct, judged, error, warnings, ranking) = row
+    if not (isinstance(qid, str) and 1 <= len(qid) <= 200):
+        return False
+    if not (isinstance(text, str) and len(text) <= 10_000):
+        return False
+    if not isinstance(unanswerable, bool) or not (isinstance(status, str) and status in _STATUSES):
+        return False
+    if rank is not None and not (_integer(rank) and rank >= 1):
+        return False
+    if not (_optional_number(top) and _optional_number(latency, 0)
+            and _optional_number(judged, 0, 1)):
+        return False
+    if answer_correct is not None and not isinstance(answer_correct, bool):
+        return False
+    return (_optional_string(error, 2000) and _strings(tags, 50, 100)
+            and _strings(stale, 1000, 1000) and _strings(warnings, 50, 2000)
+            and _row_values_valid(values) and _pairs_valid(gold, 1000, _grade)
+            and _pairs_valid(ranking, 10_000, _number))

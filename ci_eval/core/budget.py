@@ -19,6 +19,9 @@ class Section:
     size: int  # items, for the budget's limit search
     floor: int = 0  # the budget never cuts below this many items
     text: str = ""
+    # A length the whole section is known to reach without rendering it (its rows times the
+    # shortest row a table can have): over the budget, it is never rendered in full.
+    at_least: int = 0
 
 
 def join(head: str, sections: list[Section]) -> str:
@@ -56,23 +59,37 @@ def _fit(s: Section, room: int) -> str:
 def pack(head: str, sections: list[Section], drop_order: tuple[str, ...],
          budget: int | None) -> str:
     """Render every section in full, then cut in ``drop_order`` until it fits ``budget``
-    (hard-capped below GitHub's limit); ``None`` keeps everything (the job summary)."""
+    (hard-capped below GitHub's limit); ``None`` keeps everything (the job summary).
+
+    A section whose ``at_least`` is over the budget is not rendered in full: it will be cut,
+    and while it is uncut every other section's room is below zero whatever its exact
+    length (so they are cut to their floor, as they would be); the comment is the same."""
+    if budget is not None:
+        budget = min(budget, GITHUB_LIMIT - 1)
+    pending = {s.key for s in sections
+               if budget is not None and s.at_least > budget and s.key in drop_order}
     for s in sections:
-        s.text = s.render(None)
-    text = join(head, sections)
+        s.text = "" if s.key in pending else s.render(None)
     if budget is None:
-        return text
-    budget = min(budget, GITHUB_LIMIT - 1)
+        return join(head, sections)
     by_key = {s.key: s for s in sections}
-    total = len(text)
+    total = _length(head, sections, pending)
     for key in drop_order:
         if total <= budget:
             break
         s = by_key[key]
-        s.text = _fit(s, budget - (total - len(s.text)))
-        total = len(join(head, sections))
+        own = s.at_least if key in pending else len(s.text)
+        s.text = _fit(s, budget - (total - own))
+        pending.discard(key)
+        total = _length(head, sections, pending)
     text = join(head, sections)
     if len(text) > budget:  # only the fixed parts left: cut at a line boundary
         cut = text.rfind("\n", 0, budget - len(_TRUNCATED))
         text = text[: max(cut, 0)] + _TRUNCATED
     return text
+
+
+def _length(head: str, sections: list[Section], pending: set[str]) -> int:
+    """``len(join(head, sections))``, a section not yet rendered counted at its ``at_least``."""
+    sizes = [s.at_least if s.key in pending else len(s.text) for s in sections]
+    return len(head) + sum(size + 2 for size in sizes if size) + 1

@@ -12,6 +12,7 @@ question at or above it. A question for which nothing came back abstains.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -100,10 +101,18 @@ class CutoffSide:
 
 
     def errors_at(self, cutoff: float) -> tuple[int, int]:
-        """(false "not found", false answers) if the app abstained below ``cutoff``."""
-        fnf = sum(1 for _, x in self.answerable if x is None or x < cutoff)
-        fa = sum(1 for _, x in self.unanswerable if x is not None and x >= cutoff)
-        return fnf, fa
+        """(false "not found", false answers) if the app abstained below ``cutoff``: counted
+        by bisecting the sorted scores (the budget renders the cutoff section many times)."""
+        answerable, no_score, unanswerable = self._sorted_scores
+        return (no_score + bisect_left(answerable, cutoff),
+                len(unanswerable) - bisect_left(unanswerable, cutoff))
+
+    @cached_property
+    def _sorted_scores(self) -> tuple[list[float], int, list[float]]:
+        """(answerable scores sorted, answerable without a score, unanswerable scores sorted)."""
+        answerable = sorted(x for _, x in self.answerable if x is not None)
+        unanswerable = sorted(x for _, x in self.unanswerable if x is not None)
+        return answerable, len(self.answerable) - len(answerable), unanswerable
 
     @property
     def least_wrong(self) -> tuple[float, int, int] | None:

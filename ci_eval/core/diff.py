@@ -100,6 +100,11 @@ class Diff:
         return tuple(sorted((q for q in self.questions if q.regression), key=severity))
 
     @cached_property
+    def lost(self) -> int:
+        """How many regressions lost their hit at k or failed."""
+        return sum(1 for q in self.regressions if q.kind in ("lost", "error"))
+
+    @cached_property
     def improvements(self) -> tuple[QuestionChange, ...]:
         return tuple(sorted((q for q in self.questions if q.improvement), key=severity))
 
@@ -141,6 +146,13 @@ def _reason(goldset, compared, bq, hq, base_info, head_info) -> str | None:
     return no_comparison_reason(goldset, len(compared), base_info, head_info, stale, unmeasured)
 
 
+def _deltas(paired: dict, metrics: tuple[str, ...], n: int) -> list[tuple[float, ...]]:
+    """Per compared question, head minus base for each metric: one subtraction per column."""
+    if not metrics:
+        return [()] * n
+    return list(zip(*[(paired[m][1] - paired[m][0]).tolist() for m in metrics]))
+
+
 def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | None = None) -> Diff:
     """Compare two run artefacts (``Artefact``, or dicts in the design.md format, read by
     ``read_artefact``). Pure; inputs untouched."""
@@ -155,16 +167,17 @@ def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | Non
         goldset, compared = partition(bq, hq, base_info, head_info)
         reason = _reason(goldset, compared, bq, hq, base_info, head_info)
     on_both = tuple(m for m in head_info.metrics if base_info and m in base_info.metrics)
-    paired = paired_values(compared, bq or {}, hq, on_both)
+    paired = paired_values(compared, base, head, on_both)
     k = head_info.k
     head_questions = tuple(sorted(hq.values(), key=lambda q: q.id))
     base_questions = tuple(sorted(bq.values(), key=lambda q: q.id)) if bq else ()
     return Diff(
         k=k, head_info=head_info, base_info=base_info,
         metrics=metric_changes(head_info.metrics, base_info.metrics if base_info else None,
-                               paired, hq, bq, seed),
+                               paired, head, base, seed),
         compared=compared,
-        questions=tuple(question_change(bq[i], hq[i], k, on_both) for i in compared),
+        questions=tuple(question_change(bq[i], hq[i], k, on_both, d)
+                        for i, d in zip(compared, _deltas(paired, on_both, len(compared)))),
         tags=tag_changes(compared, {i: hq[i].tags for i in compared}, paired),
         goldset=goldset, stale=stale_changes(bq, hq),
         config=config_diff(base.config, head.config) if base else (),

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ci_eval.core.artefact import QuestionResult
+from ci_eval.core.artefact import Artefact
 from ci_eval.core.stats import PairedTest, mean, paired_tests
 
 
@@ -34,31 +34,35 @@ class MetricChange:
         return self.test is not None and (self.test.lost > 0 or self.test.gained > 0)
 
 
-def paired_values(compared: tuple[str, ...], bq: dict[str, QuestionResult],
-                  hq: dict[str, QuestionResult], metrics) -> dict:
-    return {name: (np.array([bq[i].value(name) for i in compared]),
-                   np.array([hq[i].value(name) for i in compared])) for name in metrics}
+def paired_values(compared: tuple[str, ...], base: Artefact | None, head: Artefact,
+                  metrics) -> dict:
+    """``{metric: (base values, head values)}`` over the compared questions, in their order:
+    each side's metric column taken at the compared questions' positions."""
+    if base is None or not compared:
+        return {name: (np.array([]), np.array([])) for name in metrics}
+    at_base, at_head = base.positions(compared), head.positions(compared)
+    return {name: (base.column(name)[at_base], head.column(name)[at_head]) for name in metrics}
 
 
-def overall(questions, metric: str) -> float | None:
-    return mean(q.value(metric) for q in questions if q.measured)
+def overall(run: Artefact, metric: str) -> float | None:
+    """The mean over the run's measured questions (what floors apply to)."""
+    return mean(run.column(metric)[run.measured_mask()].tolist())
 
 
 def metric_changes(head_metrics: tuple[str, ...], base_metrics: tuple[str, ...] | None,
-                   paired: dict, hq: dict[str, QuestionResult],
-                   bq: dict[str, QuestionResult] | None, seed: int | None) -> tuple:
+                   paired: dict, head: Artefact, base: Artefact | None, seed: int | None) -> tuple:
     tests = paired_tests({m: v for m, v in paired.items() if v[0].size},
                          **({"seed": seed} if seed is not None else {}))
     on_base = set(base_metrics or ())
+    has_base = base is not None and bool(base.questions)
     out = []
     for name in head_metrics:
         t = tests.get(name)
         out.append(MetricChange(
             name=name, base=t.base_mean if t else None, head=t.head_mean if t else None,
-            delta=t.delta if t else None, head_overall=overall(hq.values(), name),
-            base_overall=overall(bq.values(), name) if bq and name in on_base else None,
-            test=t, missing=None if bq is None or name in on_base else "base"))
+            delta=t.delta if t else None, head_overall=overall(head, name),
+            base_overall=overall(base, name) if has_base and name in on_base else None,
+            test=t, missing=None if base is None or name in on_base else "base"))
     for name in sorted(on_base - set(head_metrics)):
-        out.append(MetricChange(name, None, None, None, None, overall(bq.values(), name),
-                                None, "head"))
+        out.append(MetricChange(name, None, None, None, None, overall(base, name), None, "head"))
     return tuple(out)

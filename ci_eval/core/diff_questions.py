@@ -149,8 +149,12 @@ def _kind(b: QuestionResult, h: QuestionResult, k: int, worse, better) -> tuple[
 
 
 def question_change(b: QuestionResult, h: QuestionResult, k: int,
-                    metrics: tuple[str, ...]) -> QuestionChange:
-    deltas = tuple((m, h.value(m) - b.value(m)) for m in metrics)
+                    metrics: tuple[str, ...], differences: tuple[float, ...] | None = None) -> QuestionChange:
+    """``differences``: head minus base for each of ``metrics`` when already computed (the
+    diff takes them from the metric columns)."""
+    if differences is None:
+        differences = tuple(h.value(m) - b.value(m) for m in metrics)
+    deltas = tuple(zip(metrics, differences))
     worse = [m for m, d in deltas if d < -_TOLERANCE]
     better = [m for m, d in deltas if d > _TOLERANCE]
     kind, summary = _kind(b, h, k, worse, better)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ci_eval.core.stats import mean
 
 
@@ -33,8 +35,8 @@ def tag_changes(compared: tuple[str, ...], tags_of: dict[str, tuple[str, ...]],
             by_tag.setdefault(tag, []).append(pos)
     out = []
     for tag in sorted(by_tag):
-        rows = by_tag[tag]
+        rows = np.array(by_tag[tag], dtype=np.intp)
         out.append(TagChange(tag, len(rows), tuple(
-            (name, mean(b[i] for i in rows), mean(h[i] for i in rows))
+            (name, mean(b[rows].tolist()), mean(h[rows].tolist()))
             for name, (b, h) in paired.items())))
     return tuple(out)

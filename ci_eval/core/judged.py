@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from ci_eval.core.artefact import MEASURED  # the statuses the means are over
+from ci_eval.core.artefact import Artefact, QuestionResult
 
 
 def judged_at_k(ranking: Sequence[str], judged: Collection[str], k: int) -> float | None:
@@ -36,10 +36,6 @@ def mean_judged(values: Iterable[float | None]) -> float | None:
     return sum(present) / len(present) if present else None
 
 
-def _top(question: dict, k: int) -> list[str]:
-    return [r["id"] for r in (question.get("ranking") or [])[:k]]
-
-
 @dataclass(frozen=True)
 class JudgedReport:
     """What the report says about judgements: the head's mean judged@k (and the base's),
@@ -55,27 +51,38 @@ class JudgedReport:
     compared: bool = True  # False without a base: every top-k result counts as new
 
 
-def artefact_judged_mean(artefact: dict) -> float | None:
-    k = artefact["k"]
-    return mean_judged(judged_at_k(_top(q, k), q.get("gold") or {}, k)
-                       for q in artefact["questions"] if q.get("status") in MEASURED)
+def _judged(q: QuestionResult) -> frozenset[str]:
+    return frozenset(cid for cid, _ in q.gold)  # judged at any grade, stale ids included
 
 
-def judged_report(base: dict | None, head: dict, regressions: Iterable[str]) -> JudgedReport:
-    """Computed from rankings and gold, so base artefacts written before judged@k existed
-    are read the same way."""
-    k = head["k"]
-    base_top = {q["id"]: set(_top(q, k)) for q in (base or {}).get("questions", [])}
+def _top(q: QuestionResult, artefact: Artefact, k: int) -> tuple[str, ...]:
+    if artefact.depth < k:
+        raise ValueError(f"the artefact was read keeping the top {artefact.depth} results, "
+                         f"judged@k needs {k}: read it with read_artefact(data, top={k})")
+    return q.top[:k]
+
+
+def artefact_judged_mean(artefact: Artefact) -> float | None:
+    k = artefact.header.k
+    return mean_judged(judged_at_k(_top(q, artefact, k), _judged(q), k)
+                       for q in artefact.questions if q.measured)
+
+
+def judged_report(base: Artefact | None, head: Artefact, regressions: Iterable[str]) -> JudgedReport:
+    """Computed from the top of the rankings and the gold, so base artefacts written before
+    judged@k existed are read the same way."""
+    k = head.header.k
+    base_top = {q.id: set(_top(q, base, k)) for q in base.questions} if base is not None else {}
     new_unjudged, questions, suspects = 0, 0, set()
     wanted = set(regressions)
-    for q in head["questions"]:
-        if q.get("status") not in MEASURED:
+    for q in head.questions:
+        if not q.measured:
             continue
-        new = [c for c in _top(q, k) if c not in base_top.get(q["id"], set())]
-        unjudged = unjudged_in_top_k(new, q.get("gold") or {}, k)
+        new = [c for c in _top(q, head, k) if c not in base_top.get(q.id, ())]
+        unjudged = unjudged_in_top_k(new, _judged(q), k)
         new_unjudged += len(unjudged)
         questions += bool(unjudged)
-        if q["id"] in wanted and new and len(unjudged) == len(new):
-            suspects.add(q["id"])
+        if q.id in wanted and new and len(unjudged) == len(new):
+            suspects.add(q.id)
     return JudgedReport(k, artefact_judged_mean(head), artefact_judged_mean(base) if base else None,
                         new_unjudged, questions, frozenset(suspects), base is not None)

@@ -3,8 +3,6 @@ sections. Every user-controlled string passes through ``core/escape.py`` here.""
 
 from __future__ import annotations
 
-from tabulate import tabulate
-
 from ci_eval.core.escape import code_span, escape_md
 from ci_eval.core.textfmt import plural
 
@@ -31,6 +29,42 @@ def short_sha(sha: str | None) -> str:
 
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
+    """A GitHub markdown table, byte for byte what tabulate's "github" format writes for
+    plain text cells (tests/test_markdown_table.py holds the two together), written here in
+    one pass because the comment's tables run to tens of thousands of rows and tabulate's
+    type inference costs more than the table. Cells tabulate treats specially (more than
+    one line, terminal escape codes) still go through tabulate."""
+    if not headers or any(len(r) != len(headers) for r in rows) or not all(
+            isinstance(c, str) and _plain(c) for r in rows for c in r):
+        return _tabulated(headers, rows)
+    cells = [[c.strip() for c in row] for row in rows]
+    # a column is as wide as its widest cell, and at least its header plus two
+    widths = [len(h) + 2 for h in headers]
+    for row in cells:
+        for j, c in enumerate(row):
+            if len(c) > widths[j]:
+                widths[j] = len(c)
+    lines = [_line(headers, widths), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    lines += [_line(row, widths) for row in cells]
+    return "\n".join(lines)
+
+
+def table_at_least(headers: list[str], rows: int) -> int:
+    """The fewest characters a table of ``rows`` rows can have: each row's line is at least
+    its columns' minimum widths (header plus two) plus the separators."""
+    return rows * (sum(len(h) + 5 for h in headers) + 1)
+
+
+def _line(cells, widths) -> str:
+    return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
+
+
+def _plain(cell: str) -> bool:
+    """No line break and no escape code: a cell tabulate lays out as plain text."""
+    return "\n" not in cell and "\r" not in cell and "\x1b" not in cell
+
+
+def _tabulated(headers: list[str], rows: list[list[str]]) -> str:
     # tabulate pads by display width when the optional wcwidth package happens to be
     # installed and by code points otherwise; the comment must not depend on which (the
     # same inputs give the same bytes everywhere), so pin it to code points.
@@ -39,7 +73,7 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
     wide = _tabulate_module.WIDE_CHARS_MODE
     _tabulate_module.WIDE_CHARS_MODE = False
     try:
-        return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+        return _tabulate_module.tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
     finally:
         _tabulate_module.WIDE_CHARS_MODE = wide
 

@@ -10,7 +10,7 @@ from ci_eval.core.diff import Diff, QuestionChange
 from ci_eval.core.diff_questions import move_text
 from ci_eval.core.escape import code_span, escape_md
 from ci_eval.core.gate import FAILED, PASSED, GateResult
-from ci_eval.core.markdown import details, ids, metric, more, question_cell, table
+from ci_eval.core.markdown import details, ids, metric, more, question_cell, table, table_at_least
 from ci_eval.core.render_context import ReportContext
 from ci_eval.core.textfmt import f3, p_text, plural, signed
 
@@ -138,6 +138,14 @@ UNJUDGED_MARK = "unjudged, may not be a regression"
 LABEL_COMMAND = "ci-eval label --pool head.json"
 
 
+QUESTION_HEADERS = ["question", "first gold rank", "what happened", "tags"]
+
+
+def question_table_at_least(questions) -> int:
+    """What a section listing every one of ``questions`` is known to reach (core/budget.py)."""
+    return table_at_least(QUESTION_HEADERS, len(questions))
+
+
 @lru_cache(maxsize=4096)
 def _row(q: QuestionChange, unjudged: bool) -> tuple[str, ...]:
     # the budget renders a list at several lengths: each row is built once
@@ -152,7 +160,7 @@ def question_rows(questions, limit: int | None,
     if not shown:
         return "", len(questions)
     rows = [list(_row(q, q.id in suspects)) for q in shown]
-    return (table(["question", "first gold rank", "what happened", "tags"], rows),
+    return (table(QUESTION_HEADERS, rows),
             len(questions) - len(shown))
 
 
@@ -161,7 +169,7 @@ def regressions(ctx: ReportContext, limit: int | None) -> str:
     if not regs:
         return ""
     k = ctx.diff.k
-    lost = sum(1 for q in regs if q.kind in ("lost", "error"))
+    lost = ctx.diff.lost
     head = (f"#### Regressions ({len(regs)}): {lost} lost at k={k}, "
             f"{len(regs) - lost} with a metric down")
     suspects = ctx.judged.suspects if ctx.judged else frozenset()

@@ -16,6 +16,8 @@ def json_path(parts) -> str:
     for part in parts:
         if isinstance(part, int):
             out += f"[{part}]"
+        elif not part or _CONTROL.search(str(part)):
+            out += f"[{_describe(str(part))}]"  # shown quoted: a raw newline would break the line
         else:
             out += ("." if out else "") + str(part)
     return out or "(top level)"

@@ -132,7 +132,7 @@ def _raise_repeated_key(data: Any, source: str) -> None:
 def parse_json(text: str, source: str) -> Any:
     repeated: list = []
     try:
-        data = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float,
+        data = json.loads(text, parse_constant=reject_constant, parse_float=_finite_float,
                           object_pairs_hook=_object_hook(repeated))
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", source, f"line {exc.lineno} column {exc.colno}") from None
@@ -188,7 +188,8 @@ def read_json_lines(path: str, what: str) -> Iterator[tuple[int, Any]]:
         yield n, value
 
 
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+SURROGATE_ESCAPE = r"\\u[dD][89a-fA-F]"
+_SURROGATE_ESCAPE = re.compile(SURROGATE_ESCAPE)
 
 
 def _reject_lone_surrogates(data: Any, source: str) -> None:
@@ -263,7 +264,8 @@ def _raise_unrepresentable(text: str, source: str) -> None:
             stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(node))))
 
 
-def _reject_constant(name: str):
+def reject_constant(name: str):
+    """A ``parse_constant`` that refuses NaN and Infinity (json accepts them by default)."""
     raise ValueError(f"{name} is not allowed")
 
 

@@ -20,8 +20,9 @@ def rankings_from_file(path: str) -> dict[str, list[str]]:
 
     raw = read_bytes(path, "pool file", MAX_ARTEFACT_BYTES)
     if decode(raw[:4096], path).lstrip().startswith("{"):
-        artefact = parse_artefact_bytes(raw, path)
-        return {q["id"]: [r["id"] for r in q.get("ranking") or []] for q in artefact["questions"]}
+        from ci_eval.core.artefact import rankings
+
+        return rankings(parse_artefact_bytes(raw, path))
     from ci_eval.core.ranking import order
     from ci_eval.trec.parse import read_run_pairs
 

@@ -1,0 +1,26 @@
+"""The comment's own table writer writes what tabulate's "github" format writes."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ci_eval.core.markdown import _tabulated, table
+
+# Cells as the comment has them (code spans, escaped text, arrows, dashes) and the edges:
+# surrounding and unicode whitespace, wide and zero-width characters, pipes, empty cells.
+CELL = st.text(alphabet=st.sampled_from(list("ab |`\\-—→ \t\u3000\xa0\u200b漢é*_<>")), max_size=12)
+HEADERS = st.lists(st.sampled_from(["question", "first gold rank", "what happened", "tags", "a", ""]),
+                   min_size=1, max_size=4)
+
+
+@settings(max_examples=400, deadline=None)
+@given(HEADERS.flatmap(lambda h: st.tuples(st.just(h), st.lists(st.lists(CELL, min_size=len(h), max_size=len(h)),
+                                                              max_size=6))))
+def test_the_table_is_tabulates_byte_for_byte(case):
+    headers, rows = case
+    assert table(headers, rows) == _tabulated(headers, rows)
+
+
+def test_cells_tabulate_lays_out_specially_still_go_through_it():
+    headers, rows = ["a", "b"], [["two\nlines", "x"], ["\x1b[31mred\x1b[0m", "y"]]
+    assert table(headers, rows) == _tabulated(headers, rows)
+    assert "two" in table(headers, rows)

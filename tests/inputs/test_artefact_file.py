@@ -1,0 +1,128 @@
+"""Reading a run artefact file into the typed artefact: version 2 by its line layout, with a
+full parse behind it that accepts any layout and words every refusal."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from factories import artefact, as_v2, spec
+from factories import ranked_with_gold_at as at
+
+from ci_eval.core.artefact import dumps, read_artefact
+from ci_eval.errors import InputError, InputErrors
+from ci_eval.inputs import artefact_file
+from ci_eval.inputs.artefact_file import read_run, run_from_bytes
+from ci_eval.inputs.files import decode, parse_json
+from ci_eval.inputs.loaders import _checked_artefact
+
+SPECS = [spec("q1", {"a": 2, "b": 1}, ["b", "x", "a"], tags=["faq"]), spec("q2", ["g"], at(3)),
+         spec("q3", ["g"], error="timeout after 30 s"), spec("u1", unanswerable=True, ranking=["z"]),
+         spec("s1", ["g", "h"], at(2, "h"), stale=["g"])]
+LATER = ("cache", "summary")  # keys the writer knows only once the questions are done
+
+
+def compact(value) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def writer_layout(data: dict) -> bytes:
+    """docs/design.md's layout of a version 2 artefact: the keys known before retrieval, one a
+    line and sorted, the rows one a line, then the keys known at the end."""
+    before = [f" {compact(k)}: {compact(data[k])}," for k in sorted(data) if k not in LATER + ("questions",)]
+    rows = [f"  {compact(row)}," for row in data["questions"]]
+    if rows:
+        rows[-1] = rows[-1][:-1]
+    after = [f" {compact(k)}: {compact(data[k])}," for k in sorted(data) if k in LATER]
+    after[-1] = after[-1][:-1]
+    return "\n".join(["{", *before, ' "questions": [', *rows, " ],", *after, "}"]).encode() + b"\n"
+
+
+def full_parse(raw: bytes, source: str = "a.json"):
+    return read_artefact(_checked_artefact(parse_json(decode(raw, source), source), source))
+
+
+def test_the_writers_layout_is_read_a_row_at_a_time(monkeypatch):
+    data = as_v2(artefact(SPECS))
+    raw = writer_layout(data)
+    fast = artefact_file._by_lines(raw, "a.json", 0)
+    assert fast is not None  # the line path took it
+    assert fast == full_parse(raw) == read_artefact(artefact(SPECS))
+    assert [q.top for q in fast.questions] == [q.top for q in read_artefact(artefact(SPECS)).questions]
+
+
+@pytest.mark.parametrize("layout", ["sorted dumps", "questions last", "indented", "one line", "no questions"])
+def test_any_layout_of_the_same_content_reads_the_same(layout):
+    data = as_v2(artefact(SPECS))
+    if layout == "sorted dumps":
+        raw = dumps(data).encode()  # every key sorted, the rows between them
+    elif layout == "questions last":
+        rest = {k: v for k, v in data.items() if k != "questions"}
+        raw = dumps(rest).encode().replace(b"\n}", b',\n "questions": [\n  '
+                                           + b",\n  ".join(compact(r).encode() for r in data["questions"])
+                                           + b"\n ]\n}")
+    elif layout == "indented":
+        raw = json.dumps(data, indent=2).encode()
+    elif layout == "one line":
+        raw = compact(data).encode()
+    else:
+        data = as_v2(artefact([]))
+        raw = writer_layout(data)
+    assert run_from_bytes(raw, "a.json") == full_parse(raw)
+    if layout in ("sorted dumps", "questions last", "no questions"):
+        assert artefact_file._by_lines(raw, "a.json", 0) is not None
+
+
+def _messages(raw: bytes) -> list[str]:
+    try:
+        run_from_bytes(raw, "a.json")
+    except InputErrors as exc:
+        return [str(p) for p in exc.problems]
+    except InputError as exc:
+        return [str(exc)]
+    raise AssertionError("accepted")
+
+
+def _full_messages(raw: bytes) -> list[str]:
+    try:
+        full_parse(raw)
+    except InputErrors as exc:
+        return [str(p) for p in exc.problems]
+    except InputError as exc:
+        return [str(exc)]
+    raise AssertionError("the full parse accepted it")
+
+
+HOSTILE = {
+    "a key twice in the header": lambda d, raw: raw.replace(b'"config": {', b'"config": {"k": 1, ', 1),
+    "questions twice": lambda d, raw: raw.replace(b' "summary"', b' "questions": [],\n "summary"'),
+    "NaN in a row": lambda d, raw: raw.replace(b"[1.0,1.0,0.4,", b"[NaN,1.0,0.4,", 1),
+    "a score overflowing to inf": lambda d, raw: raw.replace(b'["x",9.75]', b'["x",1e999]', 1),
+    "a lone surrogate in a row": lambda d, raw: raw.replace(b'"What about q1?"', b'"\\ud800"'),
+    "an object in a row": lambda d, raw: raw.replace(b'["faq"]', b'[{"t":1,"t":2}]'),
+    "a trailing comma after the last row": lambda d, raw: raw.replace(b"]\n ],", b"],\n ],"),
+    "a missing comma between rows": lambda d, raw: raw.replace(b"],\n  [\"q2\"", b"]\n  [\"q2\"", 1),
+    "a chunk twice in gold": lambda d, raw: raw.replace(b'[["a",2],["b",1]]', b'[["a",2],["a",1]]'),
+    "a question id twice": lambda d, raw: raw.replace(b'["q2",', b'["q1",', 1),
+    "a value out of range": lambda d, raw: raw.replace(b"[1.0,1.0,0.4,", b"[2.5,1.0,0.4,", 1),
+    "not UTF-8": lambda d, raw: raw.replace(b"What about q2?", b"What \xff q2?"),
+    "a byte order mark": lambda d, raw: b"\xef\xbb\xbf" + raw.replace(b'"ok"', b'"fine"', 1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_hostile_input_is_refused_in_the_full_parses_words(case):
+    data = as_v2(artefact(SPECS))
+    raw = writer_layout(data)
+    bad = HOSTILE[case](data, raw)
+    assert bad != raw, "the mutation did not apply"
+    assert _messages(bad) == _full_messages(bad)
+    assert all(m.startswith("a.json:") for m in _messages(bad))
+
+
+def test_a_file_is_read_with_its_size_limit_and_the_base_deep_enough(tmp_path):
+    path = tmp_path / "base.json"
+    path.write_bytes(writer_layout(as_v2(artefact(SPECS, k=2))))
+    assert read_run(path).depth == 2 and read_run(path, top=5).depth == 5
+    with pytest.raises(InputError, match="over the 100-byte limit"):
+        read_run(path, max_bytes=100)
