@@ -30,17 +30,13 @@ Parsing never builds a Python object per line:
 * Each block is done with (split, gathered, converted, hashed) while it is in cache;
   only per-row results are kept (id words, score, hash), never the offsets, and files
   are memory-mapped rather than copied.
-* Blocks do not depend on each other until their rows are joined (where a qid runs on
-  from one block into the next, and the line numbers), so spare cores work on the next
-  few blocks while the caller joins the last one; numpy lets go of the GIL in its loops.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections import deque
 from dataclasses import dataclass
-from functools import cached_property, partial
+from functools import cached_property
 
 import numpy as np
 
@@ -49,8 +45,6 @@ from ci_eval.errors import InputError
 _BLOCK = 1 << 20  # bytes of text per splitting step: the temporaries stay in cache
 _ROWS = 1 << 14  # rows per step of the column-wise work, for the same reason
 _RUN_BYTES_LIMIT = 1 << 36
-_RUN_FIELDS = np.array([0, 2, 4])  # qid, docid, score
-_QRELS_FIELDS = np.array([0, 2, 3])  # qid, docid, grade
 
 
 def _read(path: str, what: str) -> bytes:
@@ -62,109 +56,30 @@ def _read(path: str, what: str) -> bytes:
 # --------------------------------------------------------------------------- splitting
 
 
-def _cuts(text):
-    """(start, end) of the blocks of ``text``: about ``_BLOCK`` bytes each, cut after a
-    newline (a line longer than a block is one block)."""
-    size = len(text)
-    pos = 0
-    while pos < size:
-        end = size if size - pos <= _BLOCK else text.rfind(b"\n", pos, pos + _BLOCK) + 1
-        if end <= pos:  # one line longer than a block
-            found = text.find(b"\n", pos + _BLOCK)
-            end = size if found < 0 else found + 1
-        yield pos, end
-        pos = end
-
-
-def _buffer(text) -> np.ndarray:
-    return np.frombuffer(text, dtype=np.uint8) if len(text) else np.zeros(0, dtype=np.uint8)
-
-
-class _Malformed(Exception):
-    """A line with a wrong number of tokens, at ``line`` (0-based) within its block: the
-    block's first line number is known only once the blocks before it are split."""
-
-    def __init__(self, line: int, count: int):
-        super().__init__(line, count)
-        self.line, self.count = line, count
-
-    def error(self, least: int, most: int | None, source: str, line_base: int) -> InputError:
-        n = self.count
-        expected = f"{least}" if most == least else f"at least {least}"
-        return InputError(
-            f"malformed line: {n} column{'s' if n != 1 else ''}, expected {expected}",
-            source=source,
-            place=f"line {line_base + self.line + 1}",
-        )
-
-
-def _split(chunk: np.ndarray, least: int, most: int | None, wanted: np.ndarray):
-    """A block's field offsets: the plain splitter when it applies, else the general."""
-    got = _split_plain(chunk, least, wanted)
-    return got if got is not None else _split_general(chunk, least, most, wanted)
-
-
 def _blocks(text, fields: tuple[int, ...], least: int, most: int | None, source: str):
     """The record lines of ``text`` (bytes or a memory map), a block at a time, as
     ``(chunk, first, last, line_base, lines)``: the block's bytes, start and end offsets
     in it of the wanted fields ((fields x rows) int64), the number of lines before the
     block, and each row's line within the block (None when every line of the block is a
     row, in order)."""
-    buf = _buffer(text)
+    size = len(text)
+    buf = np.frombuffer(text, dtype=np.uint8) if size else np.zeros(0, dtype=np.uint8)
     wanted = np.asarray(fields)
+    pos = 0
     line_base = 0
-    for pos, end in _cuts(text):
+    while pos < size:
+        end = size if size - pos <= _BLOCK else text.rfind(b"\n", pos, pos + _BLOCK) + 1
+        if end <= pos:  # one line longer than a block
+            found = text.find(b"\n", pos + _BLOCK)
+            end = size if found < 0 else found + 1
         chunk = buf[pos:end]
-        try:
-            first, last, lines, n_lines = _split(chunk, least, most, wanted)
-        except _Malformed as bad:
-            raise bad.error(least, most, source, line_base) from None
+        got = _split_plain(chunk, least, wanted)
+        if got is None:
+            got = _split_general(chunk, least, most, wanted, source, line_base)
+        first, last, lines, n_lines = got
         yield chunk, first, last, line_base, lines
         line_base += n_lines
-
-
-def _workers() -> int:
-    """Threads for the block work besides the caller's: numpy lets go of the GIL inside
-    its loops, so blocks split and convert side by side on spare cores."""
-    import os
-
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not on every platform
-        cores = os.cpu_count() or 1
-    return min(cores, 4) - 1
-
-
-def _each_block(text, least: int, most: int | None, source: str, work, take) -> None:
-    """``take(work(chunk), line_base)`` for each block of ``text``, in file order; ``work``
-    splits the block (``_split``) and gives ``(result, n_lines)``. Spare threads work a
-    few blocks ahead of the one taken (never the whole file at once, so memory stays a
-    few blocks' worth); with no spare core, or one block, the blocks go in turn. A plain
-    function rather than a generator, so the pool always shuts down in the caller's
-    thread, at once when ``take`` or a block fails."""
-    buf = _buffer(text)
-    workers = _workers() if len(text) > _BLOCK else 0
-    pool = None
-    if workers:
-        from concurrent.futures import ThreadPoolExecutor
-
-        pool = ThreadPoolExecutor(workers)
-    ahead: deque = deque()
-    line_base = 0
-    try:
-        for pos, end in _cuts(text):
-            chunk = buf[pos:end]
-            ahead.append(pool.submit(work, chunk).result if pool else partial(work, chunk))
-            while len(ahead) > 2 * workers or (ahead and end == len(text)):
-                try:
-                    result, n_lines = ahead.popleft()()
-                except _Malformed as bad:
-                    raise bad.error(least, most, source, line_base) from None
-                take(result, line_base)
-                line_base += n_lines
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+        pos = end
 
 
 class _LineMap:
@@ -190,22 +105,21 @@ def _split_plain(chunk: np.ndarray, k: int, wanted: np.ndarray):
     whitespace byte apart, ending in a newline; None for any other block."""
     if chunk[-1] != 10:  # the last block of a file without a final newline
         return None
-    space = chunk <= 32  # blank, tab, CR, LF and other control bytes separate
-    # Two separators side by side: a blank line, leading or repeated blanks, CR LF.
-    if space[0] or np.any(space[1:] & space[:-1]):
+    at = np.flatnonzero(chunk <= 32)  # blank, tab, CR, LF and other control bytes separate
+    if len(at) % k or at[0] == 0:
         return None
-    at = np.flatnonzero(space)
-    if len(at) % k:
+    # Two separators side by side: a blank line, leading or repeated blanks, CR LF.
+    if np.any(at[1:] - at[:-1] == 1):
         return None
     seps = at.reshape(-1, k)
-    ends = seps[:, k - 1]
+    kinds = chunk[at]
     # Each group of k separators ends on a newline and there are no other newlines: the
     # groups are exactly the lines.
-    if not np.all(chunk[ends] == 10) or np.count_nonzero(chunk == 10) != len(seps):
+    if not np.all(kinds[k - 1::k] == 10) or np.count_nonzero(kinds == 10) != len(seps):
         return None
     line_start = np.empty(len(seps), dtype=np.int64)
     line_start[0] = 0
-    np.add(ends[:-1], 1, out=line_start[1:])
+    line_start[1:] = seps[:-1, -1] + 1
     if np.any(chunk[line_start] == 35):  # comment lines
         return None
     first = np.empty((len(wanted), len(seps)), dtype=np.int64)
@@ -217,7 +131,8 @@ def _split_plain(chunk: np.ndarray, k: int, wanted: np.ndarray):
     return first, seps.T[wanted], None, len(seps)
 
 
-def _split_general(chunk: np.ndarray, least: int, most: int | None, wanted: np.ndarray):
+def _split_general(chunk: np.ndarray, least: int, most: int | None,
+                   wanted: np.ndarray, source: str, line_base: int):
     """Field offsets in any block: tokens counted line by line; comments and blank
     lines skipped; a line with a wrong number of tokens is an error naming its line."""
     # Between a newline before the block (a virtual one at the start of the text) and one
@@ -239,7 +154,13 @@ def _split_general(chunk: np.ndarray, least: int, most: int | None, wanted: np.n
     bad = record & ((count < least) | ((count > most) if most is not None else False))
     if np.any(bad):
         at = int(np.argmax(bad))
-        raise _Malformed(at, int(count[at]))
+        n = int(count[at])
+        expected = f"{least}" if most == least else f"at least {least}"
+        raise InputError(
+            f"malformed line: {n} column{'s' if n != 1 else ''}, expected {expected}",
+            source=source,
+            place=f"line {line_base + at + 1}",
+        )
     lines = np.flatnonzero(record)
     idx = first_tok[lines][None, :] + wanted[:, None]
     return tok_start[idx] - 1, tok_end[idx] - 1, lines, n_lines
@@ -319,6 +240,8 @@ _CHARS_POINT = _U(0x2E2E2E2E2E2E2E2E)  # "........"
 # _BEFORE[nw][k, c]: as a mask, the columns of word k (of nw) left of column c (0..8 nw).
 _BEFORE = {nw: np.array([[(1 << (8 * min(max(c - 8 * k, 0), 8))) - 1 for c in range(8 * nw + 1)]
                          for k in range(nw)], dtype=np.uint64) for nw in (1, 2, 3)}
+_SCALE = {nw: np.array([10 ** (8 * (nw - 1 - k)) for k in range(nw)], dtype=np.uint64)[:, None]
+          for nw in (1, 2, 3)}
 
 
 def _eight_digits(w: np.ndarray) -> np.ndarray:
@@ -373,36 +296,27 @@ def _plain_decimals(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np
         lead = buf[starts[lo:hi]]
         signed = (lead == 45) | (lead == 43)
         before = _BEFORE[nw]
-        # Columns left of the digits (the previous fields, the sign) read "0": w takes
-        # the bits of "00000000" where fill is set.
+        # Columns left of the digits (the previous fields, the sign) read "0".
         fill = np.take(before, np.minimum(np.maximum(width - length + signed, 0), width), axis=1)
-        change = w ^ _CHARS_0
-        change &= fill
-        w ^= change
+        w = (w & ~fill) | (_CHARS_0 & fill)
         # The points: how many, and the column of the one (its word's high bit count).
-        point = _high_bits_where(w ^ _CHARS_POINT, 1)
-        np.invert(point, out=point)
-        point &= _BYTES_80
+        point = ~_high_bits_where(w ^ _CHARS_POINT, 1) & _BYTES_80
         count = np.bitwise_count(point)
         points = count.sum(axis=0, dtype=np.int64) if nw > 1 else count[0].astype(np.int64)
         column = np.where(point != 0, np.arange(0, width, 8)[:, None]
                           + (np.bitwise_count(point - _U(1)) >> 3), 0)
         at = np.where(points == 1, column.sum(axis=0) if nw > 1 else column[0], -1)
         # Squeeze it out: columns up to the point take the byte on their left.
-        shifted = w << _U(8)
-        shifted[0] |= _U(0x30)
-        shifted[1:] |= w[:-1] >> _U(56)
-        shifted ^= w
-        shifted &= np.take(before, at + 1, axis=1)
-        w ^= shifted
-        w ^= _CHARS_0  # digit values, if they are digits
-        bad = np.bitwise_or.reduce(_high_bits_where(w, 10), axis=0)
+        carry = np.empty_like(w)
+        carry[0] = _U(0x30)
+        np.right_shift(w[:-1], _U(56), out=carry[1:])
+        moved = np.take(before, at + 1, axis=1)
+        w = (((w << _U(8)) | carry) & moved) | (w & ~moved)
+        digits = w ^ _CHARS_0  # digit values, if they are digits
+        bad = np.bitwise_or.reduce(_high_bits_where(digits, 10), axis=0)
         ndig = length - signed - points
         good = (bad == 0) & (points <= 1) & (ndig > 0) & (ndig <= 19) & (length <= width)
-        eights = _eight_digits(w)
-        mantissa = eights[0]
-        for k in range(1, nw):
-            mantissa = mantissa * _U(10 ** 8) + eights[k]
+        mantissa = (_eight_digits(digits) * _SCALE[nw]).sum(axis=0, dtype=np.uint64)
         frac = np.where(points == 1, width - 1 - at, 0)
         fast = good & (mantissa < _U(1 << 53)) & (frac <= 22)
         block = np.where(fast, mantissa.astype(np.float64) / _POW10[np.minimum(frac, 22)],
@@ -636,52 +550,43 @@ class _Rows:
         self.last_qid: np.ndarray | None = None
         self.lines = _LineMap()
 
-    @staticmethod
-    def gather(chunk, qid_first, qid_last, id_first, id_last) -> tuple:
-        """What a block's rows hold on their own (done beside other blocks): the qid
-        words, the rows where the qid changes (the first row counted as one), the id
-        words and the (qid, id) hashes."""
-        qid = _field(chunk, qid_first, qid_last)
-        ids = _field(chunk, id_first, id_last)
-        m = len(qid)
-        change = np.ones(m, dtype=bool)
-        np.any(qid[1:] != qid[:-1], axis=1, out=change[1:])
-        heads = np.flatnonzero(change)
-        keys = np.repeat(_qid_keys(qid[heads]), np.diff(np.append(heads, m)))
-        return qid, heads, ids, _mix(_digest(ids) ^ keys)
-
-    def add(self, gathered: tuple, line_base: int, lines) -> int:
-        """Joins one block's gathered rows to those before; returns the row number of
-        its first."""
-        qid, heads, ids, hashes = gathered
+    def add(self, chunk, qid_first, qid_last, id_first, id_last, line_base, lines) -> int:
+        """Gathers one block's rows; returns the row number of its first."""
         lo = self.n
-        m = len(qid)
+        m = len(qid_first)
         self.lines.add(lo, line_base, lines)
         if m == 0:
             return lo
+        qid = _field(chunk, qid_first, qid_last)
         prev = self.last_qid
-        if prev is not None:
-            width = max(qid.shape[1], prev.shape[1])
-            if not np.any(_pad(prev, width)[0] != _pad(qid[:1], width)[0]):
-                heads = heads[1:]  # the first row's qid continues the last block's
+        width = max(qid.shape[1], 0 if prev is None else prev.shape[1])
+        qid = _pad(qid, width)
+        change = np.empty(m, dtype=bool)
+        change[0] = prev is None or bool(np.any(_pad(prev, width)[0] != qid[0]))
+        np.any(qid[1:] != qid[:-1], axis=1, out=change[1:])
+        heads = np.flatnonzero(change)
         self.head_rows.append(heads + lo)
         self.head_words.append(qid[heads])
         self.last_qid = qid[-1:]
-        self._add_ids(ids, lo)
-        self.hashes[lo:lo + m] = hashes
-        self.n = lo + m
-        return lo
-
-    def _add_ids(self, ids: np.ndarray, lo: int) -> None:
-        n = ids.shape[1]
-        if self.words is None or n > self.words.shape[1]:
-            wider = np.empty((self.capacity, n), dtype=np.uint64)
+        ids = _field(chunk, id_first, id_last, 0 if self.words is None else self.words.shape[1])
+        if self.words is None or ids.shape[1] > self.words.shape[1]:
+            wider = np.empty((self.capacity, ids.shape[1]), dtype=np.uint64)
             if self.words is not None:  # a longer id than any before: widen
                 wider[:lo, :self.words.shape[1]] = self.words[:lo]
                 wider[:lo, self.words.shape[1]:] = 0
             self.words = wider
-        self.words[lo:lo + len(ids), :n] = ids
-        self.words[lo:lo + len(ids), n:] = 0  # a shorter id than the widest: zero padded
+        self.words[lo:lo + m] = ids
+        # The (qid, id) hash of each row; the first row's qid may continue the last block's.
+        keys = _qid_keys(qid[heads])
+        if len(heads) == 0 or heads[0] != 0:
+            keys = np.concatenate((self.last_key, keys))
+            heads = np.concatenate(([0], heads))
+        np.bitwise_xor(_digest(ids), np.repeat(keys, np.diff(np.append(heads, m))),
+                       out=self.hashes[lo:lo + m])
+        self.hashes[lo:lo + m] = _mix(self.hashes[lo:lo + m])
+        self.last_key = keys[-1:]
+        self.n = lo + m
+        return lo
 
     def finish(self, source: str, what: str) -> dict:
         """Query codes; rejects a repeated (qid, id)."""
@@ -721,52 +626,29 @@ def _whole(raw: bytes) -> bool:
         return False
 
 
-def _qrels_block(chunk) -> tuple:
-    first, last, lines, n_lines = _split(chunk, 4, 4, _QRELS_FIELDS)
-    gathered = _Rows.gather(chunk, first[0], last[0], first[1], last[1])
-    grade_text = _as_bytes(_field(chunk, first[2], last[2]))
-    try:
-        grades = grade_text.astype(np.int64)
-    except (ValueError, OverflowError):
-        grades = None
-    if grades is not None and np.any(np.abs(grades) > 1 << 31):
-        grades = None
-    return (gathered, lines, grades, grade_text), n_lines
-
-
 def parse_qrels(text, source: str) -> Qrels:
     """Judgments from the bytes of a qrels file (``qid iter docid grade``)."""
     capacity = len(text) // 8 + 1
     rows = _Rows(capacity)
     grades = np.empty(capacity, dtype=np.int64)
-    bad = []  # reported once the whole file is split: a malformed line comes first
-
-    def take(result, line_base: int) -> None:
-        gathered, lines, block, grade_text = result
-        at = rows.add(gathered, line_base, lines)
-        if block is not None:
-            grades[at:at + len(block)] = block
-        elif not bad:
-            row = next(i for i, raw in enumerate(grade_text.tolist()) if not _whole(raw))
-            bad.append((at + row, grade_text[row]))
-
-    _each_block(text, 4, 4, source, _qrels_block, take)
-    if bad:
-        raise InputError(f"grade {_decode(bad[0][1])!r} is not a whole number", source,
-                         f"line {rows.lines.line_of(bad[0][0])}")
+    bad = None  # reported once the whole file is split: a malformed line comes first
+    for chunk, first, last, line_base, lines in _blocks(text, (0, 2, 3), 4, 4, source):
+        at = rows.add(chunk, first[0], last[0], first[1], last[1], line_base, lines)
+        grade_text = _as_bytes(_field(chunk, first[2], last[2]))
+        try:
+            block = grade_text.astype(np.int64)
+        except (ValueError, OverflowError):
+            block = None
+        if block is None or np.any(np.abs(block) > 1 << 31):
+            if bad is None:
+                row = next(i for i, raw in enumerate(grade_text.tolist()) if not _whole(raw))
+                bad = (at + row, grade_text[row])
+            continue
+        grades[at:at + len(block)] = block
+    if bad is not None:
+        raise InputError(f"grade {_decode(bad[1])!r} is not a whole number", source,
+                         f"line {rows.lines.line_of(bad[0])}")
     return Qrels(**rows.finish(source, "is judged"), grades=grades[:rows.n])
-
-
-def _run_block(chunk) -> tuple:
-    first, last, lines, n_lines = _split(chunk, 6, None, _RUN_FIELDS)
-    gathered = _Rows.gather(chunk, first[0], last[0], first[1], last[1])
-    scores = _parse_scores(chunk, first[2], last[2])
-    finite = np.isfinite(scores)
-    bad = None  # the first score that is not a finite number: (row, its text)
-    if not np.all(finite):
-        row = int(np.argmin(finite))
-        bad = (row, _as_bytes(_field(chunk, first[2, row:row + 1], last[2, row:row + 1]))[0])
-    return (gathered, lines, scores, bad), n_lines
 
 
 def parse_run(text, source: str) -> Run:
@@ -774,19 +656,19 @@ def parse_run(text, source: str) -> Run:
     capacity = len(text) // 12 + 1
     rows = _Rows(capacity)
     scores = np.empty(capacity)
-    bad = []  # reported once the whole file is split: a malformed line comes first
-
-    def take(result, line_base: int) -> None:
-        gathered, lines, block, wrong = result
-        at = rows.add(gathered, line_base, lines)
-        if wrong is not None and not bad:
-            bad.append((at + wrong[0], wrong[1]))
+    bad = None  # reported once the whole file is split: a malformed line comes first
+    for chunk, first, last, line_base, lines in _blocks(text, (0, 2, 4), 6, None, source):
+        at = rows.add(chunk, first[0], last[0], first[1], last[1], line_base, lines)
+        block = _parse_scores(chunk, first[2], last[2])
+        finite = np.isfinite(block)
+        if bad is None and not np.all(finite):
+            row = int(np.argmin(finite))
+            bad = (at + row, _as_bytes(_field(chunk, first[2, row:row + 1],
+                                              last[2, row:row + 1]))[0])
         scores[at:at + len(block)] = block
-
-    _each_block(text, 6, None, source, _run_block, take)
-    if bad:
-        raise InputError(f"score {_decode(bad[0][1])!r} is not a finite number", source,
-                         f"line {rows.lines.line_of(bad[0][0])}")
+    if bad is not None:
+        raise InputError(f"score {_decode(bad[1])!r} is not a finite number", source,
+                         f"line {rows.lines.line_of(bad[0])}")
     return Run(**rows.finish(source, "appears"), scores=scores[:rows.n])
 
 
