@@ -1,26 +1,28 @@
 """The run artefact: everything needed to answer "did last Tuesday's change help" later.
 
-Built here as a plain dict (the format is in docs/design.md and
-schemas/artefact.schema.json); serialised with sorted keys and ``repr`` floats so the same
-inputs give the same bytes apart from ``created_at``.
+The format is in docs/design.md and schemas/artefact-v2.schema.json (version 1:
+schemas/artefact.schema.json). A run streams it through core/artefact_writer.py, sorted
+keys and ``repr`` floats, so the same inputs give the same bytes apart from ``created_at``
+and the latencies.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from ci_eval.core.validate import fast_valid, schema_problems
 from ci_eval.errors import InputError, InputErrors
 
-SCHEMA_VERSION = 1
-# Older versions we can still read go here with an upgrade function; none exist yet.
-READABLE_VERSIONS = {1}
+# Version 2 is written (compact rows, core/question_row.py); version 1, the object per
+# question of earlier releases, is read still: a base branch's stored run is version 1
+# until the branch runs again.
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = {1, 2}
 HISTORY_LENGTH = 30
 
 
-def build_artefact(
+def artefact_head(
     *,
     tool_version: str,
     created_at: str,
@@ -31,9 +33,9 @@ def build_artefact(
     k: int,
     metrics: tuple[str, ...] | list[str],
     abstain_below: float | None,
-    evaluation,
-    history: list | None = None,
 ) -> dict:
+    """The top-level keys a run knows before its first question (the writer adds
+    ``question_fields``; the rows and the END_KEYS of core/artefact_writer.py follow)."""
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "ci-eval", "version": tool_version},
@@ -45,9 +47,6 @@ def build_artefact(
         "k": k,
         "metrics": list(metrics),
         "abstain_below": abstain_below,
-        "questions": evaluation.questions,
-        "summary": evaluation.summary,
-        "history": list(history or []),
     }
 
 
@@ -69,14 +68,12 @@ def carry_history(base: dict | None) -> list:
     return (list(base.get("history") or []) + [history_entry(base)])[-HISTORY_LENGTH:]
 
 
-def _compact(value) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
 def dumps(artefact: dict) -> str:
-    """One top-level key per line and one question per line: readable, diffable, and fast,
-    because each piece goes through json's C encoder (``indent`` would force the pure-Python
-    one, several times slower and far hungrier on a 100,000-question run)."""
+    """A version 1 artefact object (a question an object) as text: one top-level key per
+    line and one question per line, each piece through json's C encoder. Runs write
+    version 2 through core/artefact_writer.py; this stays for artefacts made by hand."""
+    from ci_eval.core.artefact_writer import compact as _compact
+
     parts = ["{"]
     keys = sorted(artefact)
     for i, key in enumerate(keys):

@@ -163,28 +163,15 @@ def _checked_artefact(data, source: str) -> dict:
 
     if not isinstance(data, dict):
         raise InputError("a run artefact must be a JSON object", source, "(top level)")
+    if data.get("schema_version") == 2:
+        from ci_eval.core.artefact_v2_read import as_version_1
+
+        data = as_version_1(data, source)
     validate_artefact(data, source)
     problems = artefact_problems(data, source)
     if problems:
         raise InputErrors(problems)
     return data
-
-
-def artefact_text(artefact: dict, destination: str, limit: int = MAX_ARTEFACT_BYTES) -> str:
-    """The artefact as written, refused when a later run could not read it back."""
-    from ci_eval.core.artefact import dumps
-
-    text = dumps(artefact)
-    # A character is at most 4 bytes: most artefacts are sized without encoding them.
-    size = len(text.encode("utf-8")) if len(text) * 4 > limit else len(text)
-    if size > limit:
-        raise InputError(
-            f"the run artefact would be {size:,} bytes, over the {limit:,}-byte limit a later run "
-            f"reads as its baseline ({len(artefact.get('questions') or ()):,} questions): every pull "
-            "request would skip it; measure fewer questions or a smaller retriever.depth",
-            destination,
-        )
-    return text
 
 
 def load_artefact(path: str | os.PathLike, max_bytes: int = MAX_ARTEFACT_BYTES) -> dict:

@@ -1,0 +1,60 @@
+"""The version 2 artefact as text, a piece at a time, so a run never holds its rows.
+
+The layout is the writer's promise (docs/design.md, "The run artefact"): ``{``, the keys
+known before the first question one per line in sorted order, ``"questions"`` with one
+compact row per line in gold-set order, then the keys known only at the end (``cache``,
+``history``, ``summary``) one per line, sorted. A reader may take that layout as a fast path;
+any JSON of the same content is the same artefact.
+
+Pure: the pieces are yielded, never written here (inputs/files.py writes them).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+
+from ci_eval.core.question_row import QUESTION_FIELDS
+
+# One encoder for every piece: the C encoder, without json.dumps' per-call set-up.
+_ENCODE = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+# The top-level keys a run only knows once its last question is measured. ``history``
+# is among them because the action learns the base's history from a lookup that runs
+# while the retriever does.
+END_KEYS = frozenset({"cache", "history", "summary"})
+
+
+def compact(value) -> str:
+    return _ENCODE(value)
+
+
+def _lines(values: dict, last: bool) -> Iterator[str]:
+    keys = sorted(values)
+    for i, key in enumerate(keys):
+        comma = "" if last and i == len(keys) - 1 else ","
+        yield f" {_ENCODE(key)}: {_ENCODE(values[key])}{comma}\n"
+
+
+def artefact_pieces(head: dict, rows: Iterable, end: Callable[[], dict]) -> Iterator[str]:
+    """The artefact's text: ``head`` (every top-level key known before retrieval; the
+    ``question_fields`` key is added here), then each of ``rows`` (version 2 rows, lists or
+    tuples in QUESTION_FIELDS order) as it comes, then ``end()`` (called once the rows are
+    exhausted: the summary and the other END_KEYS)."""
+    misplaced = sorted((set(head) & END_KEYS) | {"questions"} & set(head))
+    if misplaced:
+        raise ValueError(f"keys written after the questions given before them: {misplaced}")
+    yield "{\n"
+    yield from _lines({**head, "question_fields": list(QUESTION_FIELDS)}, last=False)
+    yield ' "questions": ['
+    separator = "\n  "
+    for row in rows:
+        yield separator + _ENCODE(row)
+        separator = ",\n  "
+    tail = end()
+    early = sorted(set(tail) - END_KEYS)
+    if early:
+        raise ValueError(f"keys known before the questions given after them: {early}")
+    yield "\n ],\n" if tail else "\n ]\n"
+    yield from _lines(tail, last=True)
+    yield "}\n"

@@ -1,0 +1,170 @@
+"""What a run's summary and its terminal report need from its questions, kept as columns
+while the rows stream past (a float per metric per measured question, counts, a few
+example ids), never the rows themselves.
+
+Fed one version 2 row at a time, by the run as it writes each row and by the merge as it
+copies the parts' rows, so a merged run's summary is the unsharded run's by construction.
+The means are ``math.fsum`` over the question values: exactly rounded, so the order the
+values arrive in cannot change them.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from dataclasses import dataclass, field
+
+from ci_eval.core.artefact import MEASURED
+from ci_eval.core.question_row import FIELD
+from ci_eval.core.results import STOPPED_EARLY, WARNING_KINDS
+
+ID, TAGS, UNANSWERABLE, STATUS = FIELD["id"], FIELD["tags"], FIELD["unanswerable"], FIELD["status"]
+STALE, METRICS, TOP, LATENCY = FIELD["stale"], FIELD["metrics"], FIELD["top_score"], FIELD["latency_ms"]
+JUDGED, ERROR, WARNINGS, RANKING = FIELD["judged_at_k"], FIELD["error"], FIELD["warnings"], FIELD["ranking"]
+EXAMPLES = 3  # ids kept per kind of note: the terminal names a few, never every question
+_NOT_RUN = STOPPED_EARLY.split("{")[0]
+
+
+def abstains(top_score: float | None, cutoff: float | None) -> bool:
+    """The app says "I could not find this" when nothing came back or the top score is
+    below the cutoff. Without a cutoff only an empty result abstains."""
+    if top_score is None:
+        return True
+    return cutoff is not None and top_score < cutoff
+
+
+@dataclass
+class Note:
+    """How many questions one remark is about, and the first few of them."""
+
+    count: int = 0
+    ids: list = field(default_factory=list)
+
+    def add(self, qid: str) -> None:
+        self.count += 1
+        if len(self.ids) < EXAMPLES:
+            self.ids.append(qid)
+
+
+@dataclass
+class Errors:
+    """The failed questions: the count, the first one, and the run's early stop."""
+
+    count: int = 0
+    unanswerable: int = 0
+    first: tuple[str, str] | None = None  # (question id, error)
+    not_run: int = 0
+    not_run_error: str | None = None
+
+    def add(self, qid: str, error: str, unanswerable: bool) -> None:
+        self.count += 1
+        self.unanswerable += unanswerable
+        if self.first is None:
+            self.first = (qid, error)
+        if error.startswith(_NOT_RUN):
+            self.not_run += 1
+            self.not_run_error = self.not_run_error or error
+
+
+class _Values:
+    """Metric values of measured questions, row-major (one row of len(metrics) a question)."""
+
+    def __init__(self, width: int):
+        self.width, self.values, self.count = width, array("d"), 0
+
+    def add(self, row_values) -> None:
+        self.values.extend(0.0 if v is None else v for v in row_values)
+        self.count += 1
+
+    def means(self, metrics) -> dict:
+        if not self.count:
+            return {}
+        n, w = self.count, self.width
+        return {m: math.fsum(self.values[j::w]) / n for j, m in enumerate(metrics)}
+
+
+class RunColumns:
+    """Everything ``summary()`` and the run's notes read, gathered a row at a time."""
+
+    def __init__(self, metrics, abstain_below: float | None, k: int, depth: int | None = None):
+        self.metrics, self.abstain_below, self.k, self.depth = tuple(metrics), abstain_below, k, depth
+        self.asked = 0
+        self.overall = _Values(len(self.metrics))
+        self.by_tag: dict[str, _Values] = {}
+        self.stale_questions, self.stale_ids = 0, set()
+        self.unanswerable = self.abstained = 0
+        self.latencies, self.judged = array("d"), array("d")
+        self.errors = Errors()
+        self.citing_stale = Note()
+        self.warnings = {kind: Note() for kind in WARNING_KINDS}
+        self.empty, self.short = Note(), Note()
+
+    def add(self, row) -> None:
+        """One version 2 row, in gold-set order."""
+        self.asked += 1
+        status, unanswerable = row[STATUS], row[UNANSWERABLE]
+        if status in MEASURED and not unanswerable:
+            self.overall.add(row[METRICS])
+            for tag in row[TAGS]:
+                values = self.by_tag.get(tag)
+                if values is None:
+                    values = self.by_tag[tag] = _Values(len(self.metrics))
+                values.add(row[METRICS])
+        if row[LATENCY] is not None:
+            self.latencies.append(row[LATENCY])
+        if row[JUDGED] is not None:
+            self.judged.append(row[JUDGED])
+        if unanswerable:
+            self.unanswerable += 1
+            self.abstained += status != "error" and abstains(row[TOP], self.abstain_below)
+        if row[STALE]:
+            self.stale_ids.update(row[STALE])
+            self.citing_stale.add(row[ID])
+        if status == "stale":
+            self.stale_questions += 1
+        if row[WARNINGS]:
+            self._warnings(row)
+        if status == "error":
+            self.errors.add(row[ID], row[ERROR] or "", unanswerable)
+        else:
+            self._ranking_notes(row)
+
+    def _warnings(self, row) -> None:
+        for kind, note in self.warnings.items():
+            if any(kind in w for w in row[WARNINGS]):
+                note.add(row[ID])
+
+    def _ranking_notes(self, row) -> None:
+        returned = len(row[RANKING])
+        if not returned and not row[UNANSWERABLE]:
+            self.empty.add(row[ID])
+        if self.depth and 0 < returned < self.depth:
+            self.short.add(row[ID])
+
+    def summary(self) -> dict:
+        """The artefact's ``summary``: the keys and values version 1 computed from its rows."""
+        latencies = sorted(self.latencies)
+        return {
+            "overall": {"count": self.overall.count, "means": self.overall.means(self.metrics)},
+            "by_tag": {tag: {"count": v.count, "means": v.means(self.metrics)}
+                       for tag, v in sorted(self.by_tag.items())},
+            # Distinct ids: one chunk missing from the index is one stale label to fix.
+            "stale": {"questions": self.stale_questions, "ids": len(self.stale_ids)},
+            # A failed question did not abstain: the retriever never answered it.
+            "unanswerable": {"count": self.unanswerable, "abstained": self.abstained,
+                             "cutoff": self.abstain_below},
+            "errors": self.errors.count,
+            "latency_ms": {
+                "mean": round(math.fsum(latencies) / len(latencies), 3),
+                "p50": _percentile(latencies, 50),
+                "p95": _percentile(latencies, 95),
+            } if latencies else None,
+            # The mean over questions that returned something, summed in gold-set order.
+            "judged_at_k": {"k": self.k, "mean": sum(self.judged) / len(self.judged) if self.judged else None},
+        }
+
+
+def _percentile(sorted_values: list, p: float) -> float:
+    # Nearest-rank percentile: an observed latency, never an interpolated one.
+    index = max(0, math.ceil(p / 100 * len(sorted_values)) - 1)
+    return sorted_values[index]
