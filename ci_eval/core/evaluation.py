@@ -91,8 +91,11 @@ def score(q: Question, r: Retrieved, k: int, level, index_ids) -> Scored:
         if live.get(cid, 0) >= level:
             first = rank
             break
-    # Over the whole gold (stale ids cannot be retrieved, so they never count).
-    judged = judged_at_k(r.ids, dict(gold) if stale else live, k) if status in MEASURED else None
+    judged = None
+    top = r.ids[:k]
+    if top and status in MEASURED:
+        # Over the whole gold (stale ids cannot be retrieved, so they never count).
+        judged = judged_at_k(top, dict(gold) if stale else live, k)
     return Scored(q, r, status, stale, live, first, judged, [])
 
 

@@ -84,8 +84,45 @@ def parse_pair(item: Any, position: int) -> tuple[str, float]:
     return cid, score
 
 
+_PAIR_TYPES = (tuple, list)
+_MAX = float("inf")
+
+
+def _plain(raw: Any) -> tuple[list, list] | None:
+    """(ids, scores) when ``raw`` is the common case, a list of (str, float) pairs with
+    distinct non-empty ids and finite scores strictly descending (already trec_eval's
+    order): checked in a few passes of straight-line code. None: anything else, which
+    ``clean`` takes the long way, naming what is wrong."""
+    if type(raw) is not list or not all(type(p) in _PAIR_TYPES and len(p) == 2 for p in raw):
+        return None
+    ids = [p[0] for p in raw]
+    scores = [p[1] for p in raw]
+    if not all(type(c) is str and c for c in ids) or not all(type(v) is float and -_MAX < v < _MAX for v in scores):
+        return None
+    if any(a <= b for a, b in zip(scores, scores[1:])) or len(set(ids)) != len(ids):
+        return None
+    if LONE_SURROGATE.search("".join(ids)):
+        return None
+    return ids, scores
+
+
+def _not_in_index(ids, known_ids) -> list[str]:
+    if known_ids is None:
+        return []
+    unknown = [c for c in ids if c not in known_ids]
+    return [f"{len(unknown)} {NOT_IN_INDEX}, e.g. {unknown[0]!r}"] if unknown else []
+
+
 def clean(raw: Any, depth: int, latency_ms: float | None = None, known_ids=None) -> Retrieved:
     """Validate, de-duplicate (first kept), order and cut one question's results."""
+    plain = _plain(raw)
+    if plain is not None:
+        ids, scores = tuple(plain[0][:depth]), tuple(plain[1][:depth])
+        return Retrieved(ids, scores, latency_ms, None, tuple(_not_in_index(ids, known_ids)))
+    return _clean(raw, depth, latency_ms, known_ids)
+
+
+def _clean(raw: Any, depth: int, latency_ms: float | None, known_ids) -> Retrieved:
     from ci_eval.core.ranking import order
 
     if raw is None:
@@ -108,8 +145,5 @@ def clean(raw: Any, depth: int, latency_ms: float | None = None, known_ids=None)
         warnings.append(f"{duplicates} {DUPLICATES} (first occurrence kept)")
     ranking = order(pairs)
     ids, scores = ranking.ids[:depth], ranking.scores[:depth]
-    if known_ids is not None:
-        unknown = [c for c in ids if c not in known_ids]
-        if unknown:
-            warnings.append(f"{len(unknown)} {NOT_IN_INDEX}, e.g. {unknown[0]!r}")
+    warnings += _not_in_index(ids, known_ids)
     return Retrieved(ids=ids, scores=scores, latency_ms=latency_ms, warnings=tuple(warnings))

@@ -18,9 +18,10 @@ from ci_eval.core.artefact import MEASURED
 from ci_eval.core.question_row import FIELD
 from ci_eval.core.results import STOPPED_EARLY, WARNING_KINDS
 
-ID, TAGS, UNANSWERABLE, STATUS = FIELD["id"], FIELD["tags"], FIELD["unanswerable"], FIELD["status"]
-STALE, METRICS, TOP, LATENCY = FIELD["stale"], FIELD["metrics"], FIELD["top_score"], FIELD["latency_ms"]
-JUDGED, ERROR, WARNINGS, RANKING = FIELD["judged_at_k"], FIELD["error"], FIELD["warnings"], FIELD["ranking"]
+# Positions in a version 2 row of the fields read here.
+(ID, TAGS, UNANSWERABLE, STATUS, STALE, METRICS, TOP, LATENCY, JUDGED, ERROR, WARNINGS, RANKING) = (
+    FIELD[name] for name in ("id", "tags", "unanswerable", "status", "stale", "metrics", "top_score",
+                             "latency_ms", "judged_at_k", "error", "warnings", "ranking"))
 EXAMPLES = 3  # ids kept per kind of note: the terminal names a few, never every question
 _NOT_RUN = STOPPED_EARLY.split("{")[0]
 
@@ -73,7 +74,13 @@ class _Values:
         self.width, self.values, self.count = width, array("d"), 0
 
     def add(self, row_values) -> None:
-        self.values.extend(0.0 if v is None else v for v in row_values)
+        if len(row_values) != self.width:  # as the reader takes it: a missing value is 0
+            row_values = [*row_values, *[0.0] * self.width][: self.width]
+        try:
+            self.values.extend(row_values)
+        except TypeError:  # a metric recorded as null in a version 2 part: scored 0
+            del self.values[len(self.values) - len(self.values) % self.width:]
+            self.values.extend(0.0 if v is None else v for v in row_values)
         self.count += 1
 
     def means(self, metrics) -> dict:

@@ -139,7 +139,7 @@ def run_head(inputs: Inputs, git, shard, positions, questions) -> dict:
         git=git,
         config=recorded,
         gold_set={
-            "path": cfg.raw.get("gold_set"),
+            "path": cfg.gold_set_as_written,
             "sha256": inputs.gold_sha256,
             "index_version": inputs.gold.index_version,
             "questions": len(inputs.gold.questions),
