@@ -123,13 +123,14 @@ def _summary(path: Path) -> dict:
     raise ValueError(f"{path} has no summary line")
 
 
-def at_scale(questions: int, shards: int = 8, code: Path = REPO) -> dict:
-    """An instant retriever at ``questions``: peaks of run, merge and compare, merge time,
-    with the ci-eval at ``code``."""
+def at_scale(questions: int, shards: int = 8, code: Path = REPO, compare: bool = True) -> dict:
+    """An instant retriever at ``questions``: peaks of run, merge and (``compare``) compare,
+    merge time, with the ci-eval at ``code``."""
     with tempfile.TemporaryDirectory() as tmp:
         root = _project(Path(tmp), questions, "instant")
         run, parts, merge = _whole_parts_merge(root, shards, code)
-        compare = _measure(root, "compare", "whole.json", "merged.json", "--format", "json", code=code)
+        compared = (_measure(root, "compare", "whole.json", "merged.json", "--format", "json", code=code)
+                    if compare else {"seconds": None, "peak_mb": None})
         sizes = {name: (root / name).stat().st_size for name in ("whole.json", "merged.json", "part-1.json")}
         same = _summary(root / "whole.json")["overall"] == _summary(root / "merged.json")["overall"]
     return {
@@ -137,7 +138,7 @@ def at_scale(questions: int, shards: int = 8, code: Path = REPO) -> dict:
         "run": {"seconds": run["seconds"], "peak_mb": run["peak_mb"]},
         "shard_run_peak_mb": max(p["peak_mb"] for p in parts),
         "merge": {"seconds": merge["seconds"], "peak_mb": merge["peak_mb"]},
-        "compare": {"seconds": compare["seconds"], "peak_mb": compare["peak_mb"]},
+        "compare": {"seconds": compared["seconds"], "peak_mb": compared["peak_mb"]},
         "artefact_mb": round(sizes["whole.json"] / 2**20, 1), "part_mb": round(sizes["part-1.json"] / 2**20, 1),
         "bytes_per_question": round(sizes["whole.json"] / questions),
         "merged_means_equal_unsharded": same,
@@ -188,6 +189,9 @@ def main(argv=None) -> int:
                         help="questions for the merge and memory figures, comma separated (default: %(default)s)")
     parser.add_argument("--shards", type=int, default=8)
     parser.add_argument("--before", metavar="REV", help="also measure ci-eval at this git revision")
+    parser.add_argument("--compare-up-to", type=int, default=TARGET, metavar="N",
+                        help="time compare only at scales up to N questions (default: %(default)s; "
+                             "benchmarks/bench_scale.py measures compare itself)")
     parser.add_argument("--stages", type=int, default=TARGET, metavar="N",
                         help="questions for the in-process stage timings (0: skip them; default: %(default)s)")
     args = parser.parse_args(argv)
@@ -198,9 +202,10 @@ def main(argv=None) -> int:
         figures["one_job_vs_shards"] = one_job_vs_shards(args.slow, args.shards)
     with _worktree(args.before) as before:
         for n in (int(x) for x in args.scale.split(",")):
-            figures[f"at_scale_{n}"] = {"now": at_scale(n, args.shards)}
+            compare = n <= args.compare_up_to
+            figures[f"at_scale_{n}"] = {"now": at_scale(n, args.shards, compare=compare)}
             if before:
-                figures[f"at_scale_{n}"]["before"] = at_scale(n, args.shards, Path(before))
+                figures[f"at_scale_{n}"]["before"] = at_scale(n, args.shards, Path(before), compare)
             print(json.dumps({f"at_scale_{n}": figures[f"at_scale_{n}"]}), file=sys.stderr, flush=True)
     print(json.dumps(figures, indent=1))
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from itertools import repeat
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +65,10 @@ def _question_problems(raw: Any, i: int, seen: dict, source: str) -> list[InputE
     if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
         return []
     qid, gold_raw = raw["id"], raw.get("gold")
+    if (type(gold_raw) is list and gold_raw and qid not in seen and raw.get("unanswerable") is not True
+            and set(map(type, gold_raw)) == _STR and len(set(gold_raw)) == len(gold_raw)):
+        seen[qid] = i  # the common case, a new answerable question with distinct gold ids
+        return []
     where = f"question {qid!r} (questions[{i}])"
     problems = []
     if qid in seen:
@@ -94,7 +99,7 @@ def _question_problems(raw: Any, i: int, seen: dict, source: str) -> list[InputE
 def _question(raw: dict) -> Question:
     gold_raw = raw["gold"]
     gold = (
-        tuple((g, 1) for g in gold_raw)
+        tuple(zip(gold_raw, repeat(1)))
         if isinstance(gold_raw, list)
         else tuple((g, int(v)) for g, v in gold_raw.items())
     )
@@ -102,6 +107,7 @@ def _question(raw: dict) -> Question:
                     unanswerable=bool(raw.get("unanswerable", False)))
 
 
+_STR = {str}
 _QUESTION_KEYS = frozenset({"id", "question", "gold", "tags", "unanswerable", "notes"})
 
 
@@ -115,11 +121,11 @@ def _question_valid(raw) -> bool:
     document to the general check, which words the problem."""
     if type(raw) is not dict or not _QUESTION_KEYS.issuperset(raw):
         return False
-    if not (_text(raw.get("id"), 200) and _text(raw.get("question"), 10_000)):
+    qid, text, gold = raw.get("id"), raw.get("question"), raw.get("gold")
+    if not (type(qid) is str and 0 < len(qid) <= 200 and type(text) is str and 0 < len(text) <= 10_000):
         return False
-    gold = raw.get("gold")
     if type(gold) is list:
-        if not all(_text(g, 1000) for g in gold):
+        if gold and (set(map(type, gold)) != _STR or not all(gold) or max(map(len, gold)) > 1000):
             return False
     elif type(gold) is dict:
         if not all(_text(g, 1000) and type(v) is int and -1000 <= v <= 1000 for g, v in gold.items()):

@@ -7,6 +7,7 @@ per-question error recorded in the artefact instead of aborting the run.
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,30 +85,35 @@ def parse_pair(item: Any, position: int) -> tuple[str, float]:
     return cid, score
 
 
-_PAIR_TYPES = (tuple, list)
-_MAX = float("inf")
+_PAIR_TYPES = {tuple, list}
+_STR, _FLOAT, _TWO = {str}, {float}, {2}
 
 
-def _plain(raw: Any) -> tuple[list, list] | None:
+def _plain(raw: Any) -> tuple[tuple, tuple] | None:
     """(ids, scores) when ``raw`` is the common case, a list of (str, float) pairs with
     distinct non-empty ids and finite scores strictly descending (already trec_eval's
-    order): checked in a few passes of straight-line code. None: anything else, which
-    ``clean`` takes the long way, naming what is wrong."""
-    if type(raw) is not list or not all(type(p) in _PAIR_TYPES and len(p) == 2 for p in raw):
+    order): checked in a few passes that stay in C. None: anything else, which ``clean``
+    takes the long way, naming what is wrong."""
+    if type(raw) is not list or not raw:
         return None
-    ids = [p[0] for p in raw]
-    scores = [p[1] for p in raw]
-    if not all(type(c) is str and c for c in ids) or not all(type(v) is float and -_MAX < v < _MAX for v in scores):
+    if not set(map(type, raw)) <= _PAIR_TYPES or set(map(len, raw)) != _TWO:
         return None
-    if any(a <= b for a, b in zip(scores, scores[1:])) or len(set(ids)) != len(ids):
+    ids, scores = zip(*raw)
+    if set(map(type, ids)) != _STR or set(map(type, scores)) != _FLOAT or not all(ids):
         return None
-    if LONE_SURROGATE.search("".join(ids)):
+    # A sum that is finite has no NaN or infinity in it (one that overflows goes the long way).
+    if not math.isfinite(sum(scores)) or not all(map(operator.gt, scores, scores[1:])):
+        return None
+    if len(set(ids)) != len(ids):
+        return None
+    joined = "".join(ids)
+    if not joined.isascii() and LONE_SURROGATE.search(joined):
         return None
     return ids, scores
 
 
 def _not_in_index(ids, known_ids) -> list[str]:
-    if known_ids is None:
+    if known_ids is None or (isinstance(known_ids, frozenset) and known_ids.issuperset(ids)):
         return []
     unknown = [c for c in ids if c not in known_ids]
     return [f"{len(unknown)} {NOT_IN_INDEX}, e.g. {unknown[0]!r}"] if unknown else []
@@ -117,7 +123,7 @@ def clean(raw: Any, depth: int, latency_ms: float | None = None, known_ids=None)
     """Validate, de-duplicate (first kept), order and cut one question's results."""
     plain = _plain(raw)
     if plain is not None:
-        ids, scores = tuple(plain[0][:depth]), tuple(plain[1][:depth])
+        ids, scores = plain[0][:depth], plain[1][:depth]
         return Retrieved(ids, scores, latency_ms, None, tuple(_not_in_index(ids, known_ids)))
     return _clean(raw, depth, latency_ms, known_ids)
 
