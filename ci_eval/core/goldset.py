@@ -12,7 +12,7 @@ from ci_eval.core.validate import problems_or_none
 from ci_eval.errors import InputError, InputErrors
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a million of them in a large gold set
 class Question:
     id: str
     question: str

@@ -18,7 +18,7 @@ class ResultError(ValueError):
     """The retriever's answer for one question cannot be used."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Retrieved:
     ids: tuple[str, ...] = ()  # best first, trec_eval's order (score desc, id desc)
     scores: tuple[float, ...] = ()

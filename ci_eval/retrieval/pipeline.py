@@ -113,7 +113,6 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
     tail: dict = {}
 
     def end() -> dict:
-        progress.close()
         carried = history() if callable(history) else history
         tail.update(summary=columns.summary(), history=list(carried or []))
         if cache is not None:
