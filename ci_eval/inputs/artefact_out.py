@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ci_eval.errors import InputError
-from ci_eval.inputs.loaders import MAX_ARTEFACT_BYTES
 
 
 @dataclass(frozen=True)
@@ -28,12 +27,14 @@ class RunWritten:
     size: int
 
 
-def write_artefact(destination: str | os.PathLike, pieces, questions: int,
-                   limit: int = MAX_ARTEFACT_BYTES) -> int:
+def write_artefact(destination: str | os.PathLike, pieces, questions: int, limit: int | None = None) -> int:
     """Stream an artefact's text to ``destination`` atomically; refused, nothing written,
-    when a later run could not read it back as its baseline. Returns its size in bytes."""
+    when a later run could not read it back as its baseline (``limit``, by default
+    loaders.MAX_ARTEFACT_BYTES as it is when called). Returns its size in bytes."""
+    from ci_eval.inputs import loaders
     from ci_eval.inputs.files import TooLarge, atomic_write_pieces
 
+    limit = loaders.MAX_ARTEFACT_BYTES if limit is None else limit
     try:
         return atomic_write_pieces(destination, pieces, limit)
     except TooLarge as exc:
@@ -45,8 +46,7 @@ def write_artefact(destination: str | os.PathLike, pieces, questions: int,
         ) from None
 
 
-def write_rows(destination, head: dict, rows, columns, end, questions: int,
-               limit: int = MAX_ARTEFACT_BYTES) -> int:
+def write_rows(destination, head: dict, rows, columns, end, questions: int, limit: int | None = None) -> int:
     """``head``, then ``rows`` (each also handed to ``columns``), then ``end()``, streamed."""
     from ci_eval.core.artefact_writer import artefact_pieces
 
