@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from sys import intern
 from itertools import repeat
 from dataclasses import dataclass, field
 from typing import Any
@@ -98,12 +99,13 @@ def _question_problems(raw: Any, i: int, seen: dict, source: str) -> list[InputE
 
 def _question(raw: dict) -> Question:
     gold_raw = raw["gold"]
+    # Chunk ids and tags recur across questions: one string each, not one per mention.
     gold = (
-        tuple(zip(gold_raw, repeat(1)))
+        tuple(zip(map(intern, gold_raw), repeat(1)))
         if isinstance(gold_raw, list)
-        else tuple((g, int(v)) for g, v in gold_raw.items())
+        else tuple((intern(g), int(v)) for g, v in gold_raw.items())
     )
-    return Question(id=raw["id"], question=raw["question"], gold=gold, tags=tuple(raw.get("tags", ())),
+    return Question(id=raw["id"], question=raw["question"], gold=gold, tags=tuple(map(intern, raw.get("tags", ()))),
                     unanswerable=bool(raw.get("unanswerable", False)))
 
 

@@ -83,11 +83,17 @@ class _Values:
             self.values.extend(0.0 if v is None else v for v in row_values)
         self.count += 1
 
-    def means(self, metrics) -> dict:
-        if not self.count:
+    def means(self, metrics, rows=None) -> dict:
+        """Means over every row, or over ``rows`` (positions, an array of ints)."""
+        import numpy as np
+
+        n = self.count if rows is None else len(rows)
+        if not n:
             return {}
-        n, w = self.count, self.width
-        return {m: math.fsum(self.values[j::w]) / n for j, m in enumerate(metrics)}
+        table = np.frombuffer(self.values, dtype=np.float64).reshape(-1, self.width)
+        if rows is not None:
+            table = table[np.frombuffer(rows, dtype=np.int64)]
+        return {m: math.fsum(table[:, j].tolist()) / n for j, m in enumerate(metrics)}
 
 
 class RunColumns:
@@ -97,7 +103,9 @@ class RunColumns:
         self.metrics, self.abstain_below, self.k, self.depth = tuple(metrics), abstain_below, k, depth
         self.asked = 0
         self.overall = _Values(len(self.metrics))
-        self.by_tag: dict[str, _Values] = {}
+        # tag -> positions of its questions among the measured ones: a tag's means are
+        # taken from the overall values, not from a copy of them
+        self.by_tag: dict[str, array] = {}
         self.stale_questions, self.stale_ids = 0, set()
         self.unanswerable = self.abstained = 0
         self.latencies, self.judged = array("d"), array("d")
@@ -111,12 +119,13 @@ class RunColumns:
         self.asked += 1
         status, unanswerable = row[STATUS], row[UNANSWERABLE]
         if status in MEASURED and not unanswerable:
+            position = self.overall.count
             self.overall.add(row[METRICS])
             for tag in row[TAGS]:
-                values = self.by_tag.get(tag)
-                if values is None:
-                    values = self.by_tag[tag] = _Values(len(self.metrics))
-                values.add(row[METRICS])
+                rows = self.by_tag.get(tag)
+                if rows is None:
+                    rows = self.by_tag[tag] = array("q")
+                rows.append(position)
         if row[LATENCY] is not None:
             self.latencies.append(row[LATENCY])
         if row[JUDGED] is not None:
@@ -153,8 +162,8 @@ class RunColumns:
         latencies = sorted(self.latencies)
         return {
             "overall": {"count": self.overall.count, "means": self.overall.means(self.metrics)},
-            "by_tag": {tag: {"count": v.count, "means": v.means(self.metrics)}
-                       for tag, v in sorted(self.by_tag.items())},
+            "by_tag": {tag: {"count": len(rows), "means": self.overall.means(self.metrics, rows)}
+                       for tag, rows in sorted(self.by_tag.items())},
             # Distinct ids: one chunk missing from the index is one stale label to fix.
             "stale": {"questions": self.stale_questions, "ids": len(self.stale_ids)},
             # A failed question did not abstain: the retriever never answered it.

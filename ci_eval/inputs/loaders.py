@@ -101,7 +101,9 @@ def load_gold_set(path: str):
     from ci_eval.core.goldset import content_hash, parse_gold_set
 
     data, raw = read_json(path, "gold set")
-    return parse_gold_set(data, str(path)), content_hash(raw)
+    sha = content_hash(raw)
+    del raw  # a large gold set's bytes need not outlive its parse
+    return parse_gold_set(data, str(path)), sha
 
 
 def load_manifest(config):
