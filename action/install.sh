@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What action.yml's install steps run; tests run it as it is (tests/test_action_install.py).
+# What action.yml's install steps run; tests run it as it is (tests/github/test_action_install.py).
 #
 #   install.sh key      print the cache key of ci-eval's private environment (key=... to $GITHUB_OUTPUT)
 #   install.sh install  install ci-eval; python=<interpreter that runs it> to $GITHUB_OUTPUT

@@ -2,7 +2,7 @@
 start to the comment posted, with a 1,000-question gold set, an instant Python retriever and
 a baseline artefact stored for the PR's base commit.
 
-GitHub is the loopback stand-in of ``tests/github_standin.py`` with its OpenAPI validation
+GitHub is the loopback stand-in of ``tests/support/github_standin/`` with its OpenAPI validation
 turned off (that validation is the stand-in's cost, not the action's). Runnable alone:
 ``python benchmarks/bench_action.py``; ``--profile`` also prints the top of a cProfile run.
 """
@@ -168,13 +168,13 @@ def action_overhead(questions: int = 1000, runs: int = 5, profile: bool = False)
     """Median wall-clock (and CPU) seconds of `ci-eval action` on a pull request over
     ``runs`` process runs, and where the time goes: the interpreter's start, then each stage
     of the action path (median of three runs with the stages timed in-process)."""
-    sys.path.insert(0, str(TESTS))
+    sys.path.insert(0, str(TESTS / "support"))
     sys.path.insert(0, str(REPO))
     from github_standin import GitHubStandIn, fake_sha
 
     base_sha, head_sha = fake_sha("bench-base"), fake_sha("bench-head")
-    with tempfile.TemporaryDirectory() as tmp, GitHubStandIn(OWNER_REPO) as standin:
-        standin.validator = None  # the stand-in's own cost; the action is what is measured
+    with tempfile.TemporaryDirectory() as tmp, GitHubStandIn(OWNER_REPO, validate=False) as standin:
+        # validate=False: the stand-in's own cost is left out; the action is what is measured
         root = Path(tmp)
         _project(root, questions)
         standin.add_pull(7, head_sha=head_sha, base_sha=base_sha)
@@ -183,7 +183,7 @@ def action_overhead(questions: int = 1000, runs: int = 5, profile: bool = False)
 
         times, cpu = [], []
         for i in range(runs):
-            standin.state.comments.clear()  # every run posts a new comment
+            standin.clear_comments()  # every run posts a new comment
             env = _job_env(standin, root, root / f"job{i}", base_sha, head_sha)
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
@@ -198,7 +198,7 @@ def action_overhead(questions: int = 1000, runs: int = 5, profile: bool = False)
         bare = statistics.median(_timed([sys.executable, "-c", "pass"], root, env) for _ in range(runs))
         breakdowns = []
         for i in range(3):
-            standin.state.comments.clear()
+            standin.clear_comments()
             env = _job_env(standin, root, root / f"timed{i}", base_sha, head_sha)
             done = subprocess.run([sys.executable, "-c", _BREAKDOWN_SCRIPT], cwd=root, env=env,
                                   capture_output=True, text=True, check=True)
@@ -208,7 +208,7 @@ def action_overhead(questions: int = 1000, runs: int = 5, profile: bool = False)
         requests = requests[-5:]
         top = None
         if profile:
-            standin.state.comments.clear()
+            standin.clear_comments()
             env = _job_env(standin, root, root / "profiled", base_sha, head_sha)
             profile_path = root / "action.prof"
             subprocess.run([sys.executable, "-m", "cProfile", "-o", str(profile_path), "-m",

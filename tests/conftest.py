@@ -5,11 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
-# Public reference data (trec_eval's own tests, collections, GitHub's OpenAPI slice) lives
-# beside the checkout, never inside it. Users' machines do not have it.
-SHARED = REPO_ROOT.parent / "shared"
+from suite_paths import SHARED
 
 
 @pytest.fixture(scope="session")

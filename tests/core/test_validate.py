@@ -1,0 +1,84 @@
+from suite_paths import PACKAGE
+
+from ci_eval.core.validate import json_path, schema_problems
+
+
+def test_json_path_spells_indexes_and_keys():
+    assert json_path(["gate", "min", "hit@5"]) == "gate.min.hit@5"
+    assert json_path(["questions", 3, "gold"]) == "questions[3].gold"
+    assert json_path([]) == "(top level)"
+
+
+def test_all_problems_sorted_by_place():
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"enum": ["x", "y"]}},
+        "additionalProperties": False,
+    }
+    problems = schema_problems({"b": "z", "a": "one", "c": 1}, schema, "f.toml")
+    assert [p.place for p in problems] == ["(top level)", "a", "b"]
+    assert "unknown key 'c'" in problems[0].message
+    assert problems[1].message == 'expected a whole number, got "one"'
+    assert problems[2].message == 'expected one of "x", "y", got "z"'
+
+
+# The fast checker may only ever say "valid" when jsonschema agrees; it may say "not valid"
+# more readily (jsonschema then explains, or finds nothing).
+import json  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from ci_eval.core.validate import fast_valid  # noqa: E402
+from ci_eval.schemas import load  # noqa: E402
+
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.floats(-2, 2, allow_nan=False)
+    | st.sampled_from(["", "q1", "ok", "stale", "a" * 70, "0123456789abcdef" * 4]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["id", "question", "gold", "tags", "k", "status", "ranking", "score", "x"]),
+        inner, max_size=4),
+    max_leaves=12,
+)
+
+
+def _valid_by_jsonschema(doc, schema) -> bool:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(schema).is_valid(doc)
+
+
+def _mutations(doc):
+    """Documents near a valid one: each top-level and question-level value replaced."""
+    yield doc
+    for key in list(doc):
+        for replacement in (None, "x", 3, [], {}):
+            yield {**doc, key: replacement}
+    if doc.get("questions"):
+        q = doc["questions"][0]
+        for key in list(q):
+            for replacement in (None, "x", -1, [], {}, [{"id": 1}]):
+                yield {**doc, "questions": [{**q, key: replacement}, *doc["questions"][1:]]}
+
+
+@settings(max_examples=200, deadline=None)
+@given(JSONISH, st.sampled_from(["artefact", "goldset", "config"]))
+def test_fast_checker_never_accepts_what_jsonschema_rejects(doc, name):
+    schema = load(name)
+    if fast_valid(doc, schema):
+        assert _valid_by_jsonschema(doc, schema)
+
+
+def test_fast_checker_agrees_on_mutations_of_real_documents(tmp_path):
+    from ci_eval.demo.run import builtin_base
+
+    art = json.loads(json.dumps(builtin_base()))  # as a stored baseline reads
+    gold = json.loads((PACKAGE / "demo" / "gold.json").read_text())
+    checked = 0
+    for name, doc in (("artefact", art), ("goldset", gold)):
+        schema = load(name)
+        assert fast_valid(doc, schema) is True
+        for mutated in _mutations(doc):
+            assert fast_valid(mutated, schema) == _valid_by_jsonschema(mutated, schema), name
+            checked += 1
+    assert checked > 100

@@ -1,0 +1,121 @@
+"""`ci-eval demo` as a newcomer runs it: a real process, no network, three files."""
+
+from run_files import read_run
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from suite_paths import REPO_ROOT
+
+# Loaded by the child interpreter before anything else: any attempt to open a network
+# connection fails loudly, so "offline" is proved rather than assumed.
+NO_NETWORK = """
+import socket
+def _refuse(*args, **kwargs):
+    raise RuntimeError("network use attempted")
+socket.socket.connect = _refuse
+socket.socket.connect_ex = _refuse
+socket.create_connection = _refuse
+socket.getaddrinfo = _refuse
+"""
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    root = tmp_path_factory.mktemp("demo")
+    guard = root / "guard"
+    guard.mkdir()
+    (guard / "sitecustomize.py").write_text(NO_NETWORK)
+    env = {**os.environ, "PYTHONPATH": str(guard)}
+    out = subprocess.run([sys.executable, "-m", "ci_eval", "demo", "--out", str(root / "out")],
+                         capture_output=True, text=True, env=env, cwd=root, timeout=300)
+    return out, root / "out"
+
+
+def test_demo_exits_0_and_writes_the_files(demo):
+    out, folder = demo
+    assert out.returncode == 0, out.stderr
+    for name in ("base.json", "head.json", "comment.md", "summary.md", "scores.svg", "trend.svg"):
+        assert (folder / name).stat().st_size > 0, name
+    assert "network use attempted" not in out.stderr
+
+
+def test_the_guard_really_blocks_the_network(tmp_path):
+    (tmp_path / "sitecustomize.py").write_text(NO_NETWORK)
+    probe = subprocess.run([sys.executable, "-c", "import socket; socket.create_connection(('127.0.0.1', 9))"],
+                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert probe.returncode != 0 and "network use attempted" in probe.stderr
+
+
+def test_comment_answers_the_question_in_its_first_three_lines(demo):
+    out, folder = demo
+    comment = (folder / "comment.md").read_text()
+    first = comment.splitlines()[:3]
+    assert first[0].startswith("<!-- ci-eval")
+    verdict = first[1]
+    # Did this PR break retrieval? ...and where: the questions and tags that lost their gold.
+    assert "regressed" in verdict or "passed" in verdict or "failed" in verdict
+    head = read_run(folder / "head.json")
+    base = read_run(folder / "base.json")
+    k = head["k"]
+
+    def hits(art):
+        return {q["id"] for q in art["questions"] if q["metrics"].get(f"hit@{k}") == 1.0}
+
+    def comparable(art):
+        # On another Python the topics differ: questions with stale gold are not compared.
+        return {q["id"] for q in art["questions"] if q["status"] == "ok" and not q["stale"]}
+
+    lost = (hits(base) - hits(head)) & comparable(base) & comparable(head)
+    assert f"{len(lost)} questions lost their gold chunk" in verdict
+    assert "Baseline" in first[2]
+    assert comment.strip() in out.stdout  # the demo prints the comment it wrote
+
+
+def test_demo_marks_the_stand_in_judge(demo):
+    out, folder = demo
+    assert "stand-in" in out.stderr
+    head = read_run(folder / "head.json")
+    assert "stand-in" in head["config"]["answers"]
+
+
+def test_demo_artefacts_validate(demo):
+    from ci_eval.inputs.loaders import load_artefact
+
+    _, folder = demo
+    for name in ("base.json", "head.json"):
+        art = load_artefact(folder / name)
+        assert art["gold_set"]["questions"] >= 40
+
+
+def test_readme_shows_the_comment_the_demo_really_writes(demo):
+
+    from ci_eval.demo.corpus import index_version
+
+    _, folder = demo
+    head = read_run(folder / "head.json")
+    if head["gold_set"]["index_version"] != index_version():
+        pytest.skip("this Python's pydoc topics differ from the gold set's: the demo's numbers differ")
+    readme = (REPO_ROOT / "README.md").read_text()
+    lines = (folder / "comment.md").read_text().splitlines()
+    for line in lines[1:4] + lines[5:8]:
+        assert line in readme, line
+
+
+def test_demo_shows_the_reingestion_and_its_remap(demo):
+    from ci_eval.demo.reingest import reingested_chunks
+
+    out, folder = demo
+    head = read_run(folder / "head.json")
+    split = {c.id[:-2] for c in reingested_chunks() if c.id.endswith("/1")}
+    named = {g for q in head["questions"] for g in q["gold"]} | {g for q in head["questions"] for g in q["stale"]}
+    stale = {g for q in head["questions"] for g in q["stale"]}
+    # Exactly the re-chunked sections the gold set names went stale, and each maps onto its halves.
+    assert stale == split & named and stale
+    for old in stale:
+        assert head["index"]["remap"]["to"][old] == {"new": [f"{old}/1", f"{old}/2"], "kind": "automatic"}
+        assert f"{old}/1, {old}/2" in out.stdout
+    n = len(stale)
+    assert f"{n} of the {n} distinct stale gold ids have an automatic remap" in (folder / "comment.md").read_text()

@@ -1,0 +1,285 @@
+"""`ci-eval label` in a real browser: headless Debian chromium driven by Playwright, the
+server a real `ci-eval label` process.
+
+Set CI_EVAL_SCREENSHOT=1 to write the screenshot in docs/labelling.png; otherwise it goes to
+a temporary folder, so a normal run changes no tracked file."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+
+import pytest
+from labelling import TEXTS, LabelProcess, write_project
+from suite_paths import DOCS
+
+CHROMIUM = "/usr/bin/chromium"
+# As root in a container: no sandbox, no GPU, nothing fetched in the background.
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"Debian's chromium is not installed ({CHROMIUM}); apt-get install chromium")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+    with sync_api.sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM, headless=True,
+            args=CHROMIUM_ARGS, viewport={"width": 1100, "height": 760})
+        yield context
+        context.close()
+
+
+@pytest.fixture
+def page(browser):
+    page = browser.new_page()
+    yield page
+    page.close()
+
+
+@pytest.fixture
+def running():
+    started = []
+
+    def start(cwd, *args, **kw):
+        started.append(LabelProcess(cwd, *args, **kw))
+        return started[-1]
+
+    yield start
+    for process in started:
+        if process.proc.poll() is None:
+            process.kill()
+
+
+def settle(page):
+    # A selector, not wait_for_function: the page's CSP (rightly) forbids evaluating strings.
+    page.locator("body[data-busy='0']").wait_for(state="attached")
+
+
+def press(page, *keys):
+    for key in keys:
+        page.keyboard.press(key)
+        settle(page)
+
+
+def open_page(page, label):
+    page.goto(label.url)
+    settle(page)
+
+
+def shown_chunks(page):
+    return page.locator("#chunks li .chunk-id").all_text_contents()
+
+
+def stamped(doc, since, until):
+    """Check every ``at`` is an ISO time within the test, then replace it, so the rest of
+    the file can be compared exactly."""
+    def walk(value):
+        if isinstance(value, dict):
+            out = {}
+            for k, v in value.items():
+                if k == "at":
+                    at = dt.datetime.fromisoformat(v.replace("Z", "+00:00"))
+                    assert since <= at <= until, (since, at, until)
+                    v = "AT"
+                out[k] = walk(v)
+            return out
+        return [walk(v) for v in value] if isinstance(value, list) else value
+    return walk(doc)
+
+
+def now():
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+
+
+def test_keyboard_flow_from_pool_to_gold_set_on_disk(tmp_path, page, running):
+    project = write_project(tmp_path)
+    since = now()
+    label = running(project, "--chunks", "chunks.jsonl")
+    open_page(page, label)
+    # q1 "alpha please": top 3 = alpha, beta, gamma; alpha is judged, so the pool is beta, gamma.
+    assert page.locator("#question").text_content() == "alpha please"
+    assert shown_chunks(page) == ["beta", "gamma"]
+    assert page.locator("#chunks li .chunk-text").all_text_contents() == [TEXTS["beta"], TEXTS["gamma"]]
+    assert page.locator("#progress").text_content() == "0 judged / 4 to judge"
+    press(page, "1", "0")  # beta 1, gamma 0; focus moves to q2 "gamma please": alpha, beta
+    assert page.locator("#question").text_content() == "gamma please"
+    assert shown_chunks(page) == ["alpha", "beta"]
+    press(page, "?")
+    page.keyboard.type("mentions no gamma")
+    press(page, "Enter")
+    press(page, "3")
+    assert page.locator("#progress").text_content() == "4 judged / 0 to judge"
+    on_disk = stamped(json.loads((project / "gold.json").read_text()), since, now())
+    assert on_disk == {
+        "schema_version": 1,
+        "provenance": {"judgements": {
+            "q1": {"by": "Ann", "at": "AT", "chunks": {"beta": {"grade": 1, "by": "Ann", "at": "AT"},
+                                                       "gamma": {"grade": 0, "by": "Ann", "at": "AT"}}},
+            "q2": {"by": "Ann", "at": "AT", "chunks": {
+                "alpha": {"grade": None, "by": "Ann", "at": "AT", "note": "mentions no gamma"},
+                "beta": {"grade": 3, "by": "Ann", "at": "AT"}}}}},
+        "questions": [
+            {"id": "q1", "question": "alpha please", "gold": {"alpha": 1, "beta": 1, "gamma": 0}},
+            {"id": "q2", "question": "gamma please", "gold": {"gamma": 2, "beta": 3}},
+        ],
+    }
+
+
+def test_keys_typed_faster_than_the_server_answers_all_count(tmp_path, page, running):
+    project = write_project(tmp_path)
+    label = running(project, "--chunks", "chunks.jsonl")
+    open_page(page, label)
+    page.keyboard.type("1023")  # no waiting between keys
+    settle(page)
+    gold = [q["gold"] for q in json.loads((project / "gold.json").read_text())["questions"]]
+    assert gold == [{"alpha": 1, "beta": 1, "gamma": 0}, {"gamma": 2, "alpha": 2, "beta": 3}]
+
+
+def test_skip_edit_unanswerable_and_moving_around(tmp_path, page, running):
+    project = write_project(tmp_path, questions=[{"id": "q1", "question": "alpha please", "gold": ["alpha"]}])
+    # q2 has only a grade of 0, so it waits in pending (the gold set stays valid meanwhile).
+    doc = json.loads((project / "gold.json").read_text())
+    doc["provenance"] = {"pending": [{"id": "q2", "question": "delta? off topic", "gold": {"delta": 0}}]}
+    (project / "gold.json").write_text(json.dumps(doc))
+    label = running(project, "--chunks", "chunks.jsonl")
+    open_page(page, label)
+    press(page, "s", "1")  # skip beta, grade gamma
+    assert json.loads((project / "gold.json").read_text())["questions"][0]["gold"] == {"alpha": 1, "gamma": 1}
+    press(page, "ArrowRight")
+    assert page.locator("#question").text_content() == "delta? off topic"
+    press(page, "e")
+    page.locator("#edit-input").fill("Is delta off topic?")
+    press(page, "Enter")
+    assert page.locator("#question").text_content() == "Is delta off topic?"
+    press(page, "u")
+    on_disk = json.loads((project / "gold.json").read_text())
+    assert on_disk["questions"][1] == {"id": "q2", "question": "Is delta off topic?", "gold": [],
+                                       "unanswerable": True}
+    assert "pending" not in on_disk["provenance"]
+
+
+def test_resume_after_the_server_is_killed_mid_session(tmp_path, page, running):
+    project = write_project(tmp_path)
+    first = running(project, "--chunks", "chunks.jsonl")
+    open_page(page, first)
+    press(page, "2")  # beta for q1
+    first.kill()
+    saved = json.loads((project / "gold.json").read_text())
+    assert saved["questions"][0]["gold"] == {"alpha": 1, "beta": 2}
+    second = running(project, "--chunks", "chunks.jsonl")
+    open_page(page, second)
+    # The session resumes where it stopped: beta is judged, gamma is next.
+    assert shown_chunks(page) == ["gamma"]
+    assert page.locator("#progress").text_content() == "0 judged / 3 to judge"
+    press(page, "0", "0", "1")
+    final = json.loads((project / "gold.json").read_text())
+    assert [q["gold"] for q in final["questions"]] == [{"alpha": 1, "beta": 2, "gamma": 0},
+                                                       {"gamma": 2, "alpha": 0, "beta": 1}]
+
+
+def test_two_pages_on_one_gold_set_keep_each_others_work(tmp_path, browser, running):
+    project = write_project(tmp_path)
+    ann = running(project, "--chunks", "chunks.jsonl", judge="Ann")
+    bob = running(project, "--chunks", "chunks.jsonl", judge="Bob")
+    left, right = browser.new_page(), browser.new_page()
+    open_page(left, ann)
+    open_page(right, bob)
+    press(left, "2")  # Ann: q1 beta = 2
+    press(right, "3")  # Bob grades beta on a page that never saw Ann's 2: refused, and shown
+    assert "Someone else judged this meanwhile" in right.locator("#message").text_content()
+    assert right.locator("#chunks li .mark").first.text_content() == "grade 2"
+    press(right, "ArrowDown", "0")  # Bob: q1 gamma = 0, added to Ann's work
+    doc = json.loads((project / "gold.json").read_text())
+    assert doc["questions"][0]["gold"] == {"alpha": 1, "beta": 2, "gamma": 0}
+    chunks = doc["provenance"]["judgements"]["q1"]["chunks"]
+    assert (chunks["beta"]["by"], chunks["gamma"]["by"]) == ("Ann", "Bob")
+    left.close()
+    right.close()
+
+
+def test_keep_and_bin_candidate_questions(tmp_path, page, running):
+    project = write_project(tmp_path)
+    (project / "mined.jsonl").write_text(
+        json.dumps({"question": "delta please"}) + "\n" + json.dumps({"question": "ALPHA please!"}) + "\n")
+    label = running(project, "--chunks", "chunks.jsonl", "--candidates", "mined.jsonl")
+    open_page(page, label)
+    assert page.locator("#candidate-list li .chunk-text").all_text_contents() == ["delta please", "ALPHA please!"]
+    assert page.locator("#candidate-list li .flag").all_text_contents() == ["near-duplicate of q1"]
+    press(page, "k")  # keep "delta please"
+    press(page, "b")  # bin the duplicate
+    doc = json.loads((project / "gold.json").read_text())
+    from ci_eval.core.candidates import candidate_id
+
+    kept, binned = candidate_id("delta please"), candidate_id("ALPHA please!")
+    assert doc["provenance"]["pending"] == [{"id": kept, "question": "delta please", "gold": {}}]
+    assert doc["provenance"]["binned"][binned]["question"] == "ALPHA please!"
+    # The kept question is judged like the others, with the retriever's pool for it.
+    press(page, "ArrowRight", "ArrowRight")
+    assert page.locator("#question").text_content() == "delta please"
+    from fake_retrievers import lexical
+
+    assert shown_chunks(page) == [c for c, _ in lexical("delta please", 3)]
+    press(page, "2")
+    doc = json.loads((project / "gold.json").read_text())
+    assert doc["questions"][-1] == {"id": kept, "question": "delta please", "gold": {"delta": 2}}
+    assert "pending" not in doc["provenance"]
+
+
+def test_hostile_text_stays_inert(tmp_path, page, running):
+    hostile = {**TEXTS, "beta": '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">'}
+    question = '<img src=y onerror="window.pwned = 3"> alpha'
+    project = write_project(tmp_path, texts=hostile, questions=[
+        {"id": "q1", "question": question, "gold": ["alpha"]}])
+    label = running(project, "--chunks", "chunks.jsonl", "--no-retriever", "--pool", str(write_run(project)))
+    open_page(page, label)
+    assert page.locator("#question").text_content() == question
+    assert page.locator("#chunks li .chunk-text").first.text_content() == hostile["beta"]
+    assert page.evaluate("window.pwned") is None
+    assert page.locator("main img, main script").count() == 0
+
+
+def write_run(project):
+    run = project / "run.trec"
+    run.write_text("q1 Q0 beta 1 2.0 r\nq1 Q0 gamma 2 1.0 r\n")
+    return run
+
+
+def test_requests_without_the_token_are_refused(tmp_path, page, running):
+    label = running(write_project(tmp_path), "--chunks", "chunks.jsonl")
+    response = page.goto(label.origin + "/")
+    assert response.status == 403
+    assert "token" in page.content()
+    open_page(page, label)
+    status = page.evaluate("fetch('/api/grade', {method: 'POST', headers: {'Content-Type': 'application/json'},"
+                           " body: JSON.stringify({question: 'q1', chunk: 'beta', grade: 3})}).then(r => r.status)")
+    assert status == 403
+    assert json.loads((tmp_path / "gold.json").read_text())["questions"][0]["gold"] == ["alpha"]
+
+
+def test_the_demo_corpus_can_be_labelled_again(tmp_path, page, running):
+    from ci_eval.core.pooling import pool_question
+    from ci_eval.demo.retriever import search
+    from ci_eval.demo.run import demo_config_path
+    from ci_eval.inputs.loaders import load_config
+
+    config = load_config(demo_config_path("base"))
+    label = running(tmp_path, "--demo", "--gold", "demo-gold.json")
+    open_page(page, label)
+    demo_gold = json.loads(Path(demo_config_path("base")).with_name("gold.json").read_text())
+    first = demo_gold["questions"][0]["question"]
+    assert page.locator("#question").text_content() == first
+    expected = pool_question([[c for c, _ in search(first, config.retriever.depth, **config.retriever.params)]],
+                             config.k)
+    assert tuple(shown_chunks(page)) == expected
+    press(page, "2")
+    doc = json.loads((tmp_path / "demo-gold.json").read_text())
+    assert doc["questions"][0]["id"] == demo_gold["questions"][0]["id"]
+    assert doc["questions"][0]["gold"] == {expected[0]: 2}
+    shot = DOCS / "labelling.png" if os.environ.get("CI_EVAL_SCREENSHOT") == "1" else tmp_path / "labelling.png"
+    page.screenshot(path=str(shot))
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
