@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from sys import intern
 from itertools import repeat
 from dataclasses import dataclass, field
 from typing import Any
@@ -97,15 +96,15 @@ def _question_problems(raw: Any, i: int, seen: dict, source: str) -> list[InputE
     return problems
 
 
-def _question(raw: dict) -> Question:
+def _question(raw: dict, names: dict) -> Question:
     gold_raw = raw["gold"]
-    # Chunk ids and tags recur across questions: one string each, not one per mention.
     gold = (
-        tuple(zip(map(intern, gold_raw), repeat(1)))
+        tuple(zip(map(names.setdefault, gold_raw, gold_raw), repeat(1)))
         if isinstance(gold_raw, list)
-        else tuple((intern(g), int(v)) for g, v in gold_raw.items())
+        else tuple((names.setdefault(g, g), int(v)) for g, v in gold_raw.items())
     )
-    return Question(id=raw["id"], question=raw["question"], gold=gold, tags=tuple(map(intern, raw.get("tags", ()))),
+    tags = tuple(names.setdefault(t, t) for t in raw.get("tags", ()))
+    return Question(id=raw["id"], question=raw["question"], gold=gold, tags=tags,
                     unanswerable=bool(raw.get("unanswerable", False)))
 
 
@@ -179,7 +178,8 @@ def parse_gold_set(data: Any, source: str) -> GoldSet:
     return GoldSet(
         schema_version=data["schema_version"],
         index_version=data.get("index_version"),
-        questions=tuple(_question(raw) for raw in data["questions"]),
+        # one string for each chunk id and tag however many questions name it
+        questions=tuple(_question(raw, names) for names in [{}] for raw in data["questions"]),
         provenance=dict(data.get("provenance") or {}),
         anchors=parse_anchors(data.get("anchors")),
     )
