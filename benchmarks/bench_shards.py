@@ -1,8 +1,15 @@
 """Sharding: one job against N shards, the merge at scale, and peak memory of run, merge
-and compare, each command a whole process.
+and compare, each command a whole process; and where `run`'s own time goes.
 
     python benchmarks/bench_shards.py                  # 4,000 x 50 ms and 100,000 instant
     python benchmarks/bench_shards.py --slow 400 --scale 10000   # a quick look
+    python benchmarks/bench_shards.py --slow 0 --scale 100000,1000000 --before 73e68d3
+
+``--before REV`` measures the same commands at that git revision too, from a temporary git
+worktree, on the same gold sets (its artefacts are its own format: their bytes per question
+are the before figure). ``--stages`` (on by default at 100,000 questions or fewer) times
+`run`'s stages in this process: gold-set loading, retrieval with result cleaning,
+evaluation, serialisation.
 
 100,000 questions against a 50 ms retriever is 21 minutes at concurrency 4 on one job: too
 long for this shared machine. The slow figure is measured at ``--slow`` questions (1 job,
@@ -21,9 +28,12 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_evaluate import _worktree  # noqa: E402
 TARGET = 100_000
 LATENCY_S = 0.05
 CONCURRENCY = 4  # the retriever's default `concurrency`
@@ -67,21 +77,29 @@ def _project(root: Path, questions: int, target: str) -> Path:
     return root
 
 
-def _measure(root: Path, *args: str) -> dict:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(REPO)])}
-    argv = [sys.executable, "-c", _MEASURE, sys.executable, "-m", "ci_eval", *args]
+# ci-eval with its artefact size limit raised: at 1,000,000 questions an artefact (about
+# 480 MB) is past the 128 MiB a later run reads as its baseline, so `run` would refuse to
+# write it. Only the limit changes; the process is otherwise `python -m ci_eval`.
+_UNLIMITED = ("import sys; import ci_eval.inputs.loaders as loaders; loaders.MAX_ARTEFACT_BYTES = 1 << 40; "
+              "from ci_eval.cli import main; sys.exit(main(sys.argv[1:]))")
+
+
+def _measure(root: Path, *args: str, code: Path = REPO) -> dict:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(code)])}
+    argv = [sys.executable, "-c", _MEASURE, sys.executable, "-c", _UNLIMITED, *args]
     out = json.loads(subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, check=True).stdout)
     if out["code"] not in (0, 1):
         raise RuntimeError(f"ci-eval {' '.join(args)} exited {out['code']}: {out['stderr']}")
     return out
 
 
-def _whole_parts_merge(root: Path, count: int) -> tuple[dict, list[dict], dict]:
+def _whole_parts_merge(root: Path, count: int, code: Path = REPO) -> tuple[dict, list[dict], dict]:
     """One unsharded run, ``count`` shard runs one after another, then their merge."""
-    whole = _measure(root, "run", "--quiet", "--out", "whole.json")
-    parts = [_measure(root, "run", "--quiet", "--shard", f"{i}/{count}", "--out", f"part-{i}.json")
+    whole = _measure(root, "run", "--quiet", "--out", "whole.json", code=code)
+    parts = [_measure(root, "run", "--quiet", "--shard", f"{i}/{count}", "--out", f"part-{i}.json", code=code)
              for i in range(1, count + 1)]
-    merge = _measure(root, "merge", *[f"part-{i}.json" for i in range(1, count + 1)], "--out", "merged.json")
+    merge = _measure(root, "merge", *[f"part-{i}.json" for i in range(1, count + 1)], "--out", "merged.json",
+                     code=code)
     return whole, parts, merge
 
 
@@ -103,35 +121,104 @@ def one_job_vs_shards(questions: int, shards: int = 8) -> dict:
     }
 
 
-def at_scale(questions: int, shards: int = 8) -> dict:
-    """An instant retriever at ``questions``: peaks of run, merge and compare, merge time."""
+def _summary(path: Path) -> dict:
+    """The summary line of an artefact of either version: it is one line in both layouts."""
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if line.startswith(' "summary": '):
+                return json.loads(line[len(' "summary": '):].rstrip().rstrip(","))
+    raise ValueError(f"{path} has no summary line")
+
+
+def at_scale(questions: int, shards: int = 8, code: Path = REPO, compare: bool = True) -> dict:
+    """An instant retriever at ``questions``: peaks of run, merge and (``compare``) compare,
+    merge time, with the ci-eval at ``code``."""
     with tempfile.TemporaryDirectory() as tmp:
         root = _project(Path(tmp), questions, "instant")
-        run, parts, merge = _whole_parts_merge(root, shards)
-        compare = _measure(root, "compare", "whole.json", "merged.json", "--format", "json")
-        sizes = {name: (root / name).stat().st_size / 2**20 for name in ("whole.json", "merged.json", "part-1.json")}
-        whole = json.loads((root / "whole.json").read_text())
-        merged = json.loads((root / "merged.json").read_text())
-        same = whole["summary"]["overall"] == merged["summary"]["overall"]
+        run, parts, merge = _whole_parts_merge(root, shards, code)
+        compared = (_measure(root, "compare", "whole.json", "merged.json", "--format", "json", code=code)
+                    if compare else {"seconds": None, "peak_mb": None})
+        sizes = {name: (root / name).stat().st_size for name in ("whole.json", "merged.json", "part-1.json")}
+        same = _summary(root / "whole.json")["overall"] == _summary(root / "merged.json")["overall"]
     return {
         "questions": questions, "shards": shards,
         "run": {"seconds": run["seconds"], "peak_mb": run["peak_mb"]},
         "shard_run_peak_mb": max(p["peak_mb"] for p in parts),
         "merge": {"seconds": merge["seconds"], "peak_mb": merge["peak_mb"]},
-        "compare": {"seconds": compare["seconds"], "peak_mb": compare["peak_mb"]},
-        "artefact_mb": round(sizes["whole.json"], 1), "part_mb": round(sizes["part-1.json"], 1),
+        "compare": {"seconds": compared["seconds"], "peak_mb": compared["peak_mb"]},
+        "artefact_mb": round(sizes["whole.json"] / 2**20, 1), "part_mb": round(sizes["part-1.json"] / 2**20, 1),
+        "bytes_per_question": round(sizes["whole.json"] / questions),
         "merged_means_equal_unsharded": same,
     }
 
 
+def stages(questions: int) -> dict:
+    """`run`'s stages in this process with the instant retriever: each consumed whole
+    before the next starts, so each is timed alone (a real run interleaves them)."""
+    from ci_eval.core.artefact_writer import artefact_pieces
+    from ci_eval.core.evaluation import evaluate_rows
+    from ci_eval.core.run_columns import RunColumns
+    from ci_eval.inputs.artefact_out import write_artefact
+    from ci_eval.inputs.loaders import load_config
+    from ci_eval.retrieval.pipeline import load_inputs, retrieve, run_head
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = _project(Path(tmp), questions, "instant")
+        sys.path.insert(0, str(root))
+        try:
+            seconds = {}
+            start = time.perf_counter()
+            inputs = load_inputs(load_config(root / "ci-eval.toml"))
+            seconds["gold load"], start = time.perf_counter() - start, time.perf_counter()
+            results = list(retrieve(inputs))
+            seconds["retrieval and cleaning"], start = time.perf_counter() - start, time.perf_counter()
+            cfg = inputs.config
+            columns = RunColumns(cfg.metrics, cfg.abstain_below, cfg.k, cfg.retriever.depth)
+            rows = list(evaluate_rows(inputs.gold, results, k=cfg.k, metrics=cfg.metrics,
+                                      relevance_level=cfg.relevance_level, index_ids=inputs.manifest.ids))
+            for row in rows:
+                columns.add(row)
+            seconds["evaluation"], start = time.perf_counter() - start, time.perf_counter()
+            head = run_head(inputs, None, None, None, inputs.gold.questions)
+            write_artefact(root / "run.json", artefact_pieces(head, rows, lambda: {"summary": columns.summary()}),
+                           len(rows))
+            seconds["serialisation"] = time.perf_counter() - start
+        finally:
+            sys.path.remove(str(root))
+    seconds["total"] = sum(seconds.values())
+    return {"questions": questions, "seconds": {k: round(v, 2) for k, v in seconds.items()}}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Benchmark sharded runs and the merge.")
-    parser.add_argument("--slow", type=int, default=4000, help="questions for the 50 ms comparison")
-    parser.add_argument("--scale", type=int, default=TARGET, help="questions for the merge and memory figures")
+    parser.add_argument("--slow", type=int, default=4000, help="questions for the 50 ms comparison (0: skip it)")
+    parser.add_argument("--scale", default=str(TARGET),
+                        help="questions for the merge and memory figures, comma separated (default: %(default)s)")
     parser.add_argument("--shards", type=int, default=8)
+    parser.add_argument("--before", metavar="REV", help="also measure ci-eval at this git revision")
+    parser.add_argument("--before-up-to", type=int, default=TARGET, metavar="N",
+                        help="measure --before only at scales up to N questions (default: %(default)s; "
+                             "before version 2 a 1,000,000-question run took 5.8 GB and could not write "
+                             "its artefact under the size limit)")
+    parser.add_argument("--compare-up-to", type=int, default=TARGET, metavar="N",
+                        help="time compare only at scales up to N questions (default: %(default)s; "
+                             "benchmarks/bench_scale.py measures compare itself)")
+    parser.add_argument("--stages", type=int, default=TARGET, metavar="N",
+                        help="questions for the in-process stage timings (0: skip them; default: %(default)s)")
     args = parser.parse_args(argv)
-    print(json.dumps({"one_job_vs_shards": one_job_vs_shards(args.slow, args.shards),
-                      "at_scale": at_scale(args.scale, args.shards)}, indent=1))
+    figures: dict = {}
+    if args.stages:
+        figures["run_stages"] = stages(args.stages)
+    if args.slow:
+        figures["one_job_vs_shards"] = one_job_vs_shards(args.slow, args.shards)
+    with _worktree(args.before) as before:
+        for n in (int(x) for x in args.scale.split(",")):
+            compare = n <= args.compare_up_to
+            figures[f"at_scale_{n}"] = {"now": at_scale(n, args.shards, compare=compare)}
+            if before and n <= args.before_up_to:
+                figures[f"at_scale_{n}"]["before"] = at_scale(n, args.shards, Path(before), compare)
+            print(json.dumps({f"at_scale_{n}": figures[f"at_scale_{n}"]}), file=sys.stderr, flush=True)
+    print(json.dumps(figures, indent=1))
     return 0
 
 

@@ -33,17 +33,20 @@ def run(args) -> int:
     import sys
     from pathlib import Path
 
-    from ci_eval.core.artefact import carry_history, dumps
+    from ci_eval.core.artefact import carry_history
     from ci_eval.demo.run import demo_artefact, demo_config_path
     from ci_eval.inputs.files import atomic_write, check_writable
-    from ci_eval.inputs.loaders import load_config
+    from ci_eval.inputs.loaders import load_artefact, load_config
     from ci_eval.report import BaselineInfo, build_report, policy_from
 
     out = Path(args.out)
     check_writable(out / "head.json")
     print("ci-eval demo: the Python language reference as the corpus, BM25 as the retriever", file=sys.stderr)
-    base = demo_artefact("base", show_progress=not args.quiet)
-    head = demo_artefact("head", history=carry_history(base), show_progress=not args.quiet)
+    # Each run streams to its file; the report reads them back as `ci-eval compare` would.
+    demo_artefact("base", out / "base.json", show_progress=not args.quiet)
+    base = load_artefact(out / "base.json")
+    demo_artefact("head", out / "head.json", history=carry_history(base), show_progress=not args.quiet)
+    head = load_artefact(out / "head.json")
     config = load_config(demo_config_path("head"))
     report = build_report(
         base,
@@ -51,8 +54,6 @@ def run(args) -> int:
         policy_from(config.gate),
         BaselineInfo(kind="builtin", description="the demo's baseline configuration (base.toml)"),
     )
-    atomic_write(out / "base.json", dumps(base))
-    atomic_write(out / "head.json", dumps(head))
     atomic_write(out / "comment.md", report.markdown)
     atomic_write(out / "summary.md", report.full_markdown)
     atomic_write(out / "scores.svg", report.svg)

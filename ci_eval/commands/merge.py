@@ -30,21 +30,25 @@ def register(sub) -> None:
 def run(args) -> int:
     import os
 
-    from ci_eval.core.artefact import dumps
-    from ci_eval.core.merge import merge_parts
+    from ci_eval.core.merge import part_of
     from ci_eval.errors import EXIT_OK, EXIT_RETRIEVER_FAILED, InputError
-    from ci_eval.inputs.files import atomic_write
+    from ci_eval.inputs.artefact_out import write_merged, written_rows
+    from ci_eval.inputs.files import check_writable
     from ci_eval.inputs.loaders import load_artefact
 
     clash = next((p for p in args.parts if os.path.exists(p) and os.path.exists(args.out)
                   and os.path.samefile(p, args.out)), None)
     if clash:
         raise InputError(f"would overwrite the part {clash}", "--out")
-    merged = merge_parts([(path, load_artefact(path)) for path in args.parts])
-    atomic_write(args.out, dumps(merged))
-    if merged["summary"]["errors"]:
-        print(f"ci-eval: error: the retriever failed on {merged['summary']['errors']} question(s); "
-              f"see {args.out}", file=sys.stderr)
+    check_writable(args.out)
+    # Each part is read and checked whole once, one at a time, then its rows are read
+    # again a line at a time while the merge writes: no part is held whole meanwhile.
+    parts = [part_of(path, load_artefact(path)) for path in args.parts]
+    rows = [written_rows(p.source, p.ids, p.header["metrics"]) for p in parts]
+    written = write_merged(args.out, parts, rows)
+    errors = written.columns.errors.count
+    if errors:
+        print(f"ci-eval: error: the retriever failed on {errors} question(s); see {args.out}", file=sys.stderr)
         return EXIT_RETRIEVER_FAILED
-    print(f"merged {len(args.parts)} part(s), {len(merged['questions'])} questions, into {args.out}")
+    print(f"merged {len(args.parts)} part(s), {written.columns.asked} questions, into {args.out}")
     return EXIT_OK

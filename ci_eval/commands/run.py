@@ -48,9 +48,9 @@ def run(args) -> int:
     from ci_eval.core.runsummary import run_summary
     from ci_eval.core.shard import parse_shard
     from ci_eval.errors import EXIT_OK, EXIT_RETRIEVER_FAILED
-    from ci_eval.inputs.files import atomic_write, check_writable
+    from ci_eval.inputs.files import check_writable
     from ci_eval.inputs.gitinfo import git_info
-    from ci_eval.inputs.loaders import artefact_text, load_artefact, load_config
+    from ci_eval.inputs.loaders import load_artefact, load_config
     from ci_eval.retrieval.pipeline import load_inputs, run_evaluation
 
     check_writable(args.out)
@@ -58,22 +58,21 @@ def run(args) -> int:
     config = load_config(args.config)
     inputs = load_inputs(config)
     base = load_artefact(args.base) if args.base else None
-    artefact = run_evaluation(inputs, git=git_info(), history=carry_history(base), show_progress=not args.quiet,
-                              shard=shard, cache_dir=args.cache)
-    atomic_write(args.out, artefact_text(artefact, args.out))
+    written = run_evaluation(inputs, args.out, git=git_info(), history=carry_history(base),
+                             show_progress=not args.quiet, shard=shard, cache_dir=args.cache)
+    header, columns = written.header, written.columns
     if not args.quiet:
-        print(run_summary(artefact))
+        print(run_summary(header, columns))
         if shard is not None:
-            print(f"shard {shard}: {len(artefact['questions'])} of {artefact['gold_set']['questions']} questions; "
+            print(f"shard {shard}: {columns.asked} of {header['gold_set']['questions']} questions; "
                   "merge the parts with `ci-eval merge`")
-        if "cache" in artefact:
-            print(f"retrieval cache: {artefact['cache']['hits']} answered from it, {artefact['cache']['misses']} asked")
+        if "cache" in header:
+            print(f"retrieval cache: {header['cache']['hits']} answered from it, {header['cache']['misses']} asked")
         print(f"artefact written to {args.out}")
-    errors = [q for q in artefact["questions"] if q["status"] == "error"]
-    if errors:
-        unanswerable = sum(q["unanswerable"] for q in errors)
-        also = f" ({unanswerable} of them unanswerable)" if unanswerable else ""
-        print(f"ci-eval: error: the retriever failed on {len(errors)} question(s){also}; "
-              f"first: {errors[0]['id']}: {errors[0]['error']}; see {args.out}", file=sys.stderr)
+    errors = columns.errors
+    if errors.count:
+        also = f" ({errors.unanswerable} of them unanswerable)" if errors.unanswerable else ""
+        print(f"ci-eval: error: the retriever failed on {errors.count} question(s){also}; "
+              f"first: {errors.first[0]}: {errors.first[1]}; see {args.out}", file=sys.stderr)
         return EXIT_RETRIEVER_FAILED
     return EXIT_OK

@@ -1,13 +1,13 @@
 """The run artefact: everything needed to answer "did last Tuesday's change help" later.
 
-Built here as a plain dict (the format is in docs/design.md and
-schemas/artefact.schema.json); serialised with sorted keys and ``repr`` floats so the same
-inputs give the same bytes apart from ``created_at``.
+The format is in docs/design.md and schemas/artefact-v2.schema.json (version 1:
+schemas/artefact.schema.json). A run streams it through core/artefact_writer.py, sorted
+keys and ``repr`` floats, so the same inputs give the same bytes apart from ``created_at``
+and the latencies.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,15 +15,16 @@ from ci_eval.core.question_row import FIELD
 from ci_eval.core.validate import fast_valid, schema_problems
 from ci_eval.errors import InputError, InputErrors
 
-SCHEMA_VERSION = 1
-# Every version this ci-eval reads: 1 (a question is an object) and 2 (a question is a row,
-# core/question_row.py); both are read into the same typed ``Artefact``.
+# Version 2 is written (a question is a row, core/question_row.py); version 1, an object per
+# question as earlier releases wrote it, is still read: a base branch's stored run is version 1
+# until the branch runs again. Both are read into the same typed ``Artefact``.
+SCHEMA_VERSION = 2
 READABLE_VERSIONS = {1, 2}
 SCHEMAS = {1: "artefact", 2: "artefact-v2"}
 HISTORY_LENGTH = 30
 
 
-def build_artefact(
+def artefact_head(
     *,
     tool_version: str,
     created_at: str,
@@ -34,9 +35,9 @@ def build_artefact(
     k: int,
     metrics: tuple[str, ...] | list[str],
     abstain_below: float | None,
-    evaluation,
-    history: list | None = None,
 ) -> dict:
+    """The top-level keys a run knows before its first question (the writer adds
+    ``question_fields``; the rows and the END_KEYS of core/artefact_writer.py follow)."""
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "ci-eval", "version": tool_version},
@@ -48,9 +49,6 @@ def build_artefact(
         "k": k,
         "metrics": list(metrics),
         "abstain_below": abstain_below,
-        "questions": evaluation.questions,
-        "summary": evaluation.summary,
-        "history": list(history or []),
     }
 
 
@@ -72,14 +70,12 @@ def carry_history(base: dict | None) -> list:
     return (list(base.get("history") or []) + [history_entry(base)])[-HISTORY_LENGTH:]
 
 
-def _compact(value) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
 def dumps(artefact: dict) -> str:
-    """One top-level key per line and one question per line: readable, diffable, and fast,
-    because each piece goes through json's C encoder (``indent`` would force the pure-Python
-    one, several times slower and far hungrier on a 100,000-question run)."""
+    """A version 1 artefact object (a question an object) as text: one top-level key per
+    line and one question per line, each piece through json's C encoder. Runs write
+    version 2 through core/artefact_writer.py; this stays for artefacts made by hand."""
+    from ci_eval.core.artefact_writer import compact as _compact
+
     parts = ["{"]
     keys = sorted(artefact)
     for i, key in enumerate(keys):

@@ -73,6 +73,11 @@ class Config:
     base_dir: str = ""
     prefix: tuple = ()  # where the table sits in its file: ("tool", "ci-eval") in pyproject.toml
 
+    @property
+    def gold_set_as_written(self) -> str | None:
+        """``gold_set`` as the file spells it (the artefact records this, not the resolved path)."""
+        return self.raw.get("gold_set")
+
     def as_recorded(self) -> dict:
         """The resolved config as the artefact stores it (what the config diff compares)."""
         r = self.retriever

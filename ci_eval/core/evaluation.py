@@ -1,4 +1,4 @@
-"""Gold set + what the retriever returned + the index's ids -> per-question results.
+"""Gold set + what the retriever returned + the index's ids -> per-question rows.
 
 Conventions (stated once, here):
 - A gold id missing from the index is *stale*. Stale ids are removed from the question's
@@ -13,27 +13,58 @@ Conventions (stated once, here):
   it is never read as an abstention or as stale labels (fail closed).
 - Unanswerable questions are measured only by the abstention cutoff: the app abstains when
   nothing comes back or the top score is below ``abstain_below``.
+
+Rows come out as they are ready, in the order the results came in, as version 2 rows
+(core/question_row.py); the metrics are computed a batch of questions at a time.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
+from ci_eval.core.artefact import MEASURED
 from ci_eval.core.goldset import GoldSet, Question
-from ci_eval.core.judged import judged_at_k, mean_judged
+from ci_eval.core.judged import judged_at_k
+from ci_eval.core.question_row import from_row
 from ci_eval.core.results import Retrieved
+from ci_eval.core.run_columns import RunColumns, abstains
+
+__all__ = ["Evaluation", "Scored", "abstains", "evaluate", "evaluate_rows"]
+
+BATCH = 2048  # questions per metrics.compute call: its set-up cost spread, memory bounded
 
 
 @dataclass(frozen=True)
 class Evaluation:
+    """A whole evaluation held in memory (tests and benchmarks; a run streams instead)."""
+
     questions: list
     summary: dict
 
 
+@dataclass(slots=True)
+class Scored:
+    """One question measured, before and after its batch's metrics are computed."""
+
+    question: Question
+    retrieved: Retrieved
+    status: str
+    stale: list
+    live: dict  # gold without the stale ids: what the metrics judge against
+    first_gold_rank: int | None
+    judged: float | None
+    values: list  # one per metric once computed; [] when not measured
+
+    @property
+    def in_means(self) -> bool:
+        """Answerable and measured (an error scores 0). An unanswerable question has no gold
+        to score, even when it failed."""
+        return self.status in MEASURED and not self.question.unanswerable
+
+
 def _status(q: Question, live_relevant: bool, relevant_stale: bool, r: Retrieved) -> str:
-    if r.failed:
+    if r.error is not None:
         return "error"
     if q.unanswerable:
         return "unanswerable"
@@ -44,21 +75,56 @@ def _status(q: Question, live_relevant: bool, relevant_stale: bool, r: Retrieved
     return "ok"
 
 
-def in_means(entry: dict) -> bool:
-    """Whether a question's metrics enter the means: answerable and measured (an error
-    scores 0). An unanswerable question has no gold to score, even when it failed."""
-    return entry["status"] in ("ok", "error") and not entry["unanswerable"]
+def score(q: Question, r: Retrieved, k: int, level, index_ids) -> Scored:
+    gold = q.gold
+    if index_ids is None or all(g in index_ids for g, _ in gold):
+        stale, live = [], dict(gold)  # the common case: nothing missing from the index
+        relevant_stale = False
+    else:
+        stale = sorted({g for g, _ in gold if g not in index_ids})
+        live = {g: grade for g, grade in gold if g in index_ids}
+        relevant_stale = any(grade >= level for g, grade in gold if g in stale)
+    live_relevant = any(grade >= level for grade in live.values())
+    status = _status(q, live_relevant, relevant_stale, r)
+    first = None
+    for rank, cid in enumerate(r.ids, 1):
+        if live.get(cid, 0) >= level:
+            first = rank
+            break
+    judged = None
+    top = r.ids[:k]
+    if top and status in MEASURED:
+        # Over the whole gold (stale ids cannot be retrieved, so they never count).
+        judged = judged_at_k(top, dict(gold) if stale else live, k)
+    return Scored(q, r, status, stale, live, first, judged, [])
 
 
-def abstains(top_score: float | None, cutoff: float | None) -> bool:
-    """The app says "I could not find this" when nothing came back or the top score is
-    below the cutoff. Without a cutoff only an empty result abstains."""
-    if top_score is None:
-        return True
-    return cutoff is not None and top_score < cutoff
+def _row(s: Scored, answer) -> tuple:
+    q, r = s.question, s.retrieved
+    return (
+        q.id, q.question, q.tags, q.unanswerable, s.status, sorted(q.gold), s.stale, s.values,
+        s.first_gold_rank, r.scores[0] if r.scores else None,
+        None if r.latency_ms is None else round(r.latency_ms, 3),
+        answer, s.judged, r.error, r.warnings, tuple(zip(r.ids, r.scores)),
+    )
 
 
-def evaluate(
+def _measure(batch: list[Scored], resolved, level) -> None:
+    measured = [s for s in batch if s.in_means]
+    if not measured:
+        return
+    from ci_eval.core.metrics import compute
+
+    values = compute(resolved, [s.retrieved.ids for s in measured], [s.live for s in measured], level)
+    columns = [values[m.name].tolist() for m in resolved]
+    for i, s in enumerate(measured):
+        s.values = [column[i] for column in columns]
+
+
+Judge = Callable[[Scored, Mapping[str, float]], "bool | None"]
+
+
+def evaluate_rows(
     gold: GoldSet,
     retrieved: Iterable[tuple[str, Retrieved]],
     *,
@@ -66,111 +132,44 @@ def evaluate(
     metrics: tuple[str, ...],
     relevance_level: int = 1,
     index_ids=None,
-    abstain_below: float | None = None,
     answers: Mapping[str, bool] | None = None,
-) -> Evaluation:
-    from ci_eval.core.metrics import compute, resolve_metric
+    judge: Judge | None = None,
+    batch: int = BATCH,
+) -> Iterator[tuple]:
+    """Version 2 rows in the order of ``retrieved``, ``batch`` questions at a time.
+    ``judge(scored, metric values)`` decides answer_correct when given (the demo's
+    stand-in judge); else ``answers`` (the team's end-to-end eval) does, or nothing."""
+    from ci_eval.core.metrics import resolve_metric
 
     by_id = gold.by_id()
-    entries = []
-    measured: list[int] = []  # positions of the entries that get metric values
-    rankings, judgments = [], []
-    for qid, r in retrieved:
-        q = by_id[qid]
-        gold_map = q.gold_map
-        stale = q.stale_ids(index_ids)
-        live = {g: grade for g, grade in gold_map.items() if g not in stale}
-        live_relevant = any(grade >= relevance_level for grade in live.values())
-        relevant_stale = any(gold_map[g] >= relevance_level for g in stale)
-        status = _status(q, live_relevant, relevant_stale, r)
-        first = next(
-            (i for i, cid in enumerate(r.ids, 1) if live.get(cid, 0) >= relevance_level), None
-        )
-        entry = {
-            "id": q.id,
-            "question": q.question,
-            "tags": list(q.tags),
-            "unanswerable": q.unanswerable,
-            "gold": gold_map,
-            "stale": stale,
-            "status": status,
-            "error": r.error,
-            "warnings": list(r.warnings),
-            "ranking": [{"id": c, "score": s} for c, s in zip(r.ids, r.scores)],
-            "first_gold_rank": first,
-            "top_score": r.scores[0] if r.scores else None,
-            "metrics": {},
-            "latency_ms": None if r.latency_ms is None else round(r.latency_ms, 3),
-            "answer_correct": None if answers is None else answers.get(q.id),
-            # Over the whole gold map (stale ids cannot be retrieved, so they never count).
-            "judged_at_k": judged_at_k(r.ids, gold_map, k) if status in ("ok", "error") else None,
-        }
-        if in_means(entry):
-            measured.append(len(entries))
-            rankings.append(r.ids)
-            judgments.append(live)
-        entries.append(entry)
-
     resolved = [resolve_metric(m) for m in metrics]
-    values = compute(resolved, rankings, judgments, relevance_level) if measured else {}
-    for row, position in enumerate(measured):
-        entries[position]["metrics"] = {m.name: float(values[m.name][row]) for m in resolved}
-
-    return Evaluation(entries, summarise_run(entries, metrics, abstain_below, k))
-
-
-def summarise_run(entries: list, metrics, abstain_below: float | None, k: int) -> dict:
-    """The artefact's whole summary from its per-question rows: what a run writes and what
-    the merge of a sharded run's parts recomputes, so the two cannot drift apart."""
-    summary = summarise(entries, metrics, abstain_below)
-    summary["judged_at_k"] = {"k": k, "mean": mean_judged(e["judged_at_k"] for e in entries)}
-    return summary
+    names = [m.name for m in resolved]
+    pending: list[Scored] = []
+    for qid, r in retrieved:
+        pending.append(score(by_id[qid], r, k, relevance_level, index_ids))
+        if len(pending) >= batch:
+            yield from _emit(pending, resolved, relevance_level, names, answers, judge)
+            pending = []
+    yield from _emit(pending, resolved, relevance_level, names, answers, judge)
 
 
-def _means(rows: list, metrics) -> dict:
-    if not rows:
-        return {}
-    return {m: math.fsum(r["metrics"][m] for r in rows) / len(rows) for m in metrics}
+def _emit(pending, resolved, level, names, answers, judge) -> Iterator[tuple]:
+    _measure(pending, resolved, level)
+    for s in pending:
+        if judge is not None:
+            answer = judge(s, dict(zip(names, s.values)))
+        else:
+            answer = None if answers is None else answers.get(s.question.id)
+        yield _row(s, answer)
 
 
-def _percentile(sorted_values: list, p: float) -> float:
-    # Nearest-rank percentile: an observed latency, never an interpolated one.
-    index = max(0, math.ceil(p / 100 * len(sorted_values)) - 1)
-    return sorted_values[index]
-
-
-def summarise(entries: list, metrics, abstain_below: float | None) -> dict:
-    measured = [e for e in entries if in_means(e)]
-    by_tag: dict[str, list] = {}
-    for e in measured:
-        for tag in e["tags"]:
-            by_tag.setdefault(tag, []).append(e)
-    unanswerable = [e for e in entries if e["unanswerable"]]
-    latencies = sorted(e["latency_ms"] for e in entries if e["latency_ms"] is not None)
-    return {
-        "overall": {"count": len(measured), "means": _means(measured, metrics)},
-        "by_tag": {
-            tag: {"count": len(rows), "means": _means(rows, metrics)} for tag, rows in sorted(by_tag.items())
-        },
-        # Distinct ids: one chunk missing from the index is one stale label to fix, however
-        # many questions cite it.
-        "stale": {
-            "questions": sum(e["status"] == "stale" for e in entries),
-            "ids": len({g for e in entries for g in e["stale"]}),
-        },
-        "unanswerable": {
-            "count": len(unanswerable),
-            # A failed question did not abstain: the retriever never answered it.
-            "abstained": sum(abstains(e["top_score"], abstain_below) for e in unanswerable
-                             if e["status"] != "error"),
-            "cutoff": abstain_below,
-        },
-        "errors": sum(e["status"] == "error" for e in entries),
-        "latency_ms": {
-            "mean": round(math.fsum(latencies) / len(latencies), 3),
-            "p50": _percentile(latencies, 50),
-            "p95": _percentile(latencies, 95),
-        }
-        if latencies
-        else None,
-    }
+def evaluate(gold: GoldSet, retrieved: Iterable[tuple[str, Retrieved]], *, k: int, metrics: tuple[str, ...],
+             abstain_below: float | None = None, **options) -> Evaluation:
+    """The whole evaluation in memory, each question as its version 1 object; ``options``
+    as ``evaluate_rows`` takes them."""
+    columns = RunColumns(metrics, abstain_below, k)
+    questions = []
+    for row in evaluate_rows(gold, retrieved, k=k, metrics=metrics, **options):
+        columns.add(row)
+        questions.append(from_row(row, metrics))
+    return Evaluation(questions, columns.summary())

@@ -2,11 +2,18 @@
 
 Strict on purpose: a merge that goes green with a shard missing, or that mixes parts of two
 runs, reports a number nobody measured. Every summary figure (means, per-tag means, stale
-and unanswerable counts, latency percentiles) is recomputed from the per-question rows with
-the same ``summarise_run`` the run uses; nothing per-shard is averaged.
+and unanswerable counts, latency percentiles) is recomputed from the per-question rows by
+the same core/run_columns.py the run feeds; nothing per-shard is averaged.
+
+The parts are checked from their top-level keys and question ids alone (``Part``); the
+rows then stream through in gold-set order, one per part held at a time.
 """
 
 from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 
 from ci_eval.core.shard import config_sha256, shard_of
 from ci_eval.errors import InputError
@@ -16,12 +23,26 @@ _SAME = ("tool", "git", "config", "gold_set", "index", "k", "metrics", "abstain_
 _IDENTITY = ("gold_sha256", "config_sha256", "index_version")
 
 
-def _record(artefact: dict, source: str) -> dict:
+@dataclass(frozen=True)
+class Part:
+    """One part as the checks see it: where it came from, its top-level keys but the
+    questions, and its question ids in order."""
+
+    source: str
+    header: dict
+    ids: list
+
+
+def part_of(source: str, artefact: dict) -> Part:
+    """A validated (version 1 shaped) artefact -> its Part."""
+    return Part(source, {k: v for k, v in artefact.items() if k != "questions"},
+                [q["id"] for q in artefact["questions"]])
+
+
+def _record(artefact: dict, ids: list, source: str) -> dict:
     shard = artefact.get("shard")
     if not isinstance(shard, dict):
         raise InputError("is not a shard part (write parts with `ci-eval run --shard I/N`)", source)
-    rows = artefact["questions"]
-    ids = [q["id"] for q in rows]
     if shard["ids"] != ids or len(shard["positions"]) != len(ids):
         raise InputError("the part's questions do not match its shard record", source, "shard.ids")
     if shard["index"] > shard["count"]:
@@ -94,24 +115,31 @@ def _merged_cache(artefacts: list[dict]) -> dict | None:
     return {"hits": sum(c["hits"] for c in used), "misses": sum(c["misses"] for c in used)}
 
 
-def merge_parts(parts: list[tuple[str, dict]]) -> dict:
-    """``parts`` are (source, validated artefact) pairs, in any order."""
-    from ci_eval.core.artefact import build_artefact
-    from ci_eval.core.evaluation import Evaluation, summarise_run
-
+def check_parts(parts: list[Part]) -> list[dict]:
+    """Refuse parts that are not all of one run; their shard records, in the parts' order."""
     if not parts:
         raise InputError("no parts to merge", "merge")
-    records = [_record(part, source) for source, part in parts]
-    _check_same_run(parts, records)
-    _check_complete(parts, records)
-    _check_assignment(parts, records)
-    placed = sorted(((pos, row) for (_, part), r in zip(parts, records)
-                     for pos, row in zip(r["positions"], part["questions"])), key=lambda pair: pair[0])
-    rows = [row for _, row in placed]
-    first = parts[0][1]
-    merged = build_artefact(
+    pairs = [(p.source, p.header) for p in parts]
+    records = [_record(p.header, p.ids, p.source) for p in parts]
+    _check_same_run(pairs, records)
+    _check_complete(pairs, records)
+    _check_assignment(pairs, records)
+    for (source, _), record in zip(pairs, records):
+        positions = record["positions"]
+        if any(a >= b for a, b in zip(positions, positions[1:])):
+            # A run writes its questions in gold-set order; the merge streams on that.
+            raise InputError("the part's positions are not in gold-set order", source, "shard.positions")
+    return records
+
+
+def merged_head(parts: list[Part]) -> dict:
+    """The merged artefact's keys known before its rows (no shard record: it is whole)."""
+    from ci_eval.core.artefact import artefact_head
+
+    first = parts[0].header
+    return artefact_head(
         tool_version=first["tool"]["version"],
-        created_at=max(part["created_at"] for _, part in parts),
+        created_at=max(p.header["created_at"] for p in parts),
         git=first.get("git"),
         config=first["config"],
         gold_set=first["gold_set"],
@@ -119,10 +147,24 @@ def merge_parts(parts: list[tuple[str, dict]]) -> dict:
         k=first["k"],
         metrics=first["metrics"],
         abstain_below=first.get("abstain_below"),
-        evaluation=Evaluation(rows, summarise_run(rows, first["metrics"], first.get("abstain_below"), first["k"])),
-        history=first.get("history"),
     )
-    cache = _merged_cache([part for _, part in parts])
+
+
+def merged_end(parts: list[Part], columns, history: Callable[[], list | None] | None = None) -> dict:
+    """The keys after the rows: the summary from every part's rows, the parts' history
+    (or ``history()``'s when it gives one), the cache's hits and misses added up."""
+    chosen = history() if history is not None else None
+    end = {"summary": columns.summary(),
+           "history": list(parts[0].header.get("history") or [] if chosen is None else chosen)}
+    cache = _merged_cache([p.header for p in parts])
     if cache is not None:
-        merged["cache"] = cache
-    return merged
+        end["cache"] = cache
+    return end
+
+
+def merged_rows(records: list[dict], rows: Iterable[Iterator]) -> Iterator:
+    """The parts' rows (``rows``: one iterator a part, in the order of ``records``) in
+    gold-set order. Each part's positions ascend, so one row a part is held at a time."""
+    streams = [zip(r["positions"], part_rows) for r, part_rows in zip(records, rows)]
+    for _, row in heapq.merge(*streams, key=lambda pair: pair[0]):
+        yield row

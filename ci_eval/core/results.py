@@ -7,6 +7,7 @@ per-question error recorded in the artefact instead of aborting the run.
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,7 @@ class ResultError(ValueError):
     """The retriever's answer for one question cannot be used."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Retrieved:
     ids: tuple[str, ...] = ()  # best first, trec_eval's order (score desc, id desc)
     scores: tuple[float, ...] = ()
@@ -84,8 +85,50 @@ def parse_pair(item: Any, position: int) -> tuple[str, float]:
     return cid, score
 
 
+_PAIR_TYPES = {tuple, list}
+_STR, _FLOAT, _TWO = {str}, {float}, {2}
+
+
+def _plain(raw: Any) -> tuple[tuple, tuple] | None:
+    """(ids, scores) when ``raw`` is the common case, a list of (str, float) pairs with
+    distinct non-empty ids and finite scores strictly descending (already trec_eval's
+    order): checked in a few passes that stay in C. None: anything else, which ``clean``
+    takes the long way, naming what is wrong."""
+    if type(raw) is not list or not raw:
+        return None
+    if not set(map(type, raw)) <= _PAIR_TYPES or set(map(len, raw)) != _TWO:
+        return None
+    ids, scores = zip(*raw)
+    if set(map(type, ids)) != _STR or set(map(type, scores)) != _FLOAT or not all(ids):
+        return None
+    # A sum that is finite has no NaN or infinity in it (one that overflows goes the long way).
+    if not math.isfinite(sum(scores)) or not all(map(operator.gt, scores, scores[1:])):
+        return None
+    if len(set(ids)) != len(ids):
+        return None
+    joined = "".join(ids)
+    if not joined.isascii() and LONE_SURROGATE.search(joined):
+        return None
+    return ids, scores
+
+
+def _not_in_index(ids, known_ids) -> list[str]:
+    if known_ids is None or (isinstance(known_ids, frozenset) and known_ids.issuperset(ids)):
+        return []
+    unknown = [c for c in ids if c not in known_ids]
+    return [f"{len(unknown)} {NOT_IN_INDEX}, e.g. {unknown[0]!r}"] if unknown else []
+
+
 def clean(raw: Any, depth: int, latency_ms: float | None = None, known_ids=None) -> Retrieved:
     """Validate, de-duplicate (first kept), order and cut one question's results."""
+    plain = _plain(raw)
+    if plain is not None:
+        ids, scores = plain[0][:depth], plain[1][:depth]
+        return Retrieved(ids, scores, latency_ms, None, tuple(_not_in_index(ids, known_ids)))
+    return _clean(raw, depth, latency_ms, known_ids)
+
+
+def _clean(raw: Any, depth: int, latency_ms: float | None, known_ids) -> Retrieved:
     from ci_eval.core.ranking import order
 
     if raw is None:
@@ -108,8 +151,5 @@ def clean(raw: Any, depth: int, latency_ms: float | None = None, known_ids=None)
         warnings.append(f"{duplicates} {DUPLICATES} (first occurrence kept)")
     ranking = order(pairs)
     ids, scores = ranking.ids[:depth], ranking.scores[:depth]
-    if known_ids is not None:
-        unknown = [c for c in ids if c not in known_ids]
-        if unknown:
-            warnings.append(f"{len(unknown)} {NOT_IN_INDEX}, e.g. {unknown[0]!r}")
+    warnings += _not_in_index(ids, known_ids)
     return Retrieved(ids=ids, scores=scores, latency_ms=latency_ms, warnings=tuple(warnings))

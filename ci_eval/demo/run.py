@@ -9,9 +9,10 @@ def demo_config_path(label: str) -> str:
     return str(resources.files("ci_eval.demo").joinpath(f"{label}.toml"))
 
 
-def demo_artefact(label: str, *, history=None, show_progress=True) -> dict:
-    """One demo run. Answer correctness comes from a deterministic stand-in judge (the
-    artefact says so in its config), so the failure matrix has data to show."""
+def demo_artefact(label: str, out, *, history=None, show_progress=True, git=None):
+    """One demo run, streamed to ``out`` (an inputs.artefact_out.RunWritten back). Answer
+    correctness comes from a deterministic stand-in judge (the artefact says so in its
+    config), so the failure matrix has data to show."""
     from ci_eval.core.artefact import MEASURED
     from ci_eval.core.evaluation import abstains
     from ci_eval.demo.answerer import answer_correct
@@ -19,28 +20,46 @@ def demo_artefact(label: str, *, history=None, show_progress=True) -> dict:
     from ci_eval.retrieval.pipeline import load_inputs, run_evaluation
 
     config = load_config(demo_config_path(label))
-    artefact = run_evaluation(
-        load_inputs(config),
-        git={"sha": None, "ref": f"demo/{label}", "dirty": None},
-        history=history,
-        show_progress=show_progress,
-    )
-    k = artefact["k"]
-    for q in artefact["questions"]:
-        if q["unanswerable"]:
-            # The right answer to an unanswerable question is "I could not find this".
-            q["answer_correct"] = abstains(q["top_score"], artefact["abstain_below"])
-        elif q["status"] in MEASURED:
-            found = q["metrics"].get(f"hit@{k}", 0.0) >= 1.0  # as measured, not recomputed
-            q["answer_correct"] = answer_correct(q["id"], found, label)
-    artefact["config"]["answers"] = "stand-in judge (ci_eval.demo.answerer), not a real model"
-    if label == "head":
-        from ci_eval.core.remap import remap_summary
+    k, cutoff = config.k, config.abstain_below
 
-        plan = demo_remap()
-        if plan.mappings:
-            artefact["index"]["remap"] = remap_summary(plan)
-    return artefact
+    def judge(scored, values):
+        if scored.question.unanswerable:
+            # The right answer to an unanswerable question is "I could not find this".
+            top = scored.retrieved.scores[0] if scored.retrieved.scores else None
+            return abstains(top, cutoff)
+        if scored.status in MEASURED:
+            found = values.get(f"hit@{k}", 0.0) >= 1.0  # as measured, not recomputed
+            return answer_correct(scored.question.id, found, label)
+        return None
+
+    def amend(head: dict) -> None:
+        head["config"]["answers"] = "stand-in judge (ci_eval.demo.answerer), not a real model"
+        if label == "head":
+            from ci_eval.core.remap import remap_summary
+
+            plan = demo_remap()
+            if plan.mappings:
+                head["index"]["remap"] = remap_summary(plan)
+
+    return run_evaluation(
+        load_inputs(config), out,
+        git=git or {"sha": None, "ref": f"demo/{label}", "dirty": None},
+        history=history, show_progress=show_progress, judge=judge, amend=amend,
+    )
+
+
+def builtin_base() -> dict:
+    """The demo's baseline run, read back as a stored one would be (the action's fallback
+    when no baseline is stored). It streams to a temporary folder, removed after."""
+    import tempfile
+    from pathlib import Path
+
+    from ci_eval.inputs.loaders import load_artefact
+
+    with tempfile.TemporaryDirectory(prefix="ci-eval-demo-") as tmp:
+        path = Path(tmp) / "base.json"
+        demo_artefact("base", path, show_progress=False)
+        return load_artefact(path)
 
 
 def demo_remap():

@@ -32,22 +32,19 @@ def _load(inputs: ActionInputs, what: str):
 def part_mode(inputs: ActionInputs, event: Event, env) -> int:
     """A matrix job: run one shard, write the part where the upload step looks, and name
     the artifact it is uploaded as. No baseline, no comment, no gate: the merge job does those."""
-    from ci_eval.core.artefact import dumps
     from ci_eval.core.shard import parse_shard
-    from ci_eval.inputs.files import atomic_write
     from ci_eval.retrieval.pipeline import load_inputs, retriever_failed, run_evaluation
 
     shard = parse_shard(inputs.shard, "input shard")
     config = _load(inputs, "sharded")
-    part = run_evaluation(load_inputs(config), git=job_git(event, env), shard=shard,
-                          cache_dir=inputs.cache or None)
     path = Path(inputs.out_dir) / RUN_MEMBER
-    atomic_write(path, dumps(part))
+    part = run_evaluation(load_inputs(config), path, git=job_git(event, env), shard=shard,
+                          cache_dir=inputs.cache or None)
     name = part_artifact_name(inputs.artifact_name, shard)
     write_outputs(env.get("GITHUB_OUTPUT"), {"part-name": name, "artefact": str(path)})
-    log(f"ci-eval: shard {shard}: {len(part['questions'])} question(s); the part is uploaded as {name}")
-    failure = retriever_failed(part) or (
-        f"the retriever failed on {part['summary']['errors']} question(s)" if part["summary"]["errors"] else None)
+    errors = part.columns.errors.count
+    log(f"ci-eval: shard {shard}: {part.columns.asked} question(s); the part is uploaded as {name}")
+    failure = retriever_failed(part) or (f"the retriever failed on {errors} question(s)" if errors else None)
     if failure:
         log(f"ci-eval: error: {failure}; see the part")
         return EXIT_RETRIEVER_FAILED
@@ -55,7 +52,8 @@ def part_mode(inputs: ActionInputs, event: Event, env) -> int:
 
 
 def download_parts(port, run_id: int, artifact_name: str) -> list[tuple[str, dict]]:
-    """(source, validated part) for every part artifact of run ``run_id``, by shard number."""
+    """(source, validated part) for every part artifact of run ``run_id``, by shard number.
+    A zip's bytes are in memory already: the parts are held whole here."""
     from ci_eval.inputs.loaders import parse_artefact_bytes
 
     pattern = re.compile(re.escape(artifact_name) + r"-part-(\d+)-of-(\d+)")
@@ -78,19 +76,26 @@ def download_parts(port, run_id: int, artifact_name: str) -> list[tuple[str, dic
 
 
 def merged_evaluation(port_factory):
-    """``run_mode``'s evaluate step for ``mode: merge``: the head is this run's parts merged."""
+    """``run_mode``'s evaluate step for ``mode: merge``: the head is this run's parts merged,
+    streamed to the bundle's artefact."""
 
-    def evaluate(inputs: ActionInputs, event: Event, env):
-        from ci_eval.core.merge import merge_parts
+    def evaluate(inputs: ActionInputs, event: Event, env, history_after):
+        from ci_eval.core.merge import check_parts, part_of
+        from ci_eval.core.question_row import to_row
         from ci_eval.core.shard import config_sha256
+        from ci_eval.inputs.artefact_out import write_merged
 
         config = _load(inputs, "merged")
         run_id = int(require(env, "GITHUB_RUN_ID"))
-        head = merge_parts(download_parts(port_factory(), run_id, inputs.artifact_name))
-        if config_sha256(head["config"]) != config_sha256(config.as_recorded()):
+        downloaded = download_parts(port_factory(), run_id, inputs.artifact_name)
+        parts = [part_of(source, part) for source, part in downloaded]
+        check_parts(parts)
+        if config_sha256(parts[0].header["config"]) != config_sha256(config.as_recorded()):
             # The gate applied here must be the one the parts were measured under.
             raise InputError("the parts were run with another config than this job's", config.source)
-        log(f"ci-eval: merged {len(head['questions'])} questions from this run's parts")
-        return head, config, None
+        rows = [(to_row(q, part["metrics"]) for q in part["questions"]) for _, part in downloaded]
+        head = write_merged(Path(inputs.out_dir) / RUN_MEMBER, parts, rows, history_after(None))
+        log(f"ci-eval: merged {head.columns.asked} questions from this run's parts")
+        return head, config
 
     return evaluate

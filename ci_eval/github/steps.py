@@ -184,20 +184,18 @@ def stale_annotations(head: Artefact | dict, gold_path: str | None) -> list[str]
     return out
 
 
-def write_bundle(out_dir: Path, head: dict, report, pr: dict | None) -> Path:
-    """The workflow artifact's contents: the artefact (a later PR's baseline), and for the
-    fork poster the comment, the base it was compared with and the PR it belongs to."""
+def write_bundle(out_dir: Path, report, pr: dict | None) -> None:
+    """The workflow artifact's contents besides the artefact (a later PR's baseline,
+    already streamed to ``out_dir``): for the fork poster the comment and the PR it
+    belongs to, and the full report and the charts."""
     from ci_eval.inputs.files import atomic_write
-    from ci_eval.inputs.loaders import artefact_text
 
-    atomic_write(out_dir / RUN_MEMBER, artefact_text(head, str(out_dir / RUN_MEMBER)))
     atomic_write(out_dir / COMMENT_MEMBER, report.markdown)
     atomic_write(out_dir / "summary.md", report.full_markdown)
     atomic_write(out_dir / "scores.svg", report.svg)
     atomic_write(out_dir / "trend.svg", report.trend_svg)
     if pr is not None:
         atomic_write(out_dir / PR_MEMBER, json.dumps(pr, sort_keys=True) + "\n")
-    return out_dir / RUN_MEMBER
 
 
 class _Background:
@@ -238,8 +236,22 @@ def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int
         lookup = _Background(lambda: _baseline_or_outage(port, event, workflow, inputs.artifact_name))
     elif plan.carry_history:
         lookup = _Background(lambda: _previous_history(port, event, workflow, inputs.artifact_name))
-    head, config, builtin_base = _head_source(plan, port_factory)(inputs, event, env)
-    baseline = _baseline_for(plan, lookup, builtin_base, head, event)
+    chosen: list[Baseline] = []
+
+    def history_after(builtin_base: dict | None):
+        """The head's history, asked for once its last row is written: the lookup has
+        had the whole run to finish."""
+        def resolve():
+            baseline, history = _baseline_for(plan, lookup, builtin_base, event)
+            chosen.append(baseline)
+            return history
+        return resolve
+
+    written, config = _head_source(plan, port_factory)(inputs, event, env, history_after)
+    from ci_eval.inputs.loaders import load_artefact
+
+    head = load_artefact(written.path)  # read back as a later run reads it
+    baseline = chosen[0]
     log(f"ci-eval: {baseline.description}")
     demo = inputs.config == "demo"
     report = build_report(
@@ -260,18 +272,18 @@ def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int
         # What the workflow_run poster needs: which PR and commit; whether this job posted.
         pr = {"number": event.pr_number, "head_sha": event.head_sha, "base_sha": event.base_sha,
               "comment_posted": posted}
-    artefact_path = write_bundle(Path(inputs.out_dir), head, report, pr)
+    write_bundle(Path(inputs.out_dir), report, pr)
 
     # The demo's gold set lives in the package, not in the repository: nothing to annotate.
     run = read_artefact(head)
     for line in stale_annotations(run, None if demo else config.gold_set):
         print(line, flush=True)
-    return _finish(head, run, report, baseline, inputs, env, str(artefact_path), comment_url)
+    return _finish(written, run, report, baseline, inputs, env, written.path, comment_url)
 
 
-def _baseline_for(plan, lookup, builtin_base: dict | None, head: dict, event: Event) -> Baseline:
-    """The baseline the lookup found (the demo's built-in one when none is stored); the
-    head artefact carries the base branch's history forward."""
+def _baseline_for(plan, lookup, builtin_base: dict | None, event: Event) -> tuple[Baseline, list | None]:
+    """The baseline the lookup found (the demo's built-in one when none is stored), and
+    the history the head carries forward: the base branch's (None: the head's own)."""
     from ci_eval.core.artefact import carry_history
 
     baseline = Baseline(None, "none", f"{event.name}: this run records the baseline for later pull requests")
@@ -279,10 +291,10 @@ def _baseline_for(plan, lookup, builtin_base: dict | None, head: dict, event: Ev
         baseline = lookup.result()
         if baseline.artefact is None and builtin_base is not None:
             baseline = Baseline(builtin_base, "builtin", f"{baseline.description}; the demo compares with its built-in baseline configuration instead")
-        head["history"] = carry_history(baseline.artefact)
-    elif plan.carry_history:
-        head["history"] = lookup.result()
-    return baseline
+        return baseline, carry_history(baseline.artefact)
+    if plan.carry_history:
+        return baseline, lookup.result()
+    return baseline, None
 
 
 def _post(plan, port, event: Event, report, inputs: ActionInputs) -> tuple[str | None, bool]:
@@ -299,14 +311,14 @@ def _post(plan, port, event: Event, report, inputs: ActionInputs) -> tuple[str |
     return None, False
 
 
-def _finish(head: dict, run: Artefact, report, baseline: Baseline, inputs: ActionInputs, env,
+def _finish(written, run: Artefact, report, baseline: Baseline, inputs: ActionInputs, env,
             artefact_path: str, comment_url: str | None) -> int:
     """Outputs, the verdict in the log, then the exit code: the retriever's failure first,
     then the gate, then a GitHub outage during the baseline lookup."""
     from ci_eval.retrieval.pipeline import retriever_failed
 
     verdict = "pass" if report.passed else "fail"
-    failure = retriever_failed(head)
+    failure = retriever_failed(written)
     errors = run.summary.errors
     if failure or errors:
         verdict = "error"
@@ -362,23 +374,25 @@ def _head_source(plan, port_factory):
     return _evaluate
 
 
-def _evaluate(inputs: ActionInputs, event: Event, env):
-    """The head run. ``config: demo`` runs the embedded demo's changed configuration, with
-    the demo's own baseline configuration as the fallback when no stored baseline exists."""
+def _evaluate(inputs: ActionInputs, event: Event, env, history_after):
+    """The head run, streamed to the bundle's artefact. ``config: demo`` runs the embedded
+    demo's changed configuration, with the demo's own baseline configuration as the
+    fallback when no stored baseline exists."""
     from ci_eval.inputs.loaders import load_config
     from ci_eval.retrieval.pipeline import load_inputs, run_evaluation
 
     git = job_git(event, env)
+    out = Path(inputs.out_dir) / RUN_MEMBER
     if inputs.config == "demo":
-        from ci_eval.demo.run import demo_artefact, demo_config_path
+        from ci_eval.demo.run import builtin_base, demo_artefact, demo_config_path
 
-        head = demo_artefact("head", show_progress=True)
-        head["git"] = git
-        builtin = demo_artefact("base", show_progress=False) if event.name == "pull_request" else None
-        return head, load_config(demo_config_path("head")), builtin
+        builtin = builtin_base() if event.name == "pull_request" else None
+        head = demo_artefact("head", out, show_progress=True, git=git, history=history_after(builtin))
+        return head, load_config(demo_config_path("head"))
     config = load_config(inputs.config)
-    head = run_evaluation(load_inputs(config), git=git, cache_dir=inputs.cache or None)
-    return head, config, None
+    head = run_evaluation(load_inputs(config), out, git=git, cache_dir=inputs.cache or None,
+                          history=history_after(None))
+    return head, config
 
 
 def job_git(event: Event, env) -> dict | None:
@@ -429,9 +443,9 @@ def _post_run_comment(inputs: ActionInputs, event: Event, env, port, rules: tupl
     baseline = find_baseline(port, pr_event, workflow_file(event.workflow_path), inputs.artifact_name, now_utc())
     if baseline.artefact is None and _is_demo(head):
         # The demo compares with its built-in baseline when none is stored: our own code.
-        from ci_eval.demo.run import demo_artefact
+        from ci_eval.demo.run import builtin_base
 
-        baseline = Baseline(demo_artefact("base", show_progress=False), "builtin",
+        baseline = Baseline(builtin_base(), "builtin",
                             f"{baseline.description}; the demo compares with its built-in baseline configuration instead")
     report = build_report(
         baseline.artefact, head, policy_from(gate),

@@ -9,7 +9,7 @@ import re
 import stat
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -395,8 +395,22 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
     interrupted run) sees the previous file or the new one, never half of one. Through a
     symlink the target is written; the file gets the mode the umask gives a new file (or
     keeps the one it had)."""
+    atomic_write_pieces(path, [data.encode("utf-8") if isinstance(data, str) else data])
+
+
+class TooLarge(Exception):
+    """Raised by ``atomic_write_pieces`` when the pieces pass ``limit`` bytes."""
+
+    def __init__(self, size: int):
+        super().__init__(size)
+        self.size = size
+
+
+def atomic_write_pieces(path: str | os.PathLike, pieces: Iterable[str | bytes], limit: int | None = None) -> int:
+    """``atomic_write`` of text that arrives a piece at a time (a run's rows as they are
+    measured), gathered into large writes. Past ``limit`` bytes the temporary file is
+    removed and TooLarge raised: nothing is left half-written. Returns the bytes written."""
     p = _output_target(path)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -410,12 +424,13 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
     except OSError as exc:
         raise InputError(f"cannot be written: {exc.strerror}", str(path)) from None
     try:
-        with os.fdopen(fd, "wb") as fh:
+        with os.fdopen(fd, "wb", buffering=_WRITE_BUFFER) as fh:
             os.fchmod(fh.fileno(), mode)
-            fh.write(payload)
+            size = _write_all(fh, pieces, limit)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, p)
+        return size
     except BaseException as exc:
         try:
             os.unlink(tmp)
@@ -424,6 +439,20 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
         if isinstance(exc, OSError):
             raise InputError(f"could not be written: {exc.strerror or exc}", str(path)) from None
         raise
+
+
+_WRITE_BUFFER = 1 << 20
+
+
+def _write_all(fh, pieces: Iterable[str | bytes], limit: int | None) -> int:
+    size = 0
+    for piece in pieces:
+        data = piece.encode("utf-8") if isinstance(piece, str) else piece
+        size += len(data)
+        if limit is not None and size > limit:
+            raise TooLarge(size)
+        fh.write(data)
+    return size
 
 
 def atomic_append(path: str | os.PathLike, text: str) -> None:

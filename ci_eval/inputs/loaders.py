@@ -11,7 +11,8 @@ from ci_eval.inputs.files import decode, json_lines, read_bytes, read_json, read
 CONFIG_NAME = "ci-eval.toml"
 TOOL_TABLE = "ci-eval"
 # The one size limit of a run artefact, for the writer and every reader: 128 MiB holds
-# about 130,000 questions at the default depth (an artefact takes about 1 KB a question).
+# about 270,000 questions at depth 15 in version 2 (about 500 bytes a question; version 1
+# took about 1 KB, so 130,000).
 # A base artefact comes from another run, perhaps a fork's: readers cap it before parsing.
 MAX_ARTEFACT_BYTES = 128 * 1024 * 1024
 
@@ -100,7 +101,9 @@ def load_gold_set(path: str):
     from ci_eval.core.goldset import content_hash, parse_gold_set
 
     data, raw = read_json(path, "gold set")
-    return parse_gold_set(data, str(path)), content_hash(raw)
+    sha = content_hash(raw)
+    del raw  # a large gold set's bytes need not outlive its parse
+    return parse_gold_set(data, str(path)), sha
 
 
 def load_manifest(config):
@@ -163,28 +166,15 @@ def _checked_artefact(data, source: str) -> dict:
 
     if not isinstance(data, dict):
         raise InputError("a run artefact must be a JSON object", source, "(top level)")
+    if data.get("schema_version") == 2:
+        from ci_eval.core.artefact_v2_read import as_version_1
+
+        data = as_version_1(data, source)
     validate_artefact(data, source)
     problems = artefact_problems(data, source)
     if problems:
         raise InputErrors(problems)
     return data
-
-
-def artefact_text(artefact: dict, destination: str, limit: int = MAX_ARTEFACT_BYTES) -> str:
-    """The artefact as written, refused when a later run could not read it back."""
-    from ci_eval.core.artefact import dumps
-
-    text = dumps(artefact)
-    # A character is at most 4 bytes: most artefacts are sized without encoding them.
-    size = len(text.encode("utf-8")) if len(text) * 4 > limit else len(text)
-    if size > limit:
-        raise InputError(
-            f"the run artefact would be {size:,} bytes, over the {limit:,}-byte limit a later run "
-            f"reads as its baseline ({len(artefact.get('questions') or ()):,} questions): every pull "
-            "request would skip it; measure fewer questions or a smaller retriever.depth",
-            destination,
-        )
-    return text
 
 
 def load_artefact(path: str | os.PathLike, max_bytes: int = MAX_ARTEFACT_BYTES) -> dict:

@@ -79,38 +79,66 @@ def now_utc() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def run_evaluation(inputs: Inputs, *, git=None, history=None, show_progress=True, shard=None,
-                   cache_dir=None) -> dict:
-    from ci_eval.core.artefact import build_artefact
-    from ci_eval.core.evaluation import evaluate
+def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress=True, shard=None,
+                   cache_dir=None, judge=None, amend=None):
+    """Run the retriever over the gold set (or ``shard`` of it) and stream the version 2
+    artefact to ``out``, each row written as its question is measured. ``history`` is a
+    list or a function called once the last row is written (the action's baseline lookup
+    runs meanwhile); ``judge`` decides answer_correct (core.evaluation.evaluate_rows);
+    ``amend(head)`` adjusts the keys known before the questions (the demo's notes)."""
+    from ci_eval.core.evaluation import evaluate_rows
+    from ci_eval.core.run_columns import RunColumns
+    from ci_eval.inputs.artefact_out import RunWritten, write_rows
     from ci_eval.retrieval.progress import Progress
-    from ci_eval.retrieval.sharding import open_cache, part_questions, record_part
+    from ci_eval.retrieval.sharding import open_cache, part_questions
 
     cfg = inputs.config
     positions, questions = part_questions(inputs.gold.questions, shard)
     cache = open_cache(inputs, cache_dir)
+    head = run_head(inputs, git, shard, positions, questions)
+    if amend is not None:
+        amend(head)
+    columns = RunColumns(cfg.metrics, cfg.abstain_below, cfg.k, cfg.retriever.depth)
     progress = Progress(len(questions), "retrieving", enabled=show_progress)
+    rows = evaluate_rows(
+        inputs.gold,
+        retrieve(inputs, progress, questions, cache),
+        k=cfg.k,
+        metrics=cfg.metrics,
+        relevance_level=cfg.relevance_level,
+        index_ids=inputs.manifest.ids if inputs.manifest else None,
+        answers=inputs.answers,
+        judge=judge,
+    )
+    tail: dict = {}
+
+    def end() -> dict:
+        carried = history() if callable(history) else history
+        tail.update(summary=columns.summary(), history=list(carried or []))
+        if cache is not None:
+            tail["cache"] = cache.record()
+        return tail
+
     try:
-        evaluation = evaluate(
-            inputs.gold,
-            retrieve(inputs, progress, questions, cache),
-            k=cfg.k,
-            metrics=cfg.metrics,
-            relevance_level=cfg.relevance_level,
-            index_ids=inputs.manifest.ids if inputs.manifest else None,
-            abstain_below=cfg.abstain_below,
-            answers=inputs.answers,
-        )
+        size = write_rows(out, head, rows, columns, end, len(questions))
     finally:
         progress.close()
-    manifest = inputs.manifest
-    artefact = build_artefact(
+    return RunWritten(str(out), {**head, **tail}, columns, size)
+
+
+def run_head(inputs: Inputs, git, shard, positions, questions) -> dict:
+    """The artefact's keys known before the first question is asked."""
+    from ci_eval.core.artefact import artefact_head
+
+    cfg, manifest = inputs.config, inputs.manifest
+    recorded = cfg.as_recorded()
+    head = artefact_head(
         tool_version=__version__,
         created_at=now_utc(),
         git=git,
-        config=cfg.as_recorded(),
+        config=recorded,
         gold_set={
-            "path": cfg.raw.get("gold_set"),
+            "path": cfg.gold_set_as_written,
             "sha256": inputs.gold_sha256,
             "index_version": inputs.gold.index_version,
             "questions": len(inputs.gold.questions),
@@ -124,10 +152,13 @@ def run_evaluation(inputs: Inputs, *, git=None, history=None, show_progress=True
         k=cfg.k,
         metrics=cfg.metrics,
         abstain_below=cfg.abstain_below,
-        evaluation=evaluation,
-        history=history,
     )
-    return record_part(artefact, inputs, shard, positions, cache)
+    if shard is not None:
+        from ci_eval.core.shard import shard_record
+
+        head["shard"] = shard_record(shard, positions, [q.id for q in questions], gold_sha256=inputs.gold_sha256,
+                                     config=recorded, index_version=manifest.version if manifest else None)
+    return head
 
 
 def remap_of(inputs: Inputs) -> dict:
@@ -142,13 +173,13 @@ def remap_of(inputs: Inputs) -> dict:
     return {"remap": remap_summary(plan)} if plan.mappings else {}
 
 
-def retriever_failed(artefact: dict) -> str | None:
+def retriever_failed(written) -> str | None:
     """A retriever that failed on every question, answerable or not, is a broken
     retriever, not a regression: name it so the exit code can say so."""
-    asked = artefact["questions"]
-    errors = [q for q in asked if q["status"] == "error"]
-    if asked and len(errors) == len(asked):
-        return f"the retriever failed on all {len(errors)} questions; first error: {errors[0]['error']}"
+    columns = written.columns
+    errors = columns.errors
+    if columns.asked and errors.count == columns.asked:
+        return f"the retriever failed on all {errors.count} questions; first error: {errors.first[1]}"
     return None
 
 

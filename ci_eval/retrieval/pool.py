@@ -61,8 +61,8 @@ class _Pool:
     def collect(self, now: float) -> None:
         """Wait for a result (no longer than the nearest per-call timeout), then take what
         else is ready without waiting."""
-        live = [t for i, t in list(self.started.items()) if i not in self.finished]
-        wait = 0.05 if not live else max(0.0, min(0.05, min(live) + self.timeout - now))
+        oldest = self.oldest_running()
+        wait = 0.05 if oldest is None else max(0.0, min(0.05, oldest + self.timeout - now))
         try:
             index, result = self.done.get(timeout=wait)
             while True:
@@ -71,8 +71,16 @@ class _Pool:
         except queue.Empty:
             pass
 
+    def oldest_running(self) -> float | None:
+        """When the longest-running call started; None when none is running."""
+        finished = self.finished
+        return min((t for i, t in list(self.started.items()) if i not in finished), default=None)
+
     def expire_late_calls(self) -> None:
         now = time.monotonic()
+        oldest = self.oldest_running()
+        if oldest is None or now - oldest <= self.timeout:
+            return  # the common case: nothing is late, nothing to walk
         for index, t0 in list(self.started.items()):
             if index not in self.finished and now - t0 > self.timeout:
                 self.finished[index] = failed(f"no answer within the {self.timeout:g}s timeout", self.timeout * 1000)

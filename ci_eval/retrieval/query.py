@@ -10,7 +10,7 @@ from typing import Protocol
 from ci_eval.core.results import Retrieved
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Query:
     id: str
     question: str

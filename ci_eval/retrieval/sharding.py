@@ -27,18 +27,3 @@ def open_cache(inputs, cache_dir: str | None):
 
     source = "--cache" if cache_dir else f"{inputs.config.source}:retriever.cache"
     return RetrievalCache(folder, inputs.config.as_recorded()["retriever"], _index_version(inputs), source)
-
-
-def record_part(artefact: dict, inputs, shard, positions, cache) -> dict:
-    """Name the cache's share and the shard in the artefact, when either was used."""
-    if cache is not None:
-        artefact["cache"] = cache.record()
-    if shard is not None:
-        from ci_eval.core.shard import shard_record
-
-        artefact["shard"] = shard_record(
-            shard, positions, [q["id"] for q in artefact["questions"]],
-            gold_sha256=inputs.gold_sha256, config=artefact["config"],
-            index_version=artefact["index"]["version"],
-        )
-    return artefact

@@ -1,5 +1,6 @@
 """`ci-eval run`, `check` and `demo` end to end, as real processes."""
 
+from run_files import read_run
 import json
 import os
 import subprocess
@@ -33,7 +34,7 @@ def test_run_writes_artefact_and_summary(tmp_path):
     project(tmp_path, 'type = "python"\ntarget = "fake_retrievers:lexical"')
     out = cli("run", "--out", "run.json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    art = json.loads((tmp_path / "run.json").read_text())
+    art = read_run(tmp_path / "run.json")
     q = {e["id"]: e for e in art["questions"]}
     assert q["q1"]["first_gold_rank"] == 1 and q["q1"]["metrics"]["hit@1"] == 1.0
     # "retired" is not in the index: stale, removed from q2's gold, q3 left with none.
@@ -51,7 +52,7 @@ def test_same_inputs_same_bytes_apart_from_time(tmp_path):
     cli("run", "--out", "b.json", "--quiet", cwd=tmp_path)
 
     def strip(name):
-        art = json.loads((tmp_path / name).read_text())
+        art = read_run(tmp_path / name)
         art.pop("created_at")
         for q in art["questions"]:
             q.pop("latency_ms")
@@ -69,7 +70,7 @@ def test_retriever_failure_exits_4_and_records_errors(tmp_path):
     # q1 and the unanswerable q4 ("boom omega"): a failure on an unanswerable question is
     # an error too, never an abstention.
     assert "the retriever failed on 2 question(s)" in out.stderr
-    art = json.loads((tmp_path / "run.json").read_text())
+    art = read_run(tmp_path / "run.json")
     assert art["summary"]["errors"] == 2
 
 
@@ -78,7 +79,7 @@ def test_command_retriever_end_to_end(tmp_path):
     project(tmp_path, f'type = "command"\ncommand = ["{sys.executable}", "{script}", "ok"]')
     out = cli("run", "--out", "run.json", "--quiet", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert json.loads((tmp_path / "run.json").read_text())["summary"]["overall"]["means"]["hit@1"] == 1.0
+    assert read_run(tmp_path / "run.json")["summary"]["overall"]["means"]["hit@1"] == 1.0
 
 
 def test_check_lists_stale_ids(tmp_path):
@@ -121,6 +122,6 @@ def test_the_python_retriever_receives_depth(tmp_path):
                                            'target = "retriever:search"\n')
     out = cli("run", "--out", "run.json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    art = json.loads((tmp_path / "run.json").read_text())
+    art = read_run(tmp_path / "run.json")
     assert art["config"]["retriever"]["depth"] == 3 * 5
     assert len(art["questions"][0]["ranking"]) == 3 * 5  # asked for 19 ids, cut to depth

@@ -1,6 +1,7 @@
 """`ci-eval init` through the real CLI: an empty folder becomes a project that `ci-eval check`
 and `ci-eval run` accept with no edit; nothing is overwritten unasked."""
 
+from run_files import read_run
 import importlib.util
 import json
 import re
@@ -32,7 +33,7 @@ def test_init_in_an_empty_folder_then_check_and_run_work_with_no_edit(tmp_path):
     assert "eval/gold.json: ok (3 questions, 2 answerable, 1 unanswerable)" in check.stdout
     run = cli("run", "--quiet", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
-    art = json.loads((tmp_path / "ci-eval-run.json").read_text())
+    art = read_run(tmp_path / "ci-eval-run.json")
     q = {e["id"]: e for e in art["questions"]}
     # The example retriever finds each example question's gold chunk first.
     assert q["q-001"]["first_gold_rank"] == 1 and q["q-002"]["ranking"][0]["id"] == "kb/sso#regions"
@@ -82,7 +83,7 @@ def test_a_declared_framework_fills_the_retriever_and_its_example_runs(tmp_path,
     assert cli("check", cwd=tmp_path).returncode == 0
     run = cli("run", "--quiet", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
-    art = json.loads((tmp_path / "ci-eval-run.json").read_text())
+    art = read_run(tmp_path / "ci-eval-run.json")
     assert art["config"]["retriever"]["type"] == kind
     assert [q["first_gold_rank"] for q in art["questions"][:2]] == [1, 1]
 

@@ -4,6 +4,7 @@ to be one run is refused with exit 2 and one line naming the part."""
 
 from __future__ import annotations
 
+from run_files import read_run
 import json
 import os
 import subprocess
@@ -66,14 +67,14 @@ def test_merged_parts_equal_the_unsharded_run_byte_for_byte_apart_from_times(pro
     merged = cli("merge", *reversed(PARTS), "--out", "merged.json", cwd=project)
     # The "boom" questions fail in both: the merge exits 4 as the run does.
     assert whole.returncode == merged.returncode == 4, (whole.stderr, merged.stderr)
-    a = json.loads((project / "whole.json").read_text())
-    b = json.loads((project / "merged.json").read_text())
+    a = read_run(project / "whole.json")
+    b = read_run(project / "merged.json")
     assert without_times(a) == without_times(b)
     assert "shard" not in b and [q["id"] for q in b["questions"]] == [q["id"] for q in questions()]
     # Latency percentiles come from the rows, not from the parts' own summaries.
     latencies = sorted(q["latency_ms"] for q in b["questions"])
     assert b["summary"]["latency_ms"]["p50"] == latencies[(len(latencies) + 1) // 2 - 1]
-    sizes = [len(json.loads((project / p).read_text())["questions"]) for p in PARTS]
+    sizes = [len(read_run(project / p)["questions"]) for p in PARTS]
     assert sum(sizes) == len(questions()) and all(sizes)
 
 
@@ -93,7 +94,7 @@ def test_a_duplicate_shard_is_refused(project):
 
 
 def test_a_question_in_two_parts_is_refused(project):
-    one, two = (json.loads((project / p).read_text()) for p in PARTS[:2])
+    one, two = (read_run(project / p) for p in PARTS[:2])
     moved = one["questions"][0]
     two["questions"].append(moved)
     two["shard"]["ids"].append(moved["id"])
@@ -135,7 +136,7 @@ def test_an_unsharded_artefact_is_not_a_part(project):
 
 
 def test_a_part_whose_question_hashes_elsewhere_is_refused(project):
-    part = json.loads((project / PARTS[0]).read_text())
+    part = read_run(project / PARTS[0])
     stranger = next(f"x{n}" for n in range(100) if shard_of(f"x{n}", COUNT) != 1)
     part["questions"][0]["id"] = part["shard"]["ids"][0] = stranger
     (project / "stray.json").write_text(json.dumps(part))
@@ -155,7 +156,7 @@ def test_out_never_overwrites_a_part(project):
 def test_a_shard_run_says_what_it_holds(project, tmp_path):
     done = cli("run", "--shard", f"1/{COUNT}", "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "p.json"),
                cwd=project)
-    part = json.loads((tmp_path / "p.json").read_text())
+    part = read_run(tmp_path / "p.json")
     held = len(part["questions"])
     assert f"shard 1/{COUNT}: {held} of {len(questions())} questions; merge the parts with `ci-eval merge`" in done.stdout
     assert f"retrieval cache: 0 answered from it, {held} asked" in done.stdout

@@ -9,6 +9,8 @@ from factories import artefact as built_artefact
 from factories import spec
 from projects import cli, questions, write_config, write_gold, write_module
 
+from ci_eval.core.question_row import to_row
+from ci_eval.core.run_columns import RunColumns
 from ci_eval.core.runsummary import run_summary
 
 RETRIEVER = """
@@ -56,9 +58,27 @@ def test_a_question_missing_from_a_run_file(tmp_path):
     assert "warning: 2 answerable question(s) got no result at all (a2, a3)" in out.stdout.splitlines()
 
 
+def summary_of(art: dict) -> str:
+    """The terminal summary of an artefact made in memory: its rows through the columns a
+    run gathers as it writes them."""
+    columns = RunColumns(art["metrics"], art["abstain_below"], art["k"])
+    for q in art["questions"]:
+        columns.add(to_row(q, art["metrics"]))
+    return run_summary({key: value for key, value in art.items() if key != "questions"}, columns)
+
+
 def test_the_terminal_summary_says_when_top_k_results_were_never_judged():
     art = built_artefact([spec("q1", ["a"], ["a", "b"])], k=2)
     art["summary"]["judged_at_k"] = {"k": 2, "mean": 1 / 2}
-    assert f"judged@2: {1 / 2:.3f} (some top-2 results were never judged" in run_summary(art)
+    assert f"judged@2: {1 / 2:.3f} (some top-2 results were never judged" in summary_of(art)
     art["summary"]["judged_at_k"] = {"k": 2, "mean": 1.0}
-    assert "judged@2" not in run_summary(art)
+    assert "judged@2" not in summary_of(art)
+
+
+def test_the_terminal_summary_names_the_first_few_and_counts_the_rest():
+    qs = [spec(f"q{n}", ["a"], [], error="boom" if n < 5 else None) for n in range(6)]
+    text = summary_of(built_artefact(qs, k=2))
+    assert "retriever errors: 5 question(s); first: q0: boom" in text.splitlines()
+    assert "warning: 1 answerable question(s) got no result at all (q5)" in text.splitlines()
+    stale = built_artefact([spec(f"s{n}", ["a", "g"], ["a"], stale=["g"]) for n in range(5)], k=2)
+    assert "in 5 question(s) (s0, s1, s2 and 2 more)" in summary_of(stale)

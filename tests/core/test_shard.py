@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from shard_helpers import run_in_process, without_times, write_project
+from shard_helpers import merge_in_process, read_run, run_in_process, run_to, without_times, write_project
 
 from ci_eval.core.goldset import parse_gold_set
-from ci_eval.core.merge import merge_parts
 from ci_eval.core.shard import Shard, parse_shard, select, shard_of
 from ci_eval.errors import InputError
 
@@ -98,11 +97,12 @@ def test_shards_partition_the_gold_set_and_merge_into_the_unsharded_run(rows, co
     with tempfile.TemporaryDirectory() as tmp:
         config = write_project(Path(tmp), _questions(rows))
         whole = run_in_process(config)
-        parts = [run_in_process(config, shard=Shard(i, count)) for i in range(1, count + 1)]
+        paths = [run_to(config, Path(tmp) / f"part-{i}.json", shard=Shard(i, count)) for i in range(1, count + 1)]
+        parts = [read_run(p) for p in paths]
+        order.shuffle(paths)  # the merge takes parts in any order
+        merged = merge_in_process(paths, Path(tmp) / "merged.json")
     ids = [set(p["shard"]["ids"]) for p in parts]
     assert set().union(*ids) == {qid for qid, _ in rows}
     assert sum(len(s) for s in ids) == len(rows)  # disjoint
-    order.shuffle(parts)  # the merge takes parts in any order
-    merged = merge_parts([(f"part-{p['shard']['index']}.json", p) for p in parts])
     assert without_times(merged) == without_times(whole)
     assert json.loads(without_times(merged))["summary"] == json.loads(without_times(whole))["summary"]

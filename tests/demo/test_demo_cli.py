@@ -1,5 +1,6 @@
 """`ci-eval demo` as a newcomer runs it: a real process, no network, three files."""
 
+from run_files import read_run
 import json
 import os
 import subprocess
@@ -56,8 +57,8 @@ def test_comment_answers_the_question_in_its_first_three_lines(demo):
     verdict = first[1]
     # Did this PR break retrieval? ...and where: the questions and tags that lost their gold.
     assert "regressed" in verdict or "passed" in verdict or "failed" in verdict
-    head = json.loads((folder / "head.json").read_text())
-    base = json.loads((folder / "base.json").read_text())
+    head = read_run(folder / "head.json")
+    base = read_run(folder / "base.json")
     k = head["k"]
 
     def hits(art):
@@ -76,7 +77,7 @@ def test_comment_answers_the_question_in_its_first_three_lines(demo):
 def test_demo_marks_the_stand_in_judge(demo):
     out, folder = demo
     assert "stand-in" in out.stderr
-    head = json.loads((folder / "head.json").read_text())
+    head = read_run(folder / "head.json")
     assert "stand-in" in head["config"]["answers"]
 
 
@@ -94,7 +95,7 @@ def test_readme_shows_the_comment_the_demo_really_writes(demo):
     from ci_eval.demo.corpus import index_version
 
     _, folder = demo
-    head = json.loads((folder / "head.json").read_text())
+    head = read_run(folder / "head.json")
     if head["gold_set"]["index_version"] != index_version():
         pytest.skip("this Python's pydoc topics differ from the gold set's: the demo's numbers differ")
     readme = (REPO_ROOT / "README.md").read_text()
@@ -107,7 +108,7 @@ def test_demo_shows_the_reingestion_and_its_remap(demo):
     from ci_eval.demo.reingest import reingested_chunks
 
     out, folder = demo
-    head = json.loads((folder / "head.json").read_text())
+    head = read_run(folder / "head.json")
     split = {c.id[:-2] for c in reingested_chunks() if c.id.endswith("/1")}
     named = {g for q in head["questions"] for g in q["gold"]} | {g for q in head["questions"] for g in q["stale"]}
     stale = {g for q in head["questions"] for g in q["stale"]}

@@ -6,6 +6,7 @@ or a push job of the action itself), zipped the way upload-artifact zips them.""
 
 from __future__ import annotations
 
+from run_files import as_objects, read_run
 import json
 from dataclasses import dataclass
 from datetime import timedelta
@@ -83,7 +84,7 @@ def test_first_run_says_plainly_that_there_is_no_baseline(gh, checkout, tmp_path
     }
     assert verdict_line(job.summary) == verdict_line(body)
     assert baseline_line(job.summary) == baseline_line(body)
-    head = json.loads((job.bundle / "ci-eval-run.json").read_text())
+    head = read_run(job.bundle / "ci-eval-run.json")
     # The PR's head commit is recorded, not the merge commit GITHUB_SHA names.
     assert head["git"]["sha"] == HEAD and head["history"] == []
     assert sorted(p.name for p in job.bundle.iterdir()) == [
@@ -117,7 +118,7 @@ def test_the_base_commits_own_run_is_the_baseline(gh, checkout, tmp_path, base_a
     assert baseline_line(body) == (
         f"**Baseline:** the push run of base commit {BASE[:7]} on main (2 hours old) "
         f"([run]({run_url(exact)})); index `idx-2`; {len(COMPARED)} questions compared.")
-    head = json.loads((job.bundle / "ci-eval-run.json").read_text())
+    head = read_run(job.bundle / "ci-eval-run.json")
     assert [entry["sha"] for entry in head["history"]] == [BASE]
     # The bundle carries no copy of the base: the poster looks the baseline up itself.
     assert not (job.bundle / "ci-eval-base.json").exists()
@@ -243,7 +244,7 @@ def test_push_records_the_baseline_a_later_pull_request_uses(gh, checkout, tmp_p
     # No comment; only the branch's previous artefact is read, for its history.
     assert calls(gh) == [("GET", RUNS), ("GET", f"/actions/runs/{older}/artifacts"),
                          ("GET", f"/actions/artifacts/{older_artifact}/zip")]
-    artefact = json.loads((push.bundle / "ci-eval-run.json").read_text())
+    artefact = read_run(push.bundle / "ci-eval-run.json")
     assert artefact["git"]["sha"] == BASE and artefact["git"]["ref"] == "refs/heads/main"
     assert [entry["sha"] for entry in artefact["history"]] == [OLDER]
     assert sorted(p.name for p in push.bundle.iterdir()) == [
@@ -265,7 +266,7 @@ def test_push_records_the_baseline_a_later_pull_request_uses(gh, checkout, tmp_p
     assert verdict_line(body).startswith("### ✅ No change")
     # The trend: OLDER (carried by the push run), BASE (the baseline), this run.
     assert "**Trend** hit@1 over the last 3 runs (this one last): ▄▄▄ 1.000 → 1.000" in body
-    head = json.loads((pr.bundle / "ci-eval-run.json").read_text())
+    head = read_run(pr.bundle / "ci-eval-run.json")
     assert [entry["sha"] for entry in head["history"]] == [OLDER, BASE]
 
 
@@ -279,7 +280,7 @@ def test_a_push_job_survives_github_failing_to_list_its_history(gh, checkout, tm
     assert "warning: the branch's previous artefact was not read, so the trend starts over" in (
         push.stderr)
     assert "add `actions: read` under `permissions:`" in push.stderr
-    assert json.loads((push.bundle / "ci-eval-run.json").read_text())["history"] == []
+    assert read_run(push.bundle / "ci-eval-run.json")["history"] == []
     assert push.outputs["verdict"] == "pass"
 
 
@@ -755,7 +756,7 @@ HOSTILE_METRIC_NAMES = ("@acme/security-team", "[login](https://evil.example/p)"
 
 def _hostile_fork_bundle(fork_job: ForkJob, change) -> bytes:
     members = {p.name: p.read_bytes() for p in sorted(fork_job.job.bundle.iterdir())}
-    head = json.loads(members["ci-eval-run.json"])
+    head = as_objects(json.loads(members["ci-eval-run.json"]))
     change(head)
     members["ci-eval-run.json"] = json.dumps(head, sort_keys=True).encode()
     return build_zip(members)

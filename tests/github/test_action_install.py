@@ -6,6 +6,7 @@ exercised end to end against the loopback GitHub stand-in.
 No test reaches the internet: pip runs with no index, and the packages it would download
 are this test environment's, put on PYTHONPATH (pip counts them as installed)."""
 
+from run_files import read_run
 import json
 import os
 import shutil
@@ -138,7 +139,7 @@ def test_the_python_input_runs_the_action_in_the_workflow_s_environment(source, 
     job = run_action(gh, tmp_path, checkout, "push", push_event(BASE), sha=BASE, ref="refs/heads/main",
                      python=outputs["python"], environ=environ)
     assert job.code == 0, job.stderr
-    artefact = json.loads((job.bundle / "ci-eval-run.json").read_text())
+    artefact = read_run(job.bundle / "ci-eval-run.json")
     assert artefact["config"]["retriever"]["target"] == "userapp:search"
     # userapp ranks the chunk named by the question's first word first: q1 hits, q2 misses.
     assert float(job.outputs["hit-at-k"]) == (1 + 0) / 2

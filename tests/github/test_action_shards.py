@@ -5,6 +5,7 @@ A missing shard fails the merge job, names the shard and posts nothing."""
 
 from __future__ import annotations
 
+from run_files import read_run
 import json
 
 from action_harness import (
@@ -79,8 +80,8 @@ def test_the_merge_job_posts_what_an_unsharded_run_posts(gh, checkout, tmp_path,
     drop = ("comment-url", "artefact")
     assert {k: v for k, v in merged.outputs.items() if k not in drop} == {
         k: v for k, v in single.outputs.items() if k not in drop}
-    head = json.loads((merged.bundle / "ci-eval-run.json").read_text())
-    alone_head = json.loads((single.bundle / "ci-eval-run.json").read_text())
+    head = read_run(merged.bundle / "ci-eval-run.json")
+    alone_head = read_run(single.bundle / "ci-eval-run.json")
     assert without_times(head) == without_times(alone_head) and "shard" not in head
     assert sorted(p.name for p in merged.bundle.iterdir()) == sorted(p.name for p in single.bundle.iterdir())
 
@@ -139,6 +140,6 @@ def test_a_push_merge_job_writes_the_baseline_bundle(gh, checkout, tmp_path):
     merged = run_action(gh, tmp_path, checkout, "push", push_event(BASE), sha=BASE, ref="refs/heads/main",
                         mode="merge")
     assert merged.code == 0, merged.stderr
-    head = json.loads((merged.bundle / "ci-eval-run.json").read_text())
+    head = read_run(merged.bundle / "ci-eval-run.json")
     assert head["git"]["sha"] == BASE and head["git"]["ref"] == "refs/heads/main"
     assert len(head["questions"]) == len(GOLD["questions"]) and bodies(gh) == []

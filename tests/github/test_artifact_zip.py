@@ -211,24 +211,38 @@ def test_the_writer_and_the_baseline_reader_share_one_limit():
 
     assert artifact_zip.MAX_MEMBER_BYTES == MAX_ARTEFACT_BYTES
     assert artifact_zip.MAX_TOTAL_BYTES > MAX_ARTEFACT_BYTES
-    # A 100,000-question artefact (about 1 KB a question) fits.
-    assert MAX_ARTEFACT_BYTES > 100_000 * 1_000
+    # A 100,000-question artefact (version 2: about 500 bytes a question at depth 15) fits twice over.
+    assert MAX_ARTEFACT_BYTES > 2 * 100_000 * 500
 
 
-def test_an_artefact_over_the_limit_is_refused_when_written_and_what_fits_is_read_back():
+def test_an_artefact_over_the_limit_is_refused_when_written_and_what_fits_is_read_back(tmp_path):
     import json
 
-    from ci_eval.inputs.loaders import artefact_text, parse_artefact_bytes
+    from ci_eval.core.artefact_writer import END_KEYS, artefact_pieces
+    from ci_eval.core.question_row import to_row
+    from ci_eval.inputs.artefact_out import write_artefact
+    from ci_eval.inputs.loaders import parse_artefact_bytes
 
     base = json.loads((BAD_INPUTS_PROJECT / "base.json").read_text())
-    text = artefact_text(base, "out/ci-eval-run.json")
-    size = len(text.encode())
+    head = {k: v for k, v in base.items() if k not in END_KEYS and k != "questions"}
+    head["schema_version"] = 2
+
+    def write(path, limit):
+        rows = (to_row(q, base["metrics"]) for q in base["questions"])
+        end = {k: v for k, v in base.items() if k in END_KEYS}
+        return write_artefact(path, artefact_pieces(head, rows, lambda: end), 3, limit)
+
+    size = write(tmp_path / "big.json", 10**9)
+    data = (tmp_path / "big.json").read_bytes()
+    assert len(data) == size
     # What the writer accepts at a limit, a reader with that limit reads.
-    members = read_artifact_zip(build_zip({"ci-eval-run.json": text.encode()}), "zip", max_member=size)
+    members = read_artifact_zip(build_zip({"ci-eval-run.json": data}), "zip", max_member=size)
     assert parse_artefact_bytes(members["ci-eval-run.json"], "zip")["k"] == base["k"]
+    assert write(tmp_path / "exact.json", size) == size
     with pytest.raises(InputError) as refused:
-        artefact_text(base, "out/ci-eval-run.json", limit=size - 1)
+        write(tmp_path / "over.json", size - 1)
+    assert not (tmp_path / "over.json").exists() and [p.name for p in tmp_path.iterdir()] == ["big.json", "exact.json"]
     assert str(refused.value) == (
-        f"out/ci-eval-run.json: the run artefact would be {size:,} bytes, over the {size - 1:,}-byte "
-        f"limit a later run reads as its baseline (3 questions): every pull request would skip it; "
+        f"{tmp_path / 'over.json'}: the run artefact would be over the {size - 1:,}-byte limit a later run "
+        f"reads as its baseline (past {size:,} bytes, 3 questions): every pull request would skip it; "
         "measure fewer questions or a smaller retriever.depth")

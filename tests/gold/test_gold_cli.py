@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from run_files import read_run
+
 from ci_eval.cli import main
 from ci_eval.core.fingerprint import text_hash
 from ci_eval.trec.parse import read_qrels_dict
@@ -191,7 +193,7 @@ def test_check_run_and_the_comment_name_the_remap(tmp_path, capsys):
     finally:
         os.chdir(here)
     comment = capsys.readouterr().out
-    head = json.loads((tmp_path / "head.json").read_text())
+    head = read_run(tmp_path / "head.json")
     assert head["index"]["remap"]["to"]["aero#1"] == {"new": ["aero/p2", "aero/p3"], "kind": "automatic"}
     assert "3 of the 3 distinct stale gold ids have an automatic remap: run `ci-eval gold remap --write`" in comment
     (note,) = [a for a in stale_annotations(head, None) if "q1" in a]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from suite_paths import BAD_INPUTS_PROJECT
 
+from ci_eval.core.artefact import SCHEMA_VERSION
 from ci_eval.errors import InputError
 from ci_eval.inputs.files import atomic_append, atomic_write, read_json, read_toml
 
@@ -109,7 +110,7 @@ def test_out_through_a_symlink_writes_the_links_target(project):
 
     assert done.returncode == 0, done.stderr
     assert (project / "latest.json").is_symlink()
-    assert json.loads((project / "artefacts" / "run-1.json").read_text())["schema_version"] == 1
+    assert json.loads((project / "artefacts" / "run-1.json").read_text())["schema_version"] == SCHEMA_VERSION
     assert sorted(p.name for p in (project / "artefacts").iterdir()) == ["run-1.json"]
 
 

@@ -6,6 +6,7 @@ hold the run past its timeouts, leave a process behind, flood memory or see the 
 
 from __future__ import annotations
 
+from run_files import read_run
 import json
 import os
 import subprocess
@@ -46,7 +47,7 @@ def run(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedP
 
 
 def errors(cwd: Path) -> dict[str, str]:
-    art = json.loads((cwd / "run.json").read_text())
+    art = read_run(cwd / "run.json")
     return {q["id"]: q["error"] for q in art["questions"] if q["status"] == "error"}
 
 

@@ -3,6 +3,7 @@ the tests of the framework retriever types."""
 
 from __future__ import annotations
 
+from run_files import read_run
 import json
 import os
 import subprocess
@@ -34,7 +35,7 @@ def run_project(root: Path, retriever: str, k: int = 1, gold: dict = GOLD):
     (root / "ci-eval.toml").write_text(f'gold_set = "gold.json"\nk = {k}\n\n[retriever]\n{retriever}\n')
     done = cli("run", "--out", "run.json", "--quiet", cwd=root)
     out = root / "run.json"
-    return done, (json.loads(out.read_text()) if out.exists() else None)
+    return done, (read_run(out) if out.exists() else None)
 
 
 def rankings(artefact: dict) -> dict[str, list[tuple[str, float]]]:

@@ -6,6 +6,7 @@ module or an executable script), written by the test that uses it.
 
 from __future__ import annotations
 
+from run_files import read_run
 import json
 import os
 import subprocess
@@ -69,7 +70,7 @@ def search(question, depth):
 
 
 def artefact(folder: Path, name: str = "run.json") -> dict:
-    return json.loads((folder / name).read_text())
+    return read_run(folder / name)
 
 
 def errors_of(art: dict) -> dict[str, str]:

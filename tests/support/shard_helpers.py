@@ -4,7 +4,10 @@ merge and cache tests. Retrievers are the real callables of fake_retrievers.py."
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
+
+from run_files import read_run
 
 from ci_eval.core.artefact import dumps
 
@@ -28,15 +31,30 @@ def write_project(root: Path, questions: list[dict], target: str = "failing", re
     return root / "ci-eval.toml"
 
 
-def run_in_process(config_path: Path, shard=None, cache_dir=None) -> dict:
-    """One run through the same pipeline `ci-eval run` uses, read back as a file would be."""
+def run_to(config_path: Path, out: Path, shard=None, cache_dir=None) -> Path:
+    """One run through the same pipeline `ci-eval run` uses, streamed to ``out``."""
     from ci_eval.inputs.loaders import load_config
     from ci_eval.retrieval.pipeline import load_inputs, run_evaluation
 
     inputs = load_inputs(load_config(config_path))
-    artefact = run_evaluation(inputs, show_progress=False,
-                              shard=shard, cache_dir=cache_dir)
-    return json.loads(dumps(artefact))
+    run_evaluation(inputs, out, show_progress=False, shard=shard, cache_dir=cache_dir)
+    return out
+
+
+def run_in_process(config_path: Path, shard=None, cache_dir=None) -> dict:
+    """``run_to`` a temporary file, read back as a file would be."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return read_run(run_to(config_path, Path(tmp) / "run.json", shard, cache_dir))
+
+
+def merge_in_process(paths: list[Path], out: Path) -> dict:
+    """The parts at ``paths`` merged as `ci-eval merge` merges them, read back."""
+    from ci_eval.core.merge import part_of
+    from ci_eval.inputs.artefact_out import write_merged, written_rows
+
+    parts = [part_of(str(p), read_run(p)) for p in paths]
+    write_merged(out, parts, [written_rows(p.source, p.ids, p.header["metrics"]) for p in parts])
+    return read_run(out)
 
 
 def without_times(artefact: dict) -> str:

@@ -1,6 +1,7 @@
 """Each project in examples/ through the real CLI (`ci-eval check`, `ci-eval run`) in a copy
 of its folder, with the framework it uses; skipped when that package is not installed."""
 
+from run_files import read_run
 import importlib.util
 import json
 import shutil
@@ -43,7 +44,7 @@ def run_example(root):
     assert check.returncode == 0, check.stdout + check.stderr
     run = cli("run", "--quiet", cwd=root)
     assert run.returncode == 0, run.stderr
-    return json.loads((root / "ci-eval-run.json").read_text())
+    return read_run(root / "ci-eval-run.json")
 
 
 @pytest.mark.parametrize("name", sorted(NEEDS))

@@ -250,6 +250,50 @@ def test_clean_returns_a_ranking_or_a_result_error(raw, depth):
     json.dumps([result.ids, result.scores], allow_nan=False, ensure_ascii=False).encode("utf-8")
 
 
+plain_ids = st.sampled_from(["a", "b", "c", "d", "\ud800", "", "é"])
+plain_scores = st.sampled_from([2.0, 1.0, 0.5, 0.0, -0.0, -1.0, float("nan"), float("inf"), 1])
+
+
+@FUZZ
+@given(st.lists(st.tuples(plain_ids, plain_scores) | st.lists(plain_ids, min_size=2, max_size=2), max_size=6),
+       st.integers(1, 5), st.none() | st.just(frozenset("abc")))
+def test_cleans_straight_line_path_gives_what_the_general_one_gives(raw, depth, known):
+    """``clean`` takes a shortcut for plain, ordered pairs: it must never differ from the
+    general path, result or error."""
+    from ci_eval.core import results
+
+    def outcome(fn):
+        try:
+            return fn(raw, depth, 1.0, known)
+        except ResultError as exc:
+            return str(exc)
+
+    assert outcome(results.clean) == outcome(results._clean)
+
+
+gold_questions = st.fixed_dictionaries(
+    {"id": st.text("ab", max_size=3), "question": st.text("xy", max_size=2),
+     "gold": st.lists(st.text("gh", max_size=2), max_size=2)
+     | st.dictionaries(st.text("gh", max_size=2), st.integers(-1001, 1001) | st.booleans() | st.floats(0, 2), max_size=2)
+     | json_like},
+    optional={"tags": st.lists(st.text("t", max_size=2), max_size=2) | json_like, "unanswerable": st.booleans() | json_like,
+              "notes": st.text(max_size=2) | json_like, "other": json_like})
+
+
+@FUZZ
+@given(gold_questions | json_like)
+def test_the_gold_sets_straight_line_question_check_never_passes_what_the_schema_refuses(question):
+    from jsonschema import Draft202012Validator
+
+    from ci_eval.core.goldset import _question_valid
+    from ci_eval.schemas import load
+
+    schema = load("goldset")
+    one = Draft202012Validator({"$defs": schema["$defs"], "$ref": "#/$defs/question"})
+    if _question_valid(question):
+        assert one.is_valid(question)
+
+
 # --------------------------------------------------------------------------- file readers
 
 

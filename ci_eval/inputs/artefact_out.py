@@ -1,0 +1,136 @@
+"""Run artefacts out to disk as they are made, and a written part's rows back, one at a time.
+
+The text comes from core/artefact_writer.py a piece at a time; it lands in a temporary file
+beside the destination that is renamed over it at the end (inputs/files.py), so nothing is
+ever half-written and a run holds none of its rows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ci_eval.errors import InputError
+
+
+@dataclass(frozen=True)
+class RunWritten:
+    """A run artefact once written: where, its top-level keys but the rows (summary and
+    history included), and the columns gathered from its rows as they streamed past
+    (core/run_columns.py: counts, the first error, example ids)."""
+
+    path: str
+    header: dict
+    columns: object
+    size: int
+
+
+def write_artefact(destination: str | os.PathLike, pieces, questions: int, limit: int | None = None) -> int:
+    """Stream an artefact's text to ``destination`` atomically; refused, nothing written,
+    when a later run could not read it back as its baseline (``limit``, by default
+    loaders.MAX_ARTEFACT_BYTES as it is when called). Returns its size in bytes."""
+    from ci_eval.inputs import loaders
+    from ci_eval.inputs.files import TooLarge, atomic_write_pieces
+
+    limit = loaders.MAX_ARTEFACT_BYTES if limit is None else limit
+    try:
+        return atomic_write_pieces(destination, pieces, limit)
+    except TooLarge as exc:
+        raise InputError(
+            f"the run artefact would be over the {limit:,}-byte limit a later run reads as its baseline "
+            f"(past {exc.size:,} bytes, {questions:,} questions): every pull request would skip it; "
+            "measure fewer questions or a smaller retriever.depth",
+            str(destination),
+        ) from None
+
+
+def write_rows(destination, head: dict, rows, columns, end, questions: int, limit: int | None = None) -> int:
+    """``head``, then ``rows`` (each also handed to ``columns``), then ``end()``, streamed."""
+    from ci_eval.core.artefact_writer import artefact_pieces
+
+    def counted():
+        for row in rows:
+            columns.add(row)
+            yield row
+
+    return write_artefact(destination, artefact_pieces(head, counted(), end), questions, limit)
+
+
+def write_merged(destination, parts, rows, history=None) -> RunWritten:
+    """Merge checked parts (core.merge.Part) into ``destination``: ``rows`` holds one row
+    iterator a part; ``history()`` (when given) replaces the parts' history at the end."""
+    from ci_eval.core.merge import check_parts, merged_end, merged_head, merged_rows
+    from ci_eval.core.run_columns import RunColumns
+
+    records = check_parts(parts)
+    head = merged_head(parts)
+    retriever = head["config"].get("retriever") or {}
+    columns = RunColumns(head["metrics"], head["abstain_below"], head["k"], retriever.get("depth"))
+    tail: dict = {}
+
+    def end() -> dict:
+        tail.update(merged_end(parts, columns, history))
+        return tail
+
+    size = write_rows(destination, head, merged_rows(records, rows), columns, end, sum(len(p.ids) for p in parts))
+    return RunWritten(str(destination), {**head, **tail}, columns, size)
+
+
+_OPEN = ' "questions": ['
+
+
+def written_rows(path: str | os.PathLike, ids: list[str], metrics) -> Iterator:
+    """The version 2 rows of an artefact already read and checked once (``ids``: its
+    question ids then), read again a line at a time so a merge holds no part whole;
+    version 1 objects are turned into rows on the way. A file not in the writers' layout
+    (one question a line) is read whole again."""
+    from ci_eval.core.question_row import to_row
+
+    with open(path, encoding="utf-8") as fh:
+        rows = _row_lines(fh)
+        first = next(rows, None)
+        if first is None and ids or first is False:
+            yield from _whole(path, ids, metrics)
+            return
+        pending = [] if first is None else [first]
+        for expected in ids:
+            row = pending.pop() if pending else next(rows, None)
+            if isinstance(row, dict):
+                row = to_row(row, metrics)
+            if not isinstance(row, list) or row[0] != expected:
+                raise InputError("changed while it was merged", str(path))
+            yield row
+
+
+def _row_lines(fh) -> Iterator:
+    """Each question line's value; False for the first line when the layout is not the
+    writers' (nothing else read)."""
+    for line in fh:
+        if line.rstrip("\n") == _OPEN:
+            break
+    else:
+        yield False
+        return
+    for n, line in enumerate(fh):
+        text = line.strip()
+        if text in ("]", "],"):
+            return
+        try:
+            yield json.loads(text.removesuffix(","))
+        except ValueError:
+            if n == 0:
+                yield False
+            return
+
+
+def _whole(path, ids: list[str], metrics) -> Iterator:
+    from ci_eval.core.question_row import to_row
+    from ci_eval.inputs.loaders import load_artefact
+
+    questions = load_artefact(path)["questions"]
+    if [q["id"] for q in questions] != ids:
+        raise InputError("changed while it was merged", str(path))
+    for q in questions:
+        yield to_row(q, metrics)
