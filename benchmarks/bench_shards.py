@@ -34,6 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_evaluate import _worktree  # noqa: E402
+
 TARGET = 100_000
 LATENCY_S = 0.05
 CONCURRENCY = 4  # the retriever's default `concurrency`

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ci_eval.core.question_row import FIELD
+from ci_eval.core.question_row import FIELD, QUESTION_FIELDS
 from ci_eval.core.validate import fast_valid, schema_problems
 from ci_eval.errors import InputError, InputErrors
 
@@ -109,10 +109,18 @@ def validate_artefact(data: Any, source: str) -> dict:
     schema = load(SCHEMAS.get(version, "artefact"))
     if _fast_valid_artefact(data, schema):
         return data
-    problems = schema_problems(data, schema, source)
+    problems = schema_problems(data, schema, source, name_path=_row_fields if version == 2 else None)
     if problems:
         raise InputErrors(problems[:20])
     return data
+
+
+def _row_fields(path) -> tuple:
+    """questions[1][4] -> questions[1].status: a version 2 row's positions named by field."""
+    path = tuple(path)
+    if len(path) > 2 and path[0] == "questions" and isinstance(path[2], int) and path[2] < len(QUESTION_FIELDS):
+        return (*path[:2], QUESTION_FIELDS[path[2]], *path[3:])
+    return path
 
 
 _SHELLS: dict[int, dict] = {}

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from itertools import repeat
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 from ci_eval.core.anchors import parse_anchors

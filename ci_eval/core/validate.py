@@ -104,8 +104,9 @@ def _wrong_type_for_every_branch(error) -> str | None:
     return f"expected {names}, got {_describe(error.instance)}"
 
 
-def schema_problems(data: Any, schema: dict, source: str, prefix=()) -> list[InputError]:
-    """Every schema violation in ``data``, sorted by location, as one-line InputErrors."""
+def schema_problems(data: Any, schema: dict, source: str, prefix=(), name_path=None) -> list[InputError]:
+    """Every schema violation in ``data``, sorted by location, as one-line InputErrors;
+    ``name_path`` may turn a path's positions into names (a row's fields)."""
     from jsonschema import Draft202012Validator
 
     validator = Draft202012Validator(schema)
@@ -120,7 +121,8 @@ def schema_problems(data: Any, schema: dict, source: str, prefix=()) -> list[Inp
                 best = error
                 message = _wrong_type_for_every_branch(error)
         problems.append(
-            InputError(message or _message(best), source, json_path([*prefix, *best.absolute_path]))
+            InputError(message or _message(best), source,
+                       json_path([*prefix, *(name_path or tuple)(best.absolute_path)]))
         )
     problems.sort(key=lambda p: (p.place or "", p.message))
     return problems

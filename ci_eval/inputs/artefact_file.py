@@ -23,9 +23,9 @@ import re
 from contextlib import contextmanager
 
 from ci_eval.core.artefact import (
+    SCHEMAS,
     Artefact,
     QuestionResult,
-    SCHEMAS,
     kept_depth,
     read_artefact,
     read_row,

@@ -166,14 +166,16 @@ def _checked_artefact(data, source: str) -> dict:
 
     if not isinstance(data, dict):
         raise InputError("a run artefact must be a JSON object", source, "(top level)")
-    if data.get("schema_version") == 2:
-        from ci_eval.core.artefact_v2_read import as_version_1
-
-        data = as_version_1(data, source)
     validate_artefact(data, source)
     problems = artefact_problems(data, source)
     if problems:
         raise InputErrors(problems)
+    if data.get("schema_version") == 2:
+        # checked as version 2 (its own places and its own duplicate checks), then handed on
+        # as the version 1 object holding the same facts, which merge and the action take
+        from ci_eval.core.artefact_v2_read import as_version_1
+
+        data = as_version_1(data, source)
     return data
 
 

@@ -1,11 +1,11 @@
 """`ci-eval run`, `check` and `demo` end to end, as real processes."""
 
-from run_files import read_run
 import json
 import os
 import subprocess
 import sys
 
+from run_files import read_run
 from suite_paths import SUPPORT
 
 

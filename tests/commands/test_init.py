@@ -1,15 +1,14 @@
 """`ci-eval init` through the real CLI: an empty folder becomes a project that `ci-eval check`
 and `ci-eval run` accept with no edit; nothing is overwritten unasked."""
 
-from run_files import read_run
 import importlib.util
-import json
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
 from framework_projects import cli
+from run_files import read_run
 from schema_check import check_jsonschema
 from suite_paths import REPO_ROOT
 

@@ -4,7 +4,6 @@ to be one run is refused with exit 2 and one line naming the part."""
 
 from __future__ import annotations
 
-from run_files import read_run
 import json
 import os
 import subprocess
@@ -12,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from run_files import read_run
 from shard_helpers import without_times
 from suite_paths import SUPPORT
 

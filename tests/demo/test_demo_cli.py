@@ -1,12 +1,11 @@
 """`ci-eval demo` as a newcomer runs it: a real process, no network, three files."""
 
-from run_files import read_run
-import json
 import os
 import subprocess
 import sys
 
 import pytest
+from run_files import read_run
 from suite_paths import REPO_ROOT
 
 # Loaded by the child interpreter before anything else: any attempt to open a network

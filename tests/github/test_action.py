@@ -6,7 +6,6 @@ or a push job of the action itself), zipped the way upload-artifact zips them.""
 
 from __future__ import annotations
 
-from run_files import as_objects, read_run
 import json
 from dataclasses import dataclass
 from datetime import timedelta
@@ -47,6 +46,7 @@ from action_harness import (
     workflow_run_event,
 )
 from github_standin import GitHubStandIn, fake_sha
+from run_files import as_objects, read_run
 
 from ci_eval.github.artifact_zip import build_zip
 

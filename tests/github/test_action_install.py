@@ -6,7 +6,6 @@ exercised end to end against the loopback GitHub stand-in.
 No test reaches the internet: pip runs with no index, and the packages it would download
 are this test environment's, put on PYTHONPATH (pip counts them as installed)."""
 
-from run_files import read_run
 import json
 import os
 import shutil
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from action_harness import BASE, push_event, run_action
+from run_files import read_run
 from suite_paths import REPO_ROOT
 
 DEPS = sysconfig.get_paths()["purelib"]  # where PyGithub, numpy, ... are installed here

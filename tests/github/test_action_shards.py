@@ -5,9 +5,6 @@ A missing shard fails the merge job, names the shard and posts nothing."""
 
 from __future__ import annotations
 
-from run_files import read_run
-import json
-
 from action_harness import (
     BASE,
     GOLD,
@@ -23,6 +20,7 @@ from action_harness import (
     run_action,
 )
 from github_standin import GitHubStandIn
+from run_files import read_run
 from shard_helpers import without_times
 
 from ci_eval.github.artifact_zip import build_zip

@@ -6,7 +6,6 @@ hold the run past its timeouts, leave a process behind, flood memory or see the 
 
 from __future__ import annotations
 
-from run_files import read_run
 import json
 import os
 import subprocess
@@ -16,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from run_files import read_run
 from suite_paths import REPO_ROOT
 
 from ci_eval.retrieval.command_runner import MAX_LINE_BYTES

@@ -3,7 +3,6 @@ the tests of the framework retriever types."""
 
 from __future__ import annotations
 
-from run_files import read_run
 import json
 import os
 import subprocess
@@ -11,6 +10,7 @@ import sys
 from pathlib import Path
 
 from framework_corpus import GOLD
+from run_files import read_run
 from suite_paths import SUPPORT
 
 # No framework phones home or fetches anything during the tests.

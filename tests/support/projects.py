@@ -6,13 +6,14 @@ module or an executable script), written by the test that uses it.
 
 from __future__ import annotations
 
-from run_files import read_run
 import json
 import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+from run_files import read_run
 
 
 def cli(*args, cwd, env=None):

@@ -1,14 +1,13 @@
 """Each project in examples/ through the real CLI (`ci-eval check`, `ci-eval run`) in a copy
 of its folder, with the framework it uses; skipped when that package is not installed."""
 
-from run_files import read_run
 import importlib.util
-import json
 import shutil
 import sys
 
 import pytest
 from framework_projects import cli
+from run_files import read_run
 
 try:
     import tomllib
