@@ -280,27 +280,29 @@ def read_question(q: dict, relevance_level: float = 1, depth: int = 0) -> Questi
 
 
 def read_row(row: list, metrics, relevance_level: float = 1, depth: int = 0,
-             table: MetricTable | None = None, tags_seen: dict | None = None) -> QuestionResult:
+             table: MetricTable | None = None, shared: dict | None = None) -> QuestionResult:
     """A schema-valid version 2 question row (``metrics``: the artefact's metric names, in
     order): the same ``QuestionResult`` as its version 1 object gives, built straight from
     the row's positions (every type is already the schema's). With ``table`` its metric
-    values go into that table rather than a dict of their own; with ``tags_seen`` equal
-    tag lists share one tuple (a run has few distinct ones)."""
+    values go into that table rather than a dict of their own; through ``shared`` equal tag
+    lists share one tuple and the kept top ids one string each (a run has few distinct tag
+    lists, and a chunk comes back for many questions)."""
     (qid, text, tags, unanswerable, status, gold_pairs, stale_ids, values, rank, top, _latency,
      answer_correct, _judged, error, warnings, ranking) = row
     gold = tuple(sorted((cid, float(grade)) for cid, grade in gold_pairs))
     stale = tuple(sorted(stale_ids))
     ids = [cid for cid, _ in ranking]
-    tags = tuple(tags)
-    if tags_seen is not None:
-        tags = tags_seen.setdefault(tags, tags)
+    tags, kept = tuple(tags), ids[:depth]
+    if shared is not None:
+        tags = shared.setdefault(tags, tags)
+        kept = map(shared.setdefault, kept, kept)
     return QuestionResult(
         qid, text, tags, status, unanswerable, gold, stale,
         table.add(values) if table is not None
         else {m: v for m, v in zip(metrics, values) if v is not None},
         None if rank is None else int(rank), None if top is None else float(top),
         error, answer_correct, _gold_ranks(gold, stale, ids, relevance_level), len(ids),
-        tuple(warnings), tuple(ids[:depth]))
+        tuple(warnings), tuple(kept))
 
 
 def rankings(artefact: dict) -> dict[str, list[str]]:
@@ -335,8 +337,8 @@ def _typed_questions(artefact: dict, top: int) -> tuple[tuple[QuestionResult, ..
     questions = artefact.get("questions") or ()
     if artefact.get("schema_version") == 2:
         metrics = tuple(artefact.get("metrics") or ())
-        table, tags_seen = MetricTable(metrics), {}
-        typed = tuple(read_row(row, metrics, level, depth, table, tags_seen) for row in questions)
+        table, shared = MetricTable(metrics), {}
+        typed = tuple(read_row(row, metrics, level, depth, table, shared) for row in questions)
         return typed, table.finish()
     return tuple(read_question(q, level, depth) for q in questions), None
 

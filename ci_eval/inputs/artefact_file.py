@@ -153,14 +153,14 @@ def _by_lines(raw: bytes, source: str, top: int) -> Artefact | None:
     header_problems(data, problems)
     metrics, level, depth = tuple(data["metrics"]), relevance_level(data), kept_depth(data, top)
     questions: list[QuestionResult] = []
-    table, tags_seen = MetricTable(metrics), {}
+    table, shared = MetricTable(metrics), {}
     for i, row in enumerate(_rows(raw, block[0], block[1])):
         if row is None or i >= _MAX_ROWS or not question_row_v2_valid(row) or not _finite(row):
             return None
         check_row(row, i, data["metrics"], problems)
         if problems.found:
             return None
-        questions.append(read_row(row, metrics, level, depth, table, tags_seen))
+        questions.append(read_row(row, metrics, level, depth, table, shared))
     views = [{"id": q.id, "status": q.status, "tags": q.tags} for q in questions]
     if len({q.id for q in questions}) != len(questions):
         return None
