@@ -24,7 +24,7 @@ KIND_ORDER = ("error", "lost", "dropped", "down", "mixed", "gained", "fixed", "r
 _TOLERANCE = 1e-12  # float noise, not a change
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GoldMove:
     """One relevant gold chunk whose rank differs (None: not in that run's ranking)."""
 
@@ -41,7 +41,7 @@ class GoldMove:
         return h > b
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per compared question: hundreds of thousands
 class QuestionChange:
     id: str
     question: str
