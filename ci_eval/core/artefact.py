@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ci_eval.core.metric_table import MetricTable
 from ci_eval.core.question_row import FIELD, QUESTION_FIELDS
 from ci_eval.core.validate import fast_valid, schema_problems
 from ci_eval.errors import InputError, InputErrors
@@ -282,21 +283,30 @@ def read_question(q: dict, relevance_level: float = 1, depth: int = 0) -> Questi
     return _question(q, dict(q.get("metrics") or {}), ids, relevance_level, depth)
 
 
-def read_row(row: list, metrics, relevance_level: float = 1, depth: int = 0) -> QuestionResult:
+def read_row(row: list, metrics, relevance_level: float = 1, depth: int = 0,
+             table: MetricTable | None = None, shared: dict | None = None) -> QuestionResult:
     """A schema-valid version 2 question row (``metrics``: the artefact's metric names, in
     order): the same ``QuestionResult`` as its version 1 object gives, built straight from
-    the row's positions (every type is already the schema's)."""
+    the row's positions (every type is already the schema's). With ``table`` its metric
+    values go into that table rather than a dict of their own; through ``shared`` equal tag
+    lists share one tuple and the kept top ids one string each (a run has few distinct tag
+    lists, and a chunk comes back for many questions)."""
     (qid, text, tags, unanswerable, status, gold_pairs, stale_ids, values, rank, top, _latency,
      answer_correct, _judged, error, warnings, ranking) = row
     gold = tuple(sorted((cid, float(grade)) for cid, grade in gold_pairs))
     stale = tuple(sorted(stale_ids))
     ids = [cid for cid, _ in ranking]
+    tags, kept = tuple(tags), ids[:depth]
+    if shared is not None:
+        tags = shared.setdefault(tags, tags)
+        kept = map(shared.setdefault, kept, kept)
     return QuestionResult(
-        qid, text, tuple(tags), status, unanswerable, gold, stale,
-        {m: v for m, v in zip(metrics, values) if v is not None},
+        qid, text, tags, status, unanswerable, gold, stale,
+        table.add(values) if table is not None
+        else {m: v for m, v in zip(metrics, values) if v is not None},
         None if rank is None else int(rank), None if top is None else float(top),
         error, answer_correct, _gold_ranks(gold, stale, ids, relevance_level), len(ids),
-        tuple(warnings), tuple(ids[:depth]))
+        tuple(warnings), tuple(kept))
 
 
 def rankings(artefact: dict) -> dict[str, list[str]]:
@@ -322,12 +332,19 @@ def kept_depth(artefact: dict, top: int = 0) -> int:
 
 
 def read_questions(artefact: dict, top: int = 0) -> tuple[QuestionResult, ...]:
+    return _typed_questions(artefact, top)[0]
+
+
+def _typed_questions(artefact: dict, top: int) -> tuple[tuple[QuestionResult, ...], MetricTable | None]:
+    """The typed questions, and for version 2 the table holding their metric values."""
     level, depth = relevance_level(artefact), kept_depth(artefact, top)
     questions = artefact.get("questions") or ()
     if artefact.get("schema_version") == 2:
         metrics = tuple(artefact.get("metrics") or ())
-        return tuple(read_row(row, metrics, level, depth) for row in questions)
-    return tuple(read_question(q, level, depth) for q in questions)
+        table, shared = MetricTable(metrics), {}
+        typed = tuple(read_row(row, metrics, level, depth, table, shared) for row in questions)
+        return typed, table.finish()
+    return tuple(read_question(q, level, depth) for q in questions), None
 
 
 def read_header(a: dict, questions: int | None = None) -> RunHeader:
@@ -405,6 +422,8 @@ class Artefact:
     def column(self, metric: str):
         """Every question's ``value(metric)``, in question order, as a float array."""
         key = ("column", metric)
+        if key not in self._cache and ("table",) in self._cache:
+            self._cache[key] = self._cache[("table",)].column(metric)
         if key not in self._cache:
             import numpy as np
 
@@ -467,11 +486,14 @@ def read_artefact(data: dict | Artefact, top: int = 0) -> Artefact:
     ``Artefact`` as is). ``top``: keep at least that many of each ranking's top results."""
     if isinstance(data, Artefact):
         return data
-    return typed_artefact(data, read_questions(data, top), kept_depth(data, top))
+    questions, table = _typed_questions(data, top)
+    return typed_artefact(data, questions, kept_depth(data, top), table)
 
 
-def typed_artefact(data: dict, questions: tuple[QuestionResult, ...], depth: int) -> Artefact:
-    """The ``Artefact`` of a header (every key but ``questions``) and its typed questions."""
+def typed_artefact(data: dict, questions: tuple[QuestionResult, ...], depth: int,
+                   table: MetricTable | None = None) -> Artefact:
+    """The ``Artefact`` of a header (every key but ``questions``) and its typed questions
+    (``table``: the finished table holding their metric values, when they were read into one)."""
     config = data.get("config")
     return Artefact(
         header=read_header(data, len(questions)),
@@ -480,4 +502,5 @@ def typed_artefact(data: dict, questions: tuple[QuestionResult, ...], depth: int
         config=dict(config) if isinstance(config, dict) else {},
         history=_history(data.get("history")),
         depth=depth,
+        _cache={} if table is None else {("table",): table},
     )

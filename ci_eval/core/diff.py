@@ -153,6 +153,14 @@ def _deltas(paired: dict, metrics: tuple[str, ...], n: int) -> list[tuple[float,
     return list(zip(*[(paired[m][1] - paired[m][0]).tolist() for m in metrics]))
 
 
+def _changes(compared, bq, hq, k, on_both, paired) -> tuple[QuestionChange, ...]:
+    """Equal deltas share one tuple: safe because no delta is -0.0 (equal to 0.0 but written
+    "-0.000"), the columns holding +0.0 for every zero (``QuestionResult.value``)."""
+    shared: dict = {}
+    return tuple(question_change(bq[i], hq[i], k, on_both, d, shared)
+                 for i, d in zip(compared, _deltas(paired, on_both, len(compared))))
+
+
 def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | None = None) -> Diff:
     """Compare two run artefacts (``Artefact``, or dicts in the design.md format, read by
     ``read_artefact``). Pure; inputs untouched."""
@@ -176,8 +184,7 @@ def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | Non
         metrics=metric_changes(head_info.metrics, base_info.metrics if base_info else None,
                                paired, head, base, seed),
         compared=compared,
-        questions=tuple(question_change(bq[i], hq[i], k, on_both, d)
-                        for i, d in zip(compared, _deltas(paired, on_both, len(compared)))),
+        questions=_changes(compared, bq, hq, k, on_both, paired),
         tags=tag_changes(compared, {i: hq[i].tags for i in compared}, paired),
         goldset=goldset, stale=stale_changes(bq, hq),
         config=config_diff(base.config, head.config) if base else (),

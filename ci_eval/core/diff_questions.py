@@ -24,7 +24,7 @@ KIND_ORDER = ("error", "lost", "dropped", "down", "mixed", "gained", "fixed", "r
 _TOLERANCE = 1e-12  # float noise, not a change
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GoldMove:
     """One relevant gold chunk whose rank differs (None: not in that run's ranking)."""
 
@@ -41,7 +41,7 @@ class GoldMove:
         return h > b
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per compared question: hundreds of thousands
 class QuestionChange:
     id: str
     question: str
@@ -149,12 +149,16 @@ def _kind(b: QuestionResult, h: QuestionResult, k: int, worse, better) -> tuple[
 
 
 def question_change(b: QuestionResult, h: QuestionResult, k: int,
-                    metrics: tuple[str, ...], differences: tuple[float, ...] | None = None) -> QuestionChange:
+                    metrics: tuple[str, ...], differences: tuple[float, ...] | None = None,
+                    shared: dict | None = None) -> QuestionChange:
     """``differences``: head minus base for each of ``metrics`` when already computed (the
-    diff takes them from the metric columns)."""
+    diff takes them from the metric columns). ``shared``: equal deltas share one tuple
+    (most questions of a large run move in one of a few ways, or not at all)."""
     if differences is None:
         differences = tuple(h.value(m) - b.value(m) for m in metrics)
     deltas = tuple(zip(metrics, differences))
+    if shared is not None:
+        deltas = shared.setdefault(deltas, deltas)
     worse = [m for m, d in deltas if d < -_TOLERANCE]
     better = [m for m, d in deltas if d > _TOLERANCE]
     kind, summary = _kind(b, h, k, worse, better)

@@ -33,6 +33,7 @@ from ci_eval.core.artefact import (
     shell_valid,
     typed_artefact,
 )
+from ci_eval.core.metric_table import MetricTable
 from ci_eval.core.question_row import FIELD
 from ci_eval.errors import InputError
 from ci_eval.inputs.files import SURROGATE_ESCAPE, decode, parse_json, read_bytes, reject_constant
@@ -152,15 +153,16 @@ def _by_lines(raw: bytes, source: str, top: int) -> Artefact | None:
     header_problems(data, problems)
     metrics, level, depth = tuple(data["metrics"]), relevance_level(data), kept_depth(data, top)
     questions: list[QuestionResult] = []
+    table, shared = MetricTable(metrics), {}
     for i, row in enumerate(_rows(raw, block[0], block[1])):
         if row is None or i >= _MAX_ROWS or not question_row_v2_valid(row) or not _finite(row):
             return None
         check_row(row, i, data["metrics"], problems)
         if problems.found:
             return None
-        questions.append(read_row(row, metrics, level, depth))
+        questions.append(read_row(row, metrics, level, depth, table, shared))
     views = [{"id": q.id, "status": q.status, "tags": q.tags} for q in questions]
     if len({q.id for q in questions}) != len(questions):
         return None
     whole_problems(data, views, problems)
-    return None if problems.found else typed_artefact(data, tuple(questions), depth)
+    return None if problems.found else typed_artefact(data, tuple(questions), depth, table.finish())

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import copy
+import math
 
 import pytest
-from factories import artefact, spec
+from factories import artefact, as_v2, spec
 from factories import ranked_with_gold_at as at
 
 from ci_eval.core.diff import config_diff, diff
@@ -175,3 +176,16 @@ def test_unchanged_means_every_metric_unchanged():
     assert q.kind == "down" and q.base_rank == q.head_rank == 1
     assert q.graded and [(m.id, m.grade, m.base_rank, m.head_rank) for m in q.moves] == [
         ("b", 1.0, 2, 3)]
+
+
+def test_equal_deltas_share_one_tuple_and_a_negative_zero_reads_as_zero():
+    b, h = _pair({"a": 1, "b": 1, "c": None, "d": None}, {"a": 3, "b": 3, "c": None, "d": None})
+    got = {q.id: q for q in diff(b, h).questions}
+    assert got["a"].deltas == got["b"].deltas and got["a"].deltas is got["b"].deltas
+    assert got["c"].deltas is got["d"].deltas and not any(d for _, d in got["c"].deltas)
+    # a head value written -0.0 counts as 0 (``value``), so no delta is "-0.000"
+    assert b["questions"][2]["metrics"]["map"] == 0
+    h["questions"][2]["metrics"]["map"] = -0.0
+    for pair in ((b, h), (as_v2(b), as_v2(h))):
+        got = {q.id: q for q in diff(*pair).questions}
+        assert got["c"].delta("map") == 0 and math.copysign(1.0, got["c"].delta("map")) == 1.0
