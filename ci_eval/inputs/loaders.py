@@ -175,7 +175,7 @@ def _checked_artefact(data, source: str) -> dict:
         # as the version 1 object holding the same facts, which merge and the action take
         from ci_eval.core.artefact_v2_read import as_version_1
 
-        data = as_version_1(data, source)
+        data = as_version_1(data)
     return data
 
 
