@@ -238,8 +238,8 @@ def _entry_id(entry) -> str:
     return str(entry.get("id")) if isinstance(entry, dict) else str(entry)
 
 
-def _gold_ranks(gold, stale, ids: list, relevance: float) -> tuple[GoldRank, ...]:
-    """``ids``: the ranking's chunk ids, best first."""
+def _gold_ranks(gold, stale, ids, relevance: float) -> tuple[GoldRank, ...]:
+    """``ids``: the ranking's chunk ids, best first (a list or a tuple)."""
     ranks = []
     for cid, grade in gold:
         if grade >= relevance and cid not in stale:
@@ -284,18 +284,21 @@ def read_question(q: dict, relevance_level: float = 1, depth: int = 0) -> Questi
 
 
 def read_row(row: list, metrics, relevance_level: float = 1, depth: int = 0,
-             table: MetricTable | None = None, shared: dict | None = None) -> QuestionResult:
+             table: MetricTable | None = None, shared: dict | None = None,
+             ids=None) -> QuestionResult:
     """A schema-valid version 2 question row (``metrics``: the artefact's metric names, in
     order): the same ``QuestionResult`` as its version 1 object gives, built straight from
     the row's positions (every type is already the schema's). With ``table`` its metric
     values go into that table rather than a dict of their own; through ``shared`` equal tag
     lists share one tuple and the kept top ids one string each (a run has few distinct tag
-    lists, and a chunk comes back for many questions)."""
+    lists, and a chunk comes back for many questions). ``ids``: the ranking's chunk ids, when
+    the caller has them already."""
     (qid, text, tags, unanswerable, status, gold_pairs, stale_ids, values, rank, top, _latency,
      answer_correct, _judged, error, warnings, ranking) = row
     gold = tuple(sorted((cid, float(grade)) for cid, grade in gold_pairs))
-    stale = tuple(sorted(stale_ids))
-    ids = [cid for cid, _ in ranking]
+    stale = tuple(sorted(stale_ids)) if stale_ids else ()
+    if ids is None:
+        ids = [cid for cid, _ in ranking]
     tags, kept = tuple(tags), ids[:depth]
     if shared is not None:
         tags = shared.setdefault(tags, tags)

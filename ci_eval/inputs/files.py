@@ -38,7 +38,13 @@ def _kind(mode: int) -> str | None:
 
 
 def read_bytes(path: str | os.PathLike, what: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    """A regular file's bytes, at most ``max_bytes`` of them. Opened without blocking (a
+    """A regular file's bytes, at most ``max_bytes`` of them (``read_chunks``)."""
+    return b"".join(read_chunks(path, what, max_bytes))
+
+
+def read_chunks(path: str | os.PathLike, what: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Iterator[bytes]:
+    """A regular file's bytes a chunk at a time, at most ``max_bytes`` of them, so a reader
+    that needs one line at a time never holds the whole file. Opened without blocking (a
     FIFO would wait for a writer forever) and read up to the cap whatever ``st_size`` says
     (a /proc file says 0, a file may grow while it is read)."""
     try:
@@ -58,13 +64,14 @@ def read_bytes(path: str | os.PathLike, what: str, max_bytes: int = DEFAULT_MAX_
             raise InputError(f"{what} is {kind}, not a file", str(path))
         if info.st_size > max_bytes:  # a wrong path (a 4 GB dump) fails before any read
             raise InputError(f"{what} is {info.st_size:,} bytes, over the {max_bytes:,}-byte limit", str(path))
-        chunks, size = [], 0
+        size = 0
         while size <= max_bytes:
             chunk = os.read(fd, min(_READ_CHUNK, max_bytes + 1 - size))
             if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
+                return
             size += len(chunk)
+            if size <= max_bytes:
+                yield chunk
         raise InputError(f"{what} is over the {max_bytes:,}-byte limit", str(path))
     except IsADirectoryError:
         raise InputError(f"{what} is a folder, not a file", str(path)) from None
