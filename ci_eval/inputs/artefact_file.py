@@ -1,16 +1,19 @@
 """A run artefact file -> the typed ``Artefact`` a comparison reads.
 
-A version 2 artefact is written one question row per line (docs/design.md): its header lines
-are parsed as one small document with every hostile-input check of ``parse_json``, and each
-row line by itself with json's C parser and no hooks, checked, typed and dropped, so neither
-the whole document nor any ranking is ever held. That is only safe because a row holds no
-object (so no key can repeat), because NaN and Infinity are refused by ``parse_constant``, a
-number that overflowed to inf is caught by the sum of the row's numbers not being finite, and
-a lone surrogate escape, found by one search of the bytes, sends the file to the full parse.
-Anything else
-that differs from the writer's layout or fails a check is read again by the full parse,
-which accepts any valid JSON of the same content and words every refusal as it always has:
-the fast path never refuses, it only steps aside.
+A version 2 artefact is written one question row per line (docs/design.md). It is read from
+the file a chunk at a time (``read_chunks``), never held whole: the keys before the rows and
+after them are parsed as one small document with every hostile-input check of
+``parse_json``; the rows a block of whole lines at a time (about a megabyte, one call of
+json's C parser with no hooks), each row checked, typed and dropped, so no ranking is held
+either. That is only safe because a row holds no object (so no key can repeat), because NaN
+and Infinity are refused by ``parse_constant``, a number that overflowed to inf is caught by
+the sum of the row's numbers not being finite, and a lone surrogate escape, found by a search
+of each block's bytes, sends the file to the full parse. A block is a comma-separated run of
+whole rows or the file is not the writer's: JSON strings hold no raw newline, so a block cut
+inside a row leaves a bracket open and fails to parse. Anything else that differs from the
+writer's layout or fails a check is read again whole by the full parse, which accepts any
+valid JSON of the same content and words every refusal as it always has: the fast path never
+refuses, it only steps aside.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from ci_eval.core.metric_table import MetricTable
 from ci_eval.core.question_row import FIELD
 from ci_eval.errors import InputError
 from ci_eval.inputs.files import SURROGATE_ESCAPE, decode, parse_json, read_bytes, read_chunks, reject_constant
-from ci_eval.inputs.loaders import MAX_ARTEFACT_BYTES, MAX_WHOLE_ARTEFACT_BYTES, _checked_artefact
+from ci_eval.inputs.loaders import MAX_ARTEFACT_BYTES, _checked_artefact
 from ci_eval.schemas import load
 
 _NEEDS_FULL_PARSE = re.compile(SURROGATE_ESCAPE.encode())
@@ -49,14 +52,14 @@ _MAX_ROWS = 1_000_000  # the schema's maxItems
 def read_run(path: str | os.PathLike, top: int = 0, max_bytes: int = MAX_ARTEFACT_BYTES) -> Artefact:
     """The run artefact at ``path`` (version 1 or 2), checked as untrusted input and typed;
     ``top``: keep at least that many of each ranking's top results (read_artefact). The file
-    is read a chunk at a time by the writer's layout; only a file in another layout is read
-    whole, up to MAX_WHOLE_ARTEFACT_BYTES."""
+    is read a chunk at a time by the writer's layout, and read again whole only when its
+    layout is another."""
     source = str(path)
     with _no_collection():
         fast = _by_lines(read_chunks(path, "run artefact", max_bytes), source, top)
         if fast is not None:
             return fast
-        return _full_parse(read_bytes(path, "run artefact", min(max_bytes, MAX_WHOLE_ARTEFACT_BYTES)), source, top)
+        return _full_parse(read_bytes(path, "run artefact", max_bytes), source, top)
 
 
 def run_from_bytes(raw: bytes, source: str, top: int = 0) -> Artefact:
@@ -64,15 +67,7 @@ def run_from_bytes(raw: bytes, source: str, top: int = 0) -> Artefact:
         raise InputError(f"run artefact is over the {MAX_ARTEFACT_BYTES:,}-byte limit", source)
     with _no_collection():
         fast = _by_lines(raw, source, top)
-        if fast is not None:
-            return fast
-        if len(raw) > MAX_WHOLE_ARTEFACT_BYTES:
-            raise InputError(_WHOLE_LIMIT, source)
-        return _full_parse(raw, source, top)
-
-
-_WHOLE_LIMIT = (f"run artefact is not in the line layout ci-eval writes, and over the "
-                f"{MAX_WHOLE_ARTEFACT_BYTES:,}-byte limit for one read whole")
+        return fast if fast is not None else _full_parse(raw, source, top)
 
 
 def _full_parse(raw: bytes, source: str, top: int) -> Artefact:

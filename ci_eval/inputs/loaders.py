@@ -15,7 +15,6 @@ TOOL_TABLE = "ci-eval"
 # took about 1 KB, so 130,000).
 # A base artefact comes from another run, perhaps a fork's: readers cap it before parsing.
 MAX_ARTEFACT_BYTES = 128 * 1024 * 1024
-MAX_WHOLE_ARTEFACT_BYTES = 128 * 1024 * 1024
 
 
 def _pyproject_table(pyproject: Path) -> bool:
