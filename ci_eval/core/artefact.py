@@ -283,6 +283,10 @@ def read_question(q: dict, relevance_level: float = 1, depth: int = 0) -> Questi
     return _question(q, dict(q.get("metrics") or {}), ids, relevance_level, depth)
 
 
+# The grades almost every gold set uses, one float object each rather than one a question.
+_GRADES = {grade: float(grade) for grade in (1, 2, 3)}
+
+
 def read_row(row: list, metrics, relevance_level: float = 1, depth: int = 0,
              table: MetricTable | None = None, shared: dict | None = None,
              ids=None) -> QuestionResult:
@@ -295,7 +299,7 @@ def read_row(row: list, metrics, relevance_level: float = 1, depth: int = 0,
     the caller has them already."""
     (qid, text, tags, unanswerable, status, gold_pairs, stale_ids, values, rank, top, _latency,
      answer_correct, _judged, error, warnings, ranking) = row
-    gold = tuple(sorted((cid, float(grade)) for cid, grade in gold_pairs))
+    gold = tuple(sorted((cid, _GRADES.get(grade) or float(grade)) for cid, grade in gold_pairs))
     stale = tuple(sorted(stale_ids)) if stale_ids else ()
     if ids is None:
         ids = [cid for cid, _ in ranking]
