@@ -436,14 +436,16 @@ class Artefact:
     history: tuple[HistoryEntry, ...] = ()
     depth: int = field(default=0, compare=False)  # how many top results each question keeps
     # Columns built on first use, once: the comparison's per-question arithmetic is numpy
-    # work on them (tuple keys: ("column", metric), ("measured",), ("position",)).
+    # work on them (tuple keys: ("column", metric), ("measured",)). A column of the metric
+    # table is cut from it again at each use instead (a copy of every metric's values kept
+    # per artefact is 80 MB at a million questions; cutting one takes milliseconds).
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     def column(self, metric: str):
         """Every question's ``value(metric)``, in question order, as a float array."""
         key = ("column", metric)
-        if key not in self._cache and ("table",) in self._cache:
-            self._cache[key] = self._cache[("table",)].column(metric)
+        if ("table",) in self._cache:
+            return self._cache[("table",)].column(metric)
         if key not in self._cache:
             import numpy as np
 
@@ -460,12 +462,11 @@ class Artefact:
         return self._cache[("measured",)]
 
     def positions(self, ids):
-        """Where each of ``ids`` sits in ``questions``, as an index array."""
+        """Where each of ``ids`` sits in ``questions``, as an index array (asked once per
+        comparison: the id -> position map is not kept)."""
         import numpy as np
 
-        if ("position",) not in self._cache:
-            self._cache[("position",)] = {q.id: i for i, q in enumerate(self.questions)}
-        where = self._cache[("position",)]
+        where = {q.id: i for i, q in enumerate(self.questions)}
         return np.array([where[i] for i in ids], dtype=np.intp)
 
 
