@@ -159,3 +159,14 @@ def test_hostile_input_read_in_small_chunks_is_refused_in_the_same_words(tmp_pat
         read_run(path)
     problems = refused.value.problems if isinstance(refused.value, InputErrors) else [refused.value]
     assert [str(p).replace(str(path), "a.json", 1) for p in problems] == _full_messages(bad)
+
+
+def test_integral_values_written_as_integers_read_as_their_floats():
+    """A writer may put 1 for 1.0 in a row (metric values, scores, the top score): the line
+    path takes the row and reads the same artefact."""
+    raw = writer_layout(as_v2(artefact(SPECS)))
+    as_ints = raw.replace(b"[1.0,1.0,", b"[1,1,").replace(b',1.0]', b',1]')
+    assert as_ints != raw, "the mutation did not apply"
+    read = artefact_file._by_lines(as_ints, "a.json", 0)
+    assert read is not None and read == full_parse(raw)
+    assert all(isinstance(v, float) for q in read.questions for v in q.metrics.values())
