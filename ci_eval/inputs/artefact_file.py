@@ -116,14 +116,18 @@ class _Layout:
         self.head, self._first = self._find_head()
 
     def _find_head(self) -> tuple[bytes, bytes]:
-        buf = b""
+        """The bytes up to the newline before ``"questions"``, and the rest of that block.
+        Each block is searched once, with the previous block's last byte (the newline the
+        marker starts with), so a file with no marker costs one pass."""
+        parts, last = [], b""
         for block in self._blocks:
-            buf += block
-            at = buf.find(_ROWS_START)
-            if at >= 0:
-                return buf[: at + 1], buf[at + len(_ROWS_START):]
+            at = (last + block).find(_ROWS_START) - len(last)
+            if at >= -len(last):
+                return b"".join(parts) + block[: at + 1], block[at + len(_ROWS_START):]
+            parts.append(block)
+            last = block[-1:]
         self.ok = False
-        return buf, b""
+        return b"", b""
 
     def rows(self):
         """Each block of row lines, up to the line closing the list."""
