@@ -53,6 +53,12 @@ def artefact_head(
     }
 
 
+def note_in_head(head: dict, key: str, **notes) -> None:
+    """Add ``notes`` to the ``key`` object (``config``, ``index``) of a head made by
+    ``artefact_head`` before it is written: the demo records its stand-in judge and remap."""
+    head[key].update(notes)
+
+
 def history_entry(artefact: Artefact) -> dict:
     """The compact line a later run carries forward to draw a trend without downloads."""
     return {

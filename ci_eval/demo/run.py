@@ -33,13 +33,15 @@ def demo_artefact(label: str, out, *, history=None, show_progress=True, git=None
         return None
 
     def amend(head: dict) -> None:
-        head["config"]["answers"] = "stand-in judge (ci_eval.demo.answerer), not a real model"
+        from ci_eval.core.artefact import note_in_head
+
+        note_in_head(head, "config", answers="stand-in judge (ci_eval.demo.answerer), not a real model")
         if label == "head":
             from ci_eval.core.remap import remap_summary
 
             plan = demo_remap()
             if plan.mappings:
-                head["index"]["remap"] = remap_summary(plan)
+                note_in_head(head, "index", remap=remap_summary(plan))
 
     return run_evaluation(
         load_inputs(config), out,

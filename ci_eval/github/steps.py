@@ -185,10 +185,12 @@ def stale_annotations(head: Artefact | dict, gold_path: str | None) -> list[str]
     if gold_path and Path(gold_path).is_file():
         lines = find_question_lines(Path(gold_path).read_text("utf-8", "replace"), [q.id for q in stale])
     out = []
-    remapped = (head.header.remap or {}).get("to") or {}
+    from ci_eval.core.remap import remap_targets
+
+    remapped = remap_targets(head.header.remap)
     for q in stale[:50]:  # GitHub shows at most 50 annotations per step
         message = f"stale gold id(s) not in the current index: {', '.join(q.stale)}"
-        found = [f"{old} -> {', '.join(remapped[old]['new'])} ({remapped[old]['kind']})"
+        found = [f"{old} -> {', '.join(remapped[old][0])} ({remapped[old][1]})"
                  for old in q.stale if old in remapped]
         if found:
             message += f"; remap (`ci-eval gold remap --write`): {'; '.join(found)}"
