@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from contextlib import contextmanager
 
 from ci_eval.core.merge import Part
@@ -89,11 +90,17 @@ def _regular(path, limit: int):
     except OSError:
         yield None
         return
-    with os.fdopen(fd, "rb") as fh:
+    try:
         info = os.fstat(fd)
-        import stat
-
-        yield fh if stat.S_ISREG(info.st_mode) and info.st_size <= limit else None
+        regular = stat.S_ISREG(info.st_mode) and info.st_size <= limit
+    except OSError:
+        regular = False
+    if not regular:  # a folder, a FIFO, a device, too large: the full read words it
+        os.close(fd)
+        yield None
+        return
+    with os.fdopen(fd, "rb") as fh:
+        yield fh
 
 
 def _streamed(path, source: str, limit: int) -> Part | None:

@@ -81,3 +81,18 @@ def test_the_whole_rankings_are_read_for_the_labelling_pool(part):
     rankings = read_rankings(part.read_bytes(), str(part))
     rows = [json.loads(line.rstrip(",")) for line in part.read_text().splitlines() if line.startswith("  [")]
     assert rankings == {row[0]: [cid for cid, _ in row[-1]] for row in rows}
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "missing"])
+def test_a_part_that_is_not_a_file_is_refused_in_one_line(tmp_path, kind):
+    import os
+
+    path = tmp_path / "part.json"
+    if kind == "folder":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)  # opened without blocking: no writer is waited for
+    with pytest.raises(InputError) as refused:
+        read_part(path)
+    assert refused.value.source == str(path)
+    assert {"folder": "is a folder", "fifo": "is a FIFO", "missing": "not found"}[kind] in str(refused.value)
