@@ -258,13 +258,19 @@ def _acceptable(row, metrics: int):
     if not question_row_v2_valid(row):
         return None
     values, ranking = row[_VALUES], row[_RANKING]
-    ids, scores = zip(*ranking) if ranking else ((), ())
+    ids = next(zip(*ranking)) if ranking else ()
     if not row_means(values, [cid for cid, _ in row[_GOLD]], ids, metrics):
         return None
-    # No number overflowed to inf: then their sum is finite (a sum that overflows only sends
-    # the row to the full parse, which finds nothing).
-    total = sum(scores) + (sum(values) if None not in values else sum(v for v in values if v is not None))
+    return ids if _finite(row) else None
+
+
+def _finite(row: list) -> bool:
+    """Whether no number of a valid row overflowed to inf: then their sum is finite (a sum
+    that overflows only sends the row to the full parse, which finds nothing)."""
+    values = row[_VALUES]
+    total = sum(score for _, score in row[_RANKING])
+    total += sum(values) if None not in values else sum(v for v in values if v is not None)
     for extra in (row[_TOP], row[_LATENCY], row[_JUDGED]):
         if extra is not None:
             total += extra
-    return ids if math.isfinite(total) else None
+    return math.isfinite(total)
