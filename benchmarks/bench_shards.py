@@ -58,8 +58,9 @@ _MEASURE = textwrap.dedent(
     start = time.perf_counter()
     done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(json.dumps({"code": done.returncode, "seconds": seconds, "peak_mb": peak,
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    peak, cpu = usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+    print(json.dumps({"code": done.returncode, "seconds": seconds, "peak_mb": peak, "cpu_s": cpu,
                       "stderr": done.stderr.decode()[-500:]}))
     """
 )
@@ -153,6 +154,17 @@ def at_scale(questions: int, shards: int = 8, code: Path = REPO, compare: bool =
     }
 
 
+def run_alone(questions: int, code: Path = REPO) -> dict:
+    """Only the unsharded `run` at ``questions`` with an instant retriever: its wall and CPU
+    seconds, its peak and its artefact's bytes a question."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = _project(Path(tmp), questions, "instant")
+        run = _measure(root, "run", "--quiet", "--out", "whole.json", code=code)
+        size = (root / "whole.json").stat().st_size
+    return {"questions": questions, "seconds": run["seconds"], "cpu_s": run["cpu_s"], "peak_mb": run["peak_mb"],
+            "bytes_per_question": round(size / questions)}
+
+
 def stages(questions: int) -> dict:
     """`run`'s stages in this process with the instant retriever: each consumed whole
     before the next starts, so each is timed alone (a real run interleaves them)."""
@@ -206,8 +218,18 @@ def main(argv=None) -> int:
                              "benchmarks/bench_scale.py measures compare itself)")
     parser.add_argument("--stages", type=int, default=TARGET, metavar="N",
                         help="questions for the in-process stage timings (0: skip them; default: %(default)s)")
+    parser.add_argument("--run-only", action="store_true",
+                        help="at each --scale measure only the unsharded run (and --before's)")
     args = parser.parse_args(argv)
     figures: dict = {}
+    if args.run_only:
+        with _worktree(args.before) as before:
+            for n in (int(x) for x in args.scale.split(",")):
+                figures[f"run_{n}"] = {"now": run_alone(n)}
+                if before and n <= args.before_up_to:
+                    figures[f"run_{n}"]["before"] = run_alone(n, Path(before))
+        print(json.dumps(figures, indent=1))
+        return 0
     if args.stages:
         figures["run_stages"] = stages(args.stages)
     if args.slow:

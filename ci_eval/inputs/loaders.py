@@ -97,9 +97,22 @@ def load_config(path: str | os.PathLike | None = None):
 
 
 def load_gold_set(path: str):
-    """The gold set and the sha256 of its bytes (which pins it in the artefact)."""
-    from ci_eval.core.goldset import content_hash, parse_gold_set
+    """The gold set and the sha256 of its bytes (which pins it in the artefact): read a
+    question at a time, or whole when the streamed reading finds a problem to word."""
+    from ci_eval.core.goldset import GoldSetBuilder, content_hash, parse_gold_set
+    from ci_eval.inputs.files import read_blocks
+    from ci_eval.inputs.json_stream import GiveUp, stream_object
 
+    builder = GoldSetBuilder()
+    try:
+        head, sha = stream_object(read_blocks(path, "gold set"), "questions", builder.add)
+    except GiveUp:
+        pass
+    else:
+        gold = builder.finish(head)
+        if gold is not None:
+            return gold, sha
+    del builder
     data, raw = read_json(path, "gold set")
     sha = content_hash(raw)
     del raw  # a large gold set's bytes need not outlive its parse
