@@ -13,6 +13,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import json
+import re
 from collections.abc import Callable, Iterator
 from json.decoder import WHITESPACE
 from typing import Any
@@ -56,6 +57,10 @@ class _Text:
             if not self._started and text:
                 self._started = True
                 text = text[1:] if text.startswith("\ufeff") else text  # as files.decode does
+            # a surrogate escape anywhere, perhaps cut by a block boundary: the whole-file
+            # reader decides whether it is a pair or a lone one
+            if _SURROGATE_ESCAPE.search(pieces[-1][-5:] + text):
+                raise GiveUp
             pieces.append(text)
             got += len(text)
         self.buf, self.pos = "".join(pieces), 0
@@ -108,10 +113,40 @@ class _Values:
             if text.done or (end < len(text.buf) and text.buf[end] in _AFTER_VALUE):
                 break
             text.grow()
-        if self._repeated or _SURROGATE_ESCAPE.search(text.buf, text.pos, end):
+        if self._repeated:
             raise GiveUp
         text.pos = end
         return value
+
+    def elements(self, take: Callable[[Any], bool]) -> None:
+        """Each element of the list whose ``[`` was just read, to ``take``, up to its ``]``:
+        the C scanner and one match for the separator an element (the common path of a
+        million questions; the white space after the separator is in the match)."""
+        text, scan, repeated = self.text, self._decoder.scan_once, self._repeated
+        while True:
+            buf, pos = text.buf, text.pos
+            try:
+                value, end = scan(buf, pos)
+            except (StopIteration, json.JSONDecodeError):
+                text.skip_space()  # white space a block boundary cut from the separator
+                if text.pos == pos:
+                    text.grow()  # perhaps cut by the end of the buffer; GiveUp at the end of the file
+                continue
+            except (ValueError, RecursionError):
+                raise GiveUp from None
+            after = _SEPARATOR.match(buf, end)
+            if after is None:  # the buffer ends here (a number perhaps cut short), or broken
+                text.grow()
+                continue
+            if repeated or not take(value):
+                raise GiveUp
+            text.pos = after.end()
+            if after.group(1) == "]":
+                return
+
+
+# What follows a list's element: white space, a comma or the closing bracket, white space.
+_SEPARATOR = re.compile(r"[ \t\n\r]*([,\]])[ \t\n\r]*")
 
 
 def _list(values: _Values, take: Callable[[Any], bool]) -> None:
@@ -122,14 +157,7 @@ def _list(values: _Values, take: Callable[[Any], bool]) -> None:
     if text.buf.startswith("]", text.pos):
         text.pos += 1
         return
-    while True:
-        if not take(values.next()):
-            raise GiveUp
-        separator = text.char()
-        if separator == "]":
-            return
-        if separator != ",":
-            raise GiveUp
+    values.elements(take)
 
 
 def stream_object(blocks: Iterator[bytes], list_key: str, take: Callable[[Any], bool]) -> tuple[dict, str]:
