@@ -4,12 +4,14 @@ and compare, each command a whole process; and where `run`'s own time goes.
     python benchmarks/bench_shards.py                  # 4,000 x 50 ms and 100,000 instant
     python benchmarks/bench_shards.py --slow 400 --scale 10000   # a quick look
     python benchmarks/bench_shards.py --slow 0 --scale 100000,1000000 --before 73e68d3
+    python benchmarks/bench_shards.py --slow 0 --scale 1000000 --stages 0 --run-only --before REV
 
 ``--before REV`` measures the same commands at that git revision too, from a temporary git
 worktree, on the same gold sets (its artefacts are its own format: their bytes per question
 are the before figure). ``--stages`` (on by default at 100,000 questions or fewer) times
 `run`'s stages in this process: gold-set loading, retrieval with result cleaning,
-evaluation, serialisation.
+evaluation, serialisation. ``--run-only`` measures only the unsharded `run` at each scale:
+its wall and CPU seconds, its peak and its artefact's bytes a question.
 
 100,000 questions against a 50 ms retriever is 21 minutes at concurrency 4 on one job: too
 long for this shared machine. The slow figure is measured at ``--slow`` questions (1 job,
