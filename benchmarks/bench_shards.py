@@ -148,7 +148,7 @@ def at_scale(questions: int, shards: int = 8, code: Path = REPO, compare: bool =
         "questions": questions, "shards": shards,
         "run": {"seconds": run["seconds"], "peak_mb": run["peak_mb"]},
         "shard_run_peak_mb": max(p["peak_mb"] for p in parts),
-        "merge": {"seconds": merge["seconds"], "peak_mb": merge["peak_mb"]},
+        "merge": {"seconds": merge["seconds"], "cpu_s": merge["cpu_s"], "peak_mb": merge["peak_mb"]},
         "compare": {"seconds": compared["seconds"], "peak_mb": compared["peak_mb"]},
         "artefact_mb": round(sizes["whole.json"] / 2**20, 1), "part_mb": round(sizes["part-1.json"] / 2**20, 1),
         "bytes_per_question": round(sizes["whole.json"] / questions),

@@ -116,12 +116,13 @@ def _report(config, gold, manifest, say) -> int:
     for qid, ids in stale:
         say(f"{config.gold_set}: question {qid!r}: stale gold id(s): {', '.join(ids)}")
     if stale:
-        from ci_eval.core.remap import remap_hint
-        from ci_eval.retrieval.pipeline import Inputs, remap_of
+        from ci_eval.core.remap import plan_remap, remap_hint, remap_summary
 
         distinct = len({g for _, ids in stale for g in ids})
         say(f"{distinct} distinct stale gold id(s) in {len(stale)} question(s)")
-        hint = remap_hint(remap_of(Inputs(config, gold, "", manifest, None)).get("remap"))
+        # what a run would record as the index's remap, and the hint its summary gives
+        plan = plan_remap(gold, gold.anchors, manifest) if gold.anchors else None
+        hint = remap_hint(remap_summary(plan)) if plan is not None and plan.mappings else ""
         if hint:
             say(hint.replace("`", "'"))
         return 1

@@ -35,8 +35,9 @@ def run(args) -> int:
 
     from ci_eval.core.artefact import carry_history
     from ci_eval.demo.run import demo_artefact, demo_config_path
+    from ci_eval.inputs.artefact_file import read_run
     from ci_eval.inputs.files import atomic_write, check_writable
-    from ci_eval.inputs.loaders import load_artefact, load_config
+    from ci_eval.inputs.loaders import load_config
     from ci_eval.report import BaselineInfo, build_report, policy_from
 
     out = Path(args.out)
@@ -44,9 +45,11 @@ def run(args) -> int:
     print("ci-eval demo: the Python language reference as the corpus, BM25 as the retriever", file=sys.stderr)
     # Each run streams to its file; the report reads them back as `ci-eval compare` would.
     demo_artefact("base", out / "base.json", show_progress=not args.quiet)
-    base = load_artefact(out / "base.json")
+    base = read_run(out / "base.json")
     demo_artefact("head", out / "head.json", history=carry_history(base), show_progress=not args.quiet)
-    head = load_artefact(out / "head.json")
+    head = read_run(out / "head.json")
+    if base.depth < head.header.k:  # judged@k reads the base at the head's k
+        base = read_run(out / "base.json", top=head.header.k)
     config = load_config(demo_config_path("head"))
     report = build_report(
         base,

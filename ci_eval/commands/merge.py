@@ -30,21 +30,20 @@ def register(sub) -> None:
 def run(args) -> int:
     import os
 
-    from ci_eval.core.merge import part_of
     from ci_eval.errors import EXIT_OK, EXIT_RETRIEVER_FAILED, InputError
     from ci_eval.inputs.artefact_out import write_merged, written_rows
+    from ci_eval.inputs.artefact_stream import read_part
     from ci_eval.inputs.files import check_writable
-    from ci_eval.inputs.loaders import load_artefact
 
     clash = next((p for p in args.parts if os.path.exists(p) and os.path.exists(args.out)
                   and os.path.samefile(p, args.out)), None)
     if clash:
         raise InputError(f"would overwrite the part {clash}", "--out")
     check_writable(args.out)
-    # Each part is read and checked whole once, one at a time, then its rows are read
-    # again a line at a time while the merge writes: no part is held whole meanwhile.
-    parts = [part_of(path, load_artefact(path)) for path in args.parts]
-    rows = [written_rows(p.source, p.ids, p.header["metrics"]) for p in parts]
+    # Each part is checked by one pass over its lines, keeping its head and ids, then its
+    # rows are read again a line at a time while the merge writes: no part is ever held whole.
+    parts = [read_part(path) for path in args.parts]
+    rows = [written_rows(p.source, p.ids, p.head.metrics) for p in parts]
     written = write_merged(args.out, parts, rows)
     errors = written.columns.errors.count
     if errors:

@@ -48,26 +48,28 @@ def run(args) -> int:
     from ci_eval.core.runsummary import run_summary
     from ci_eval.core.shard import parse_shard
     from ci_eval.errors import EXIT_OK, EXIT_RETRIEVER_FAILED
+    from ci_eval.inputs.artefact_file import read_run
     from ci_eval.inputs.files import check_writable
     from ci_eval.inputs.gitinfo import git_info
-    from ci_eval.inputs.loaders import load_artefact, load_config
+    from ci_eval.inputs.loaders import load_config
     from ci_eval.retrieval.pipeline import load_inputs, run_evaluation
 
     check_writable(args.out)
     shard = parse_shard(args.shard) if args.shard else None
     config = load_config(args.config)
     inputs = load_inputs(config)
-    base = load_artefact(args.base) if args.base else None
+    base = read_run(args.base) if args.base else None
     written = run_evaluation(inputs, args.out, git=git_info(), history=carry_history(base),
                              show_progress=not args.quiet, shard=shard, cache_dir=args.cache)
-    header, columns = written.header, written.columns
+    totals, columns = written.totals, written.columns
     if not args.quiet:
-        print(run_summary(header, columns))
+        print(run_summary(totals, columns))
         if shard is not None:
-            print(f"shard {shard}: {columns.asked} of {header['gold_set']['questions']} questions; "
+            print(f"shard {shard}: {columns.asked} of {totals.head.gold_questions} questions; "
                   "merge the parts with `ci-eval merge`")
-        if "cache" in header:
-            print(f"retrieval cache: {header['cache']['hits']} answered from it, {header['cache']['misses']} asked")
+        if totals.head.cache is not None:
+            hits, misses = totals.head.cache
+            print(f"retrieval cache: {hits} answered from it, {misses} asked")
         print(f"artefact written to {args.out}")
     errors = columns.errors
     if errors.count:

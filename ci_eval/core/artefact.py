@@ -53,22 +53,30 @@ def artefact_head(
     }
 
 
-def history_entry(artefact: dict) -> dict:
+def note_in_head(head: dict, key: str, **notes) -> None:
+    """Add ``notes`` to the ``key`` object (``config``, ``index``) of a head made by
+    ``artefact_head`` before it is written: the demo records its stand-in judge and remap."""
+    head[key].update(notes)
+
+
+def history_entry(artefact: Artefact) -> dict:
     """The compact line a later run carries forward to draw a trend without downloads."""
-    git = artefact.get("git") or {}
     return {
-        "sha": git.get("sha"),
-        "created_at": artefact.get("created_at"),
-        "index_version": (artefact.get("index") or {}).get("version"),
-        "means": dict(artefact.get("summary", {}).get("overall", {}).get("means", {})),
+        "sha": artefact.header.sha,
+        "created_at": artefact.header.created_at,
+        "index_version": artefact.header.index_version,
+        "means": dict(artefact.summary.overall.means),
     }
 
 
-def carry_history(base: dict | None) -> list:
-    """The base branch's recent headline metrics: the base's own history plus the base."""
-    if not base:
+def carry_history(base: Artefact | None, skip_sha: str | None = None) -> list:
+    """The base branch's recent headline metrics: the base's own history (each entry as it
+    was recorded) plus the base; none of ``skip_sha`` (a re-run of that very commit would
+    list it twice in the trend)."""
+    if base is None:
         return []
-    return (list(base.get("history") or []) + [history_entry(base)])[-HISTORY_LENGTH:]
+    entries = ([e.recorded for e in base.history] + [history_entry(base)])[-HISTORY_LENGTH:]
+    return [e for e in entries if skip_sha is None or e.get("sha") != skip_sha]
 
 
 def dumps(artefact: dict) -> str:
@@ -403,6 +411,7 @@ class HistoryEntry:
     sha: str
     created_at: str
     means: tuple[tuple[str, float], ...]
+    recorded: dict = field(default_factory=dict, compare=False, repr=False)  # carried forward as is
 
 
 @dataclass(frozen=True)
@@ -477,7 +486,7 @@ def read_summary(raw) -> Summary:
 
 def _history(raw) -> tuple[HistoryEntry, ...]:
     return tuple(HistoryEntry(str(e.get("sha") or ""), str(e.get("created_at") or ""),
-                              _means(e.get("means")))
+                              _means(e.get("means")), e)
                  for e in raw or () if isinstance(e, dict))
 
 

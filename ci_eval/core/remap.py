@@ -250,6 +250,11 @@ def remap_summary(plan: RemapPlan, limit: int = 100) -> dict:
             "to": {m.old: {"new": list(m.new), "kind": m.kind} for m in found}}
 
 
+def remap_targets(summary: dict | None) -> dict[str, tuple[list[str], str]]:
+    """A recorded remap summary's old id -> (new ids, kind)."""
+    return {old: (target["new"], target["kind"]) for old, target in ((summary or {}).get("to") or {}).items()}
+
+
 def remap_hint(summary: dict | None) -> str:
     """One sentence telling the user what to run, or "" when no stale id has a remap."""
     if not summary or not (summary.get("automatic") or summary.get("proposed")):

@@ -7,11 +7,11 @@ example, never a line per question: a warning only in the JSON is a warning nobo
 from __future__ import annotations
 
 from ci_eval.core.results import WARNING_KINDS
+from ci_eval.core.run_head import RunHead, RunTotals
 
 
-def index_drift(artefact: dict) -> str | None:
-    built = (artefact.get("gold_set") or {}).get("index_version")
-    current = (artefact.get("index") or {}).get("version")
+def index_drift(head: RunHead) -> str | None:
+    built, current = head.gold_index_version, head.index_version
     if built and current and built != current:
         return f"the gold set was built against index {built!r}; the current index is {current!r}"
     return None
@@ -23,19 +23,18 @@ def _examples(note) -> str:
     return shown + (f" and {note.count - len(note.ids)} more" if note.count > len(note.ids) else "")
 
 
-def _stale_line(header: dict, columns) -> str:
-    if not header["index"]["checked"]:
+def _stale_line(totals: RunTotals, columns) -> str:
+    if not totals.head.index_checked:
         return "stale gold: not checked (no index manifest configured)"
-    stale = header["summary"]["stale"]
-    if not stale["ids"]:
+    if not totals.stale_ids:
         return "stale gold: none"
     citing = columns.citing_stale
-    return (f"stale gold: {stale['ids']} distinct gold id(s) missing from the index, in "
-            f"{citing.count} question(s) ({_examples(citing)}); {stale['questions']} question(s) "
+    return (f"stale gold: {totals.stale_ids} distinct gold id(s) missing from the index, in "
+            f"{citing.count} question(s) ({_examples(citing)}); {totals.stale_questions} question(s) "
             "left with no relevant live gold are kept out of the means")
 
 
-def warning_lines(header: dict, columns) -> list[str]:
+def warning_lines(columns) -> list[str]:
     """Per-question warnings, one line per kind, with the number of questions and examples."""
     lines = []
     for kind in WARNING_KINDS:
@@ -64,33 +63,31 @@ def _error_lines(columns) -> list[str]:
     return lines
 
 
-def run_summary(header: dict, columns) -> str:
-    """``header``: the artefact's top-level keys (summary included); ``columns``: the
+def run_summary(totals: RunTotals, columns) -> str:
+    """``totals``: the written run's summary (core/run_head.run_totals); ``columns``: the
     core.run_columns.RunColumns gathered from its rows."""
     from tabulate import tabulate
 
-    s = header["summary"]
-    overall = s["overall"]
-    rows = [[m, f"{overall['means'][m]:.4f}"] for m in header["metrics"] if m in overall["means"]]
+    rows = [[m, f"{mean:.4f}"] for m, mean in totals.means]
     lines = [
-        f"{overall['count']} answerable question(s) measured at k={header['k']}",
+        f"{totals.count} answerable question(s) measured at k={totals.head.k}",
         tabulate(rows, headers=["metric", "mean"], tablefmt="simple", disable_numparse=True),
-        _stale_line(header, columns),
+        _stale_line(totals, columns),
     ]
-    drift = index_drift(header)
+    drift = index_drift(totals.head)
     if drift:
         lines.append(f"index drift: {drift}")
-    u = s["unanswerable"]
-    if u["count"]:
-        cutoff = "no cutoff configured" if u["cutoff"] is None else f"cutoff {u['cutoff']:g}"
-        lines.append(f"unanswerable: {u['abstained']}/{u['count']} abstained ({cutoff})")
-    judged = s.get("judged_at_k") or {}
-    if judged.get("mean") is not None and judged["mean"] < 1:
-        lines.append(f"judged@{judged['k']}: {judged['mean']:.3f} (some top-{judged['k']} results were never "
+    u = totals.unanswerable
+    if u.count:
+        cutoff = "no cutoff configured" if u.cutoff is None else f"cutoff {u.cutoff:g}"
+        lines.append(f"unanswerable: {u.abstained}/{u.count} abstained ({cutoff})")
+    judged, k = totals.judged_mean, totals.judged_k
+    if judged is not None and judged < 1:
+        lines.append(f"judged@{k}: {judged:.3f} (some top-{k} results were never "
                      "judged and count as not relevant; ci-eval label judges them)")
-    lines += warning_lines(header, columns)
+    lines += warning_lines(columns)
     lines += _error_lines(columns)
-    if s.get("latency_ms"):
-        lat = s["latency_ms"]
-        lines.append(f"latency: mean {lat['mean']:.1f} ms, p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms")
+    if totals.latency_ms:
+        mean, p50, p95 = totals.latency_ms
+        lines.append(f"latency: mean {mean:.1f} ms, p50 {p50:.1f} ms, p95 {p95:.1f} ms")
     return "\n".join(lines)

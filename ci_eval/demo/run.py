@@ -33,13 +33,15 @@ def demo_artefact(label: str, out, *, history=None, show_progress=True, git=None
         return None
 
     def amend(head: dict) -> None:
-        head["config"]["answers"] = "stand-in judge (ci_eval.demo.answerer), not a real model"
+        from ci_eval.core.artefact import note_in_head
+
+        note_in_head(head, "config", answers="stand-in judge (ci_eval.demo.answerer), not a real model")
         if label == "head":
             from ci_eval.core.remap import remap_summary
 
             plan = demo_remap()
             if plan.mappings:
-                head["index"]["remap"] = remap_summary(plan)
+                note_in_head(head, "index", remap=remap_summary(plan))
 
     return run_evaluation(
         load_inputs(config), out,
@@ -48,18 +50,18 @@ def demo_artefact(label: str, out, *, history=None, show_progress=True, git=None
     )
 
 
-def builtin_base() -> dict:
+def builtin_base():
     """The demo's baseline run, read back as a stored one would be (the action's fallback
     when no baseline is stored). It streams to a temporary folder, removed after."""
     import tempfile
     from pathlib import Path
 
-    from ci_eval.inputs.loaders import load_artefact
+    from ci_eval.inputs.artefact_file import read_run
 
     with tempfile.TemporaryDirectory(prefix="ci-eval-demo-") as tmp:
         path = Path(tmp) / "base.json"
         demo_artefact("base", path, show_progress=False)
-        return load_artefact(path)
+        return read_run(path)
 
 
 def demo_remap():

@@ -8,8 +8,10 @@ shard, found through the GitHub API as this run's artifacts and read as hostile 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
+from ci_eval.core.merge import Part
 from ci_eval.errors import EXIT_OK, EXIT_RETRIEVER_FAILED, InputError
 from ci_eval.github.artifact_zip import RUN_MEMBER, read_artifact_zip
 from ci_eval.github.env import ActionInputs, Event, require, write_outputs
@@ -51,10 +53,11 @@ def part_mode(inputs: ActionInputs, event: Event, env) -> int:
     return EXIT_OK
 
 
-def download_parts(port, run_id: int, artifact_name: str) -> list[tuple[str, dict]]:
-    """(source, validated part) for every part artifact of run ``run_id``, by shard number.
-    A zip's bytes are in memory already: the parts are held whole here."""
-    from ci_eval.inputs.loaders import parse_artefact_bytes
+def download_parts(port, run_id: int, artifact_name: str, folder: Path) -> list[tuple[Path, Part]]:
+    """(file, checked part) for every part artifact of run ``run_id``, by shard number. Each
+    zip's run artefact is extracted to a file in ``folder`` and checked from there a line at
+    a time: one zip is in memory at a time, and no part is ever held whole."""
+    from ci_eval.inputs.artefact_stream import read_part
 
     pattern = re.compile(re.escape(artifact_name) + r"-part-(\d+)-of-(\d+)")
     listed = [(tuple(map(int, m.groups())), a) for a in port.run_artifacts(run_id)
@@ -63,15 +66,19 @@ def download_parts(port, run_id: int, artifact_name: str) -> list[tuple[str, dic
         raise InputError(f"run {run_id} has no part artifacts ({artifact_name}-part-I-of-N); the matrix "
                          "jobs upload them when given the shard input", "input mode")
     parts = []
-    for _, artifact in sorted(listed, key=lambda pair: pair[0]):
+    for n, (_, artifact) in enumerate(sorted(listed, key=lambda pair: pair[0])):
         source = f"artifact {artifact.name} (id {artifact.id})"
         if artifact.expired:
             raise InputError("has expired", source)
         if artifact.size_in_bytes > MAX_ARTIFACT_ZIP:
             raise InputError(f"the zip is {artifact.size_in_bytes} bytes, over the {MAX_ARTIFACT_ZIP}-byte "
                              "limit", source)
+        path = folder / f"part-{n + 1}.json"
         members = read_artifact_zip(port.download_artifact(artifact.id, MAX_ARTIFACT_ZIP), source, optional=())
-        parts.append((source, parse_artefact_bytes(members[RUN_MEMBER], f"{source}:{RUN_MEMBER}")))
+        path.write_bytes(members.pop(RUN_MEMBER))
+        del members
+        part = read_part(path, source=f"{source}:{RUN_MEMBER}")
+        parts.append((path, replace(part, source=source)))
     return parts
 
 
@@ -80,21 +87,23 @@ def merged_evaluation(port_factory):
     streamed to the bundle's artefact."""
 
     def evaluate(inputs: ActionInputs, event: Event, env, history_after):
-        from ci_eval.core.merge import check_parts, part_of
-        from ci_eval.core.question_row import to_row
+        import tempfile
+
+        from ci_eval.core.merge import check_parts
         from ci_eval.core.shard import config_sha256
-        from ci_eval.inputs.artefact_out import write_merged
+        from ci_eval.inputs.artefact_out import write_merged, written_rows
 
         config = _load(inputs, "merged")
         run_id = int(require(env, "GITHUB_RUN_ID"))
-        downloaded = download_parts(port_factory(), run_id, inputs.artifact_name)
-        parts = [part_of(source, part) for source, part in downloaded]
-        check_parts(parts)
-        if config_sha256(parts[0].header["config"]) != config_sha256(config.as_recorded()):
-            # The gate applied here must be the one the parts were measured under.
-            raise InputError("the parts were run with another config than this job's", config.source)
-        rows = [(to_row(q, part["metrics"]) for q in part["questions"]) for _, part in downloaded]
-        head = write_merged(Path(inputs.out_dir) / RUN_MEMBER, parts, rows, history_after(None))
+        with tempfile.TemporaryDirectory(prefix="ci-eval-parts-") as tmp:
+            downloaded = download_parts(port_factory(), run_id, inputs.artifact_name, Path(tmp))
+            parts = [part for _, part in downloaded]
+            check_parts(parts)
+            if config_sha256(parts[0].head.config) != config_sha256(config.as_recorded()):
+                # The gate applied here must be the one the parts were measured under.
+                raise InputError("the parts were run with another config than this job's", config.source)
+            rows = [written_rows(path, part.ids, part.head.metrics) for path, part in downloaded]
+            head = write_merged(Path(inputs.out_dir) / RUN_MEMBER, parts, rows, history_after(None))
         log(f"ci-eval: merged {head.columns.asked} questions from this run's parts")
         return head, config
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import islice
 from pathlib import Path
@@ -53,10 +53,21 @@ def log(line: str) -> None:
 
 @dataclass(frozen=True)
 class Baseline:
-    artefact: dict | None
+    artefact: Artefact | None
     kind: BaselineKind
     description: str
     run_url: str | None = None
+    # The stored artefact's bytes: read again when the head asks for more top results per
+    # question than the base kept (judged@k at the head's k)
+    raw: bytes | None = field(default=None, repr=False)
+
+    def at_k(self, k: int) -> Artefact | None:
+        """The base keeping at least ``k`` top results a question."""
+        if self.artefact is None or self.raw is None or self.artefact.depth >= k:
+            return self.artefact
+        from ci_eval.inputs.artefact_file import run_from_bytes
+
+        return run_from_bytes(self.raw, self.description, top=k)
 
 
 def workflow_file(workflow_ref: str | None) -> str | None:
@@ -80,7 +91,7 @@ def _branch_and_commit(event: Event) -> tuple[str | None, str | None]:
 def find_baseline(port, event: Event, workflow: str | None, artifact_name: str, now: datetime) -> Baseline:
     from ci_eval.core.baseline import choose_artifact, choose_baseline
     from ci_eval.github.api import ArtifactGone
-    from ci_eval.inputs.loaders import parse_artefact_bytes
+    from ci_eval.inputs.artefact_file import run_from_bytes
 
     if workflow is None:
         return Baseline(None, "none", "no baseline: the workflow is unknown (GITHUB_WORKFLOW_REF, or workflow_run.path, is not set)")
@@ -112,7 +123,8 @@ def find_baseline(port, event: Event, workflow: str | None, artifact_name: str, 
                                  f"{MAX_ARTIFACT_ZIP}-byte limit", source)
             raw = port.download_artifact(artifact.id, MAX_ARTIFACT_ZIP)
             members = read_artifact_zip(raw, source, optional=BUNDLE_MEMBERS)
-            base = parse_artefact_bytes(members[RUN_MEMBER], source)
+            raw = members.pop(RUN_MEMBER)
+            base = run_from_bytes(raw, source)
         except ArtifactGone:
             skipped.append(run.id)
             continue
@@ -122,7 +134,7 @@ def find_baseline(port, event: Event, workflow: str | None, artifact_name: str, 
             log(f"ci-eval: warning: skipping the baseline from run {run.id}: {exc}")
             skipped.append(run.id)
             continue
-        return Baseline(base, choice.kind, choice.reason, run.html_url)
+        return Baseline(base, choice.kind, choice.reason, run.html_url, raw)
     return Baseline(None, "none", f"no baseline: the last {MAX_BASELINE_TRIES} candidate runs had no usable artefact")
 
 
@@ -173,10 +185,12 @@ def stale_annotations(head: Artefact | dict, gold_path: str | None) -> list[str]
     if gold_path and Path(gold_path).is_file():
         lines = find_question_lines(Path(gold_path).read_text("utf-8", "replace"), [q.id for q in stale])
     out = []
-    remapped = (head.header.remap or {}).get("to") or {}
+    from ci_eval.core.remap import remap_targets
+
+    remapped = remap_targets(head.header.remap)
     for q in stale[:50]:  # GitHub shows at most 50 annotations per step
         message = f"stale gold id(s) not in the current index: {', '.join(q.stale)}"
-        found = [f"{old} -> {', '.join(remapped[old]['new'])} ({remapped[old]['kind']})"
+        found = [f"{old} -> {', '.join(remapped[old][0])} ({remapped[old][1]})"
                  for old in q.stale if old in remapped]
         if found:
             message += f"; remap (`ci-eval gold remap --write`): {'; '.join(found)}"
@@ -238,7 +252,7 @@ def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int
         lookup = _Background(lambda: _previous_history(port, event, workflow, inputs.artifact_name))
     chosen: list[Baseline] = []
 
-    def history_after(builtin_base: dict | None):
+    def history_after(builtin_base: Artefact | None):
         """The head's history, asked for once its last row is written: the lookup has
         had the whole run to finish."""
         def resolve():
@@ -248,14 +262,14 @@ def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int
         return resolve
 
     written, config = _head_source(plan, port_factory)(inputs, event, env, history_after)
-    from ci_eval.inputs.loaders import load_artefact
+    from ci_eval.inputs.artefact_file import read_run
 
-    head = load_artefact(written.path)  # read back as a later run reads it
+    head = read_run(written.path)  # read back as a later run reads it
     baseline = chosen[0]
     log(f"ci-eval: {baseline.description}")
     demo = inputs.config == "demo"
     report = build_report(
-        baseline.artefact,
+        baseline.at_k(head.header.k),
         head,
         policy_from(config.gate),
         BaselineInfo(kind=baseline.kind, description=baseline.description, url=baseline.run_url),
@@ -275,13 +289,12 @@ def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int
     write_bundle(Path(inputs.out_dir), report, pr)
 
     # The demo's gold set lives in the package, not in the repository: nothing to annotate.
-    run = read_artefact(head)
-    for line in stale_annotations(run, None if demo else config.gold_set):
+    for line in stale_annotations(head, None if demo else config.gold_set):
         print(line, flush=True)
-    return _finish(written, run, report, baseline, inputs, env, written.path, comment_url)
+    return _finish(written, head, report, baseline, inputs, env, written.path, comment_url)
 
 
-def _baseline_for(plan, lookup, builtin_base: dict | None, event: Event) -> tuple[Baseline, list | None]:
+def _baseline_for(plan, lookup, builtin_base: Artefact | None, event: Event) -> tuple[Baseline, list | None]:
     """The baseline the lookup found (the demo's built-in one when none is stored), and
     the history the head carries forward: the base branch's (None: the head's own)."""
     from ci_eval.core.artefact import carry_history
@@ -362,7 +375,7 @@ def _previous_history(port, event: Event, workflow: str | None, artifact_name: s
     if previous.artefact is not None:
         log(f"ci-eval: carrying the history of {previous.run_url or 'the previous run'} forward")
     # A re-run of this very commit would list it twice in the trend.
-    return [entry for entry in carry_history(previous.artefact) if entry.get("sha") != event.sha]
+    return carry_history(previous.artefact, skip_sha=event.sha)
 
 
 def _head_source(plan, port_factory):
@@ -428,7 +441,7 @@ def _post_run_comment(inputs: ActionInputs, event: Event, env, port, rules: tupl
     baseline is looked up here (never taken from the run), the gate is this checkout's
     (the default branch's config, never the one the run recorded), and the comment is
     rendered here (so every string passes our escaping)."""
-    from ci_eval.inputs.loaders import parse_artefact_bytes
+    from ci_eval.inputs.artefact_file import run_from_bytes
     from ci_eval.report import BaselineInfo, build_report, policy_from
 
     gate, report_cfg, gate_path, how = rules
@@ -436,7 +449,7 @@ def _post_run_comment(inputs: ActionInputs, event: Event, env, port, rules: tupl
     if found is None:
         return EXIT_OK
     run, pr, members, source = found
-    head = parse_artefact_bytes(members[RUN_MEMBER], f"{source}:{RUN_MEMBER}")
+    head = run_from_bytes(members.pop(RUN_MEMBER), f"{source}:{RUN_MEMBER}")
     pr_event = Event(name="pull_request", repository=event.repository, sha=pr.head_sha, ref=None,
                      pr_number=pr.number, base_sha=pr.base_sha, base_ref=pr.base_ref,
                      head_sha=pr.head_sha, head_repo=pr.head_repo, is_fork=pr.is_fork)
@@ -448,7 +461,7 @@ def _post_run_comment(inputs: ActionInputs, event: Event, env, port, rules: tupl
         baseline = Baseline(builtin_base(), "builtin",
                             f"{baseline.description}; the demo compares with its built-in baseline configuration instead")
     report = build_report(
-        baseline.artefact, head, policy_from(gate),
+        baseline.at_k(head.header.k), head, policy_from(gate),
         BaselineInfo(kind=baseline.kind, description=baseline.description, url=baseline.run_url),
         marker_suffix=str(report_cfg.get("marker", "")), title=str(report_cfg.get("title", "")),
         gate_source=how, gate_path=gate_path,
@@ -528,6 +541,6 @@ def _named_pull_request(port, number: int, source: str):
         raise InputError(f"names pull request #{number}, which does not exist", source, PR_MEMBER) from None
 
 
-def _is_demo(head: dict) -> bool:
-    retriever = read_artefact(head).config.get("retriever") or {}
+def _is_demo(head: Artefact) -> bool:
+    retriever = head.config.get("retriever") or {}
     return isinstance(retriever, dict) and retriever.get("target") == "ci_eval.demo.retriever:search"

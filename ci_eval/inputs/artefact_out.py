@@ -26,6 +26,20 @@ class RunWritten:
     columns: object
     size: int
 
+    @property
+    def head(self):
+        """The header typed (core/run_head.RunHead), summary included."""
+        from ci_eval.core.run_head import read_run_head
+
+        return read_run_head(self.header)
+
+    @property
+    def totals(self):
+        """Its summary as the terminal prints it (core/run_head.RunTotals)."""
+        from ci_eval.core.run_head import run_totals
+
+        return run_totals(self.head)
+
 
 def write_artefact(destination: str | os.PathLike, pieces, questions: int, limit: int | None = None) -> int:
     """Stream an artefact's text to ``destination`` atomically; refused, nothing written,
@@ -126,11 +140,9 @@ def _row_lines(fh) -> Iterator:
 
 
 def _whole(path, ids: list[str], metrics) -> Iterator:
-    from ci_eval.core.question_row import to_row
-    from ci_eval.inputs.loaders import load_artefact
+    from ci_eval.inputs.artefact_stream import checked_rows
 
-    questions = load_artefact(path)["questions"]
-    if [q["id"] for q in questions] != ids:
+    rows = checked_rows(path)
+    if [row[0] for row in rows] != ids:
         raise InputError("changed while it was merged", str(path))
-    for q in questions:
-        yield to_row(q, metrics)
+    yield from rows

@@ -189,37 +189,14 @@ def _checked_artefact(data, source: str) -> dict:
     problems = artefact_problems(data, source)
     if problems:
         raise InputErrors(problems)
-    if data.get("schema_version") == 2:
-        # checked as version 2 (its own places and its own duplicate checks), then handed on
-        # as the version 1 object holding the same facts, which merge and the action take
-        from ci_eval.core.artefact_v2_read import as_version_1
-
-        data = as_version_1(data)
     return data
-
-
-def load_artefact(path: str | os.PathLike, max_bytes: int = MAX_ARTEFACT_BYTES) -> dict:
-    """A run artefact from disk, validated as untrusted input."""
-    data, _ = read_json(path, "run artefact", max_bytes)
-    return _checked_artefact(data, str(path))
-
-
-def parse_artefact_bytes(raw: bytes, source: str) -> dict:
-    """The same, for an artefact that arrived in a workflow-artifact zip."""
-    from ci_eval.inputs.files import parse_json
-
-    if len(raw) > MAX_ARTEFACT_BYTES:
-        raise InputError(f"run artefact is over the {MAX_ARTEFACT_BYTES:,}-byte limit", source)
-    return _checked_artefact(parse_json(decode(raw, source), source), source)
 
 
 __all__ = [
     "InputErrors",
     "find_config",
     "load_answers",
-    "load_artefact",
     "load_config",
     "load_gold_set",
     "load_manifest",
-    "parse_artefact_bytes",
 ]

@@ -16,13 +16,13 @@ MAX_TEXT = 20000  # characters shown per chunk: enough to judge, bounded for the
 
 def rankings_from_file(path: str) -> dict[str, list[str]]:
     """A run artefact (JSON) or a TREC run file, as ``{question id: chunk ids best first}``."""
-    from ci_eval.inputs.loaders import MAX_ARTEFACT_BYTES, parse_artefact_bytes
+    from ci_eval.inputs.loaders import MAX_ARTEFACT_BYTES
 
     raw = read_bytes(path, "pool file", MAX_ARTEFACT_BYTES)
     if decode(raw[:4096], path).lstrip().startswith("{"):
-        from ci_eval.core.artefact import rankings
+        from ci_eval.inputs.artefact_stream import read_rankings
 
-        return rankings(parse_artefact_bytes(raw, path))
+        return read_rankings(raw, path)
     from ci_eval.core.ranking import order
     from ci_eval.trec.parse import read_run_pairs
 

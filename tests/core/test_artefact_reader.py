@@ -75,18 +75,23 @@ def test_hit_at_k_is_the_measured_value_never_recomputed():
     assert q.hit(7) is None  # not measured: unknown, not guessed from the rank
 
 
-# Modules of the comparison: after the reader, they see Artefact and QuestionResult only.
-COMPARISON = sorted(
-    [p for p in (PACKAGE / "core").glob("*.py") if p.name.startswith(
-        ("diff", "gate", "render", "matrix", "cutoff", "trend", "run_warnings", "budget",
-         "markdown", "textfmt", "stats", "judged"))] + [PACKAGE / "report.py"])
-# The run's side: the rows are typed records and tuples from the evaluation to the writer.
-RUN_SIDE = [PACKAGE / "core" / "evaluation.py", PACKAGE / "core" / "run_columns.py",
-            PACKAGE / "core" / "artefact_writer.py", PACKAGE / "retrieval" / "pipeline.py"]
+# The modules that handle artefact JSON itself: the readers, the writers, the schema checks
+# and the row format. Every other module sees typed objects (Artefact, RunHead, Part).
+ARTEFACT_JSON = {
+    "core/artefact.py", "core/run_head.py", "inputs/artefact_file.py", "inputs/artefact_stream.py",  # read
+    "core/artefact_writer.py", "inputs/artefact_out.py",  # write
+    "core/artefact_checks.py", "core/artefact_rows.py", "core/question_row.py",  # check, rows
+    "core/remap.py",  # builds and reads the index.remap value an artefact records
+}
+# Keys of other formats ci-eval reads that the artefact schemas also use, so a read of one
+# says nothing about which format is read: pyproject.toml's [tool] table, the command
+# retriever's answers and the retrieval cache's entries ("error", "warnings"), a regular
+# expression's named groups ("name").
+OTHER_FORMATS = {"tool", "error", "warnings", "name"}
 
 
-def _artefact_keys() -> set[str]:
-    schema = json.loads((PACKAGE / "schemas" / "artefact.schema.json").read_text())
+def _schema_keys(name: str) -> set[str]:
+    schema = json.loads((PACKAGE / "schemas" / f"{name}.schema.json").read_text())
     keys: set[str] = set()
 
     def walk(node):
@@ -102,8 +107,18 @@ def _artefact_keys() -> set[str]:
     return keys
 
 
+def artefact_only_keys() -> set[str]:
+    """Keys that name a part of a run artefact and of nothing else ci-eval reads: in either
+    artefact schema, in none of the gold-set, config and manifest schemas (so ``q["question"]``
+    on a gold-set question or ``cfg["metrics"]`` is no artefact read), and not in
+    OTHER_FORMATS."""
+    artefact = _schema_keys("artefact") | _schema_keys("artefact-v2")
+    others = _schema_keys("goldset") | _schema_keys("config") | _schema_keys("manifest")
+    return artefact - others - OTHER_FORMATS
+
+
 def string_key_reads(source: str, keys: set[str]) -> list[str]:
-    """``x["questions"]`` and ``x.get("summary")`` for artefact keys: a dict being read."""
+    """``x["summary"]`` and ``x.get("summary")`` for the given keys: a dict being read."""
     found = []
     for node in ast.walk(ast.parse(source)):
         key = None
@@ -118,14 +133,44 @@ def string_key_reads(source: str, keys: set[str]) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("module", COMPARISON + RUN_SIDE, ids=lambda p: p.name)
-def test_the_comparison_never_indexes_an_artefact_dict(module):
-    assert string_key_reads(module.read_text(), _artefact_keys()) == []
+def artefact_dict_reads(package) -> dict[str, list[str]]:
+    """Every module of ``package`` outside ARTEFACT_JSON that reads an artefact-only key."""
+    keys = artefact_only_keys()
+    found = {}
+    for path in sorted(package.rglob("*.py")):
+        rel = path.relative_to(package).as_posix()
+        if rel not in ARTEFACT_JSON and (reads := string_key_reads(path.read_text(), keys)):
+            found[rel] = reads
+    return found
 
 
-def test_the_check_sees_a_dict_read():
-    sample = 'def f(a):\n    a["k"] = 1\n    return a["questions"], a.get("summary"), a.get("unrelated")\n'
-    assert string_key_reads(sample, _artefact_keys()) == ["line 3: questions", "line 3: summary"]
+def test_no_module_but_the_artefact_reader_and_writer_indexes_an_artefact_dict():
+    assert {p for p in ARTEFACT_JSON if not (PACKAGE / p).is_file()} == set()  # no stale entry
+    assert artefact_dict_reads(PACKAGE) == {}
+
+
+def test_the_keys_tell_an_artefact_from_a_gold_set_or_a_config():
+    keys = artefact_only_keys()
+    assert {"summary", "shard", "history", "ranking", "first_gold_rank", "by_tag"} <= keys
+    # gold-set and config keys the artefact also records say nothing on their own
+    assert not {"questions", "question", "gold", "tags", "metrics", "k", "retriever"} & keys
+
+
+def test_the_check_catches_a_planted_dict_read(tmp_path):
+    package = tmp_path / "ci_eval"
+    (package / "github").mkdir(parents=True)
+    (package / "core").mkdir()
+    (package / "github" / "planted.py").write_text(
+        "def f(base, gold):\n"
+        "    out = {}\n"
+        '    out["summary"] = 1\n'  # building one is not reading one
+        '    n = len(gold["questions"]) + len(gold.get("question", ""))\n'  # a gold set
+        '    return base["summary"]["overall"], base.get("shard"), n\n')
+    # the same read inside an allowed module is not reported
+    (package / "core" / "artefact.py").write_text('def g(a):\n    return a["summary"]\n')
+    found = artefact_dict_reads(package)
+    assert list(found) == ["github/planted.py"]
+    assert sorted(found["github/planted.py"]) == ["line 5: overall", "line 5: shard", "line 5: summary"]
 
 
 def test_a_k_written_as_a_float_still_keeps_the_top_k():

@@ -1,7 +1,6 @@
 """The straight-line question-row check says what jsonschema says, on valid rows and on rows
 one value away from valid."""
 
-import json
 
 import pytest
 from hypothesis import given, settings
@@ -79,11 +78,12 @@ def test_non_rows_are_refused_like_jsonschema():
         assert question_row_valid(value) is ROW.is_valid(value) is False
 
 
-def test_a_whole_artefact_with_a_bad_row_is_explained_by_jsonschema():
-    from ci_eval.demo.run import builtin_base
+def test_a_whole_artefact_with_a_bad_row_is_explained_by_jsonschema(tmp_path):
+    from run_files import demo_base
+
     from ci_eval.errors import InputErrors
 
-    art = json.loads(json.dumps(builtin_base()))  # as a stored baseline reads
+    art = demo_base(tmp_path)  # as a stored baseline reads, each question an object
     assert validate_artefact(art, "a.json") is art
     art["questions"][1]["ranking"][0]["score"] = "high"
     try:

@@ -11,6 +11,7 @@ from projects import cli, questions, write_config, write_gold, write_module
 
 from ci_eval.core.question_row import to_row
 from ci_eval.core.run_columns import RunColumns
+from ci_eval.core.run_head import read_run_head, run_totals
 from ci_eval.core.runsummary import run_summary
 
 RETRIEVER = """
@@ -64,7 +65,7 @@ def summary_of(art: dict) -> str:
     columns = RunColumns(art["metrics"], art["abstain_below"], art["k"])
     for q in art["questions"]:
         columns.add(to_row(q, art["metrics"]))
-    return run_summary({key: value for key, value in art.items() if key != "questions"}, columns)
+    return run_summary(run_totals(read_run_head(art)), columns)
 
 
 def test_the_terminal_summary_says_when_top_k_results_were_never_judged():

@@ -81,12 +81,12 @@ def test_demo_marks_the_stand_in_judge(demo):
 
 
 def test_demo_artefacts_validate(demo):
-    from ci_eval.inputs.loaders import load_artefact
+    from ci_eval.inputs.artefact_file import read_run as read_checked
 
     _, folder = demo
     for name in ("base.json", "head.json"):
-        art = load_artefact(folder / name)
-        assert art["gold_set"]["questions"] >= 40
+        art = read_checked(folder / name)
+        assert art.header.questions >= 40
 
 
 def test_readme_shows_the_comment_the_demo_really_writes(demo):

@@ -220,8 +220,8 @@ def test_an_artefact_over_the_limit_is_refused_when_written_and_what_fits_is_rea
 
     from ci_eval.core.artefact_writer import END_KEYS, artefact_pieces
     from ci_eval.core.question_row import to_row
+    from ci_eval.inputs.artefact_file import run_from_bytes
     from ci_eval.inputs.artefact_out import write_artefact
-    from ci_eval.inputs.loaders import parse_artefact_bytes
 
     base = json.loads((BAD_INPUTS_PROJECT / "base.json").read_text())
     head = {k: v for k, v in base.items() if k not in END_KEYS and k != "questions"}
@@ -237,7 +237,7 @@ def test_an_artefact_over_the_limit_is_refused_when_written_and_what_fits_is_rea
     assert len(data) == size
     # What the writer accepts at a limit, a reader with that limit reads.
     members = read_artifact_zip(build_zip({"ci-eval-run.json": data}), "zip", max_member=size)
-    assert parse_artefact_bytes(members["ci-eval-run.json"], "zip")["k"] == base["k"]
+    assert run_from_bytes(members["ci-eval-run.json"], "zip").header.k == base["k"]
     assert write(tmp_path / "exact.json", size) == size
     with pytest.raises(InputError) as refused:
         write(tmp_path / "over.json", size - 1)

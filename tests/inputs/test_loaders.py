@@ -3,7 +3,8 @@ import json
 import pytest
 
 from ci_eval.errors import InputError, InputErrors
-from ci_eval.inputs.loaders import load_answers, load_artefact, load_manifest
+from ci_eval.inputs.artefact_file import read_run
+from ci_eval.inputs.loaders import load_answers, load_manifest
 
 
 class Cfg:
@@ -69,11 +70,11 @@ def test_artefact_newer_schema_is_refused_plainly(tmp_path):
     p = tmp_path / "base.json"
     p.write_text(json.dumps({"schema_version": 7}))
     with pytest.raises(InputError, match="newer than this ci-eval reads.*upgrade ci-eval"):
-        load_artefact(p)
+        read_run(p)
 
 
 def test_artefact_size_cap(tmp_path):
     p = tmp_path / "base.json"
     p.write_text(" " * 2000)
     with pytest.raises(InputError, match="over the 1,000-byte limit"):
-        load_artefact(p, max_bytes=1000)
+        read_run(p, max_bytes=1000)

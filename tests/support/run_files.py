@@ -23,3 +23,13 @@ def as_objects(data: dict) -> dict:
 
 def read_run(path) -> dict:
     return as_objects(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+def demo_base(folder) -> dict:
+    """The demo's baseline run as a stored one reads, written to ``folder``, each question
+    an object."""
+    from ci_eval.demo.run import demo_artefact
+
+    path = Path(folder) / "base.json"
+    demo_artefact("base", path, show_progress=False)
+    return read_run(path)

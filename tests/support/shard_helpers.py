@@ -49,11 +49,11 @@ def run_in_process(config_path: Path, shard=None, cache_dir=None) -> dict:
 
 def merge_in_process(paths: list[Path], out: Path) -> dict:
     """The parts at ``paths`` merged as `ci-eval merge` merges them, read back."""
-    from ci_eval.core.merge import part_of
     from ci_eval.inputs.artefact_out import write_merged, written_rows
+    from ci_eval.inputs.artefact_stream import read_part
 
-    parts = [part_of(str(p), read_run(p)) for p in paths]
-    write_merged(out, parts, [written_rows(p.source, p.ids, p.header["metrics"]) for p in parts])
+    parts = [read_part(p) for p in paths]
+    write_merged(out, parts, [written_rows(p.source, p.ids, p.head.metrics) for p in parts])
     return read_run(out)
 
 

@@ -621,10 +621,10 @@ metric_values = (
 
 
 def _through_the_loader(artefact: dict):
-    from ci_eval.inputs.loaders import parse_artefact_bytes
+    from ci_eval.inputs.artefact_file import run_from_bytes
 
     raw = json.dumps(artefact, sort_keys=True).encode("utf-8", "surrogatepass")
-    return parse_artefact_bytes(raw, "base.json")
+    return run_from_bytes(raw, "base.json")
 
 
 def _render(base: dict) -> str:
