@@ -96,7 +96,7 @@ def _full_messages(raw: bytes) -> list[str]:
 HOSTILE = {
     "a key twice in the header": lambda d, raw: raw.replace(b'"config": {', b'"config": {"k": 1, ', 1),
     "questions twice": lambda d, raw: raw.replace(b' "summary"', b' "questions": [],\n "summary"'),
-    "NaN in a row": lambda d, raw: raw.replace(b"[1.0,1.0,0.4,", b"[NaN,1.0,0.4,", 1),
+    "NaN in a row": lambda d, raw: raw.replace(b"[1,1,0.4,", b"[NaN,1,0.4,", 1),
     "a score overflowing to inf": lambda d, raw: raw.replace(b'["x",9.75]', b'["x",1e999]', 1),
     "a lone surrogate in a row": lambda d, raw: raw.replace(b'"What about q1?"', b'"\\ud800"'),
     "an object in a row": lambda d, raw: raw.replace(b'["faq"]', b'[{"t":1,"t":2}]'),
@@ -104,7 +104,7 @@ HOSTILE = {
     "a missing comma between rows": lambda d, raw: raw.replace(b"],\n  [\"q2\"", b"]\n  [\"q2\"", 1),
     "a chunk twice in gold": lambda d, raw: raw.replace(b'[["a",2],["b",1]]', b'[["a",2],["a",1]]'),
     "a question id twice": lambda d, raw: raw.replace(b'["q2",', b'["q1",', 1),
-    "a value out of range": lambda d, raw: raw.replace(b"[1.0,1.0,0.4,", b"[2.5,1.0,0.4,", 1),
+    "a value out of range": lambda d, raw: raw.replace(b"[1,1,0.4,", b"[2.5,1,0.4,", 1),
     "not UTF-8": lambda d, raw: raw.replace(b"What about q2?", b"What \xff q2?"),
     "a byte order mark": lambda d, raw: b"\xef\xbb\xbf" + raw.replace(b'"ok"', b'"fine"', 1),
 }
