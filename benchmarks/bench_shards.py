@@ -4,12 +4,14 @@ and compare, each command a whole process; and where `run`'s own time goes.
     python benchmarks/bench_shards.py                  # 4,000 x 50 ms and 100,000 instant
     python benchmarks/bench_shards.py --slow 400 --scale 10000   # a quick look
     python benchmarks/bench_shards.py --slow 0 --scale 100000,1000000 --before 73e68d3
+    python benchmarks/bench_shards.py --slow 0 --scale 1000000 --stages 0 --run-only --before REV
 
 ``--before REV`` measures the same commands at that git revision too, from a temporary git
 worktree, on the same gold sets (its artefacts are its own format: their bytes per question
 are the before figure). ``--stages`` (on by default at 100,000 questions or fewer) times
 `run`'s stages in this process: gold-set loading, retrieval with result cleaning,
-evaluation, serialisation.
+evaluation, serialisation. ``--run-only`` measures only the unsharded `run` at each scale:
+its wall and CPU seconds, its peak and its artefact's bytes a question.
 
 100,000 questions against a 50 ms retriever is 21 minutes at concurrency 4 on one job: too
 long for this shared machine. The slow figure is measured at ``--slow`` questions (1 job,
@@ -154,6 +156,17 @@ def at_scale(questions: int, shards: int = 8, code: Path = REPO, compare: bool =
     }
 
 
+def run_alone(questions: int, code: Path = REPO) -> dict:
+    """Only the unsharded `run` at ``questions`` with an instant retriever: its wall and CPU
+    seconds, its peak and its artefact's bytes a question."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = _project(Path(tmp), questions, "instant")
+        run = _measure(root, "run", "--quiet", "--out", "whole.json", code=code)
+        size = (root / "whole.json").stat().st_size
+    return {"questions": questions, "seconds": run["seconds"], "cpu_s": run["cpu_s"], "peak_mb": run["peak_mb"],
+            "bytes_per_question": round(size / questions)}
+
+
 def stages(questions: int) -> dict:
     """`run`'s stages in this process with the instant retriever: each consumed whole
     before the next starts, so each is timed alone (a real run interleaves them)."""
@@ -207,8 +220,18 @@ def main(argv=None) -> int:
                              "benchmarks/bench_scale.py measures compare itself)")
     parser.add_argument("--stages", type=int, default=TARGET, metavar="N",
                         help="questions for the in-process stage timings (0: skip them; default: %(default)s)")
+    parser.add_argument("--run-only", action="store_true",
+                        help="at each --scale measure only the unsharded run (and --before's)")
     args = parser.parse_args(argv)
     figures: dict = {}
+    if args.run_only:
+        with _worktree(args.before) as before:
+            for n in (int(x) for x in args.scale.split(",")):
+                figures[f"run_{n}"] = {"now": run_alone(n)}
+                if before and n <= args.before_up_to:
+                    figures[f"run_{n}"]["before"] = run_alone(n, Path(before))
+        print(json.dumps(figures, indent=1))
+        return 0
     if args.stages:
         figures["run_stages"] = stages(args.stages)
     if args.slow:

@@ -318,7 +318,7 @@ def read_row(row: list, metrics, relevance_level: float = 1, depth: int = 0,
     return _built((
         qid, text, tags, status, unanswerable, gold, stale,
         table.add(values) if table is not None
-        else {m: v for m, v in zip(metrics, values) if v is not None},
+        else {m: float(v) for m, v in zip(metrics, values) if v is not None},
         None if rank is None else int(rank), None if top is None else float(top),
         error, answer_correct, _gold_ranks(gold, stale, ids, relevance_level), len(ids),
         tuple(warnings) if warnings else (), tuple(kept)))

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from ci_eval.core.artefact import MEASURED
 from ci_eval.core.goldset import GoldSet, Question
 from ci_eval.core.judged import judged_at_k
-from ci_eval.core.question_row import from_row
+from ci_eval.core.question_row import EXACT_INTEGERS, from_row, written_value
 from ci_eval.core.results import Retrieved
 from ci_eval.core.run_columns import RunColumns, abstains
 
@@ -103,9 +103,9 @@ def _row(s: Scored, answer) -> tuple:
     q, r = s.question, s.retrieved
     return (
         q.id, q.question, q.tags, q.unanswerable, s.status, sorted(q.gold), s.stale, s.values,
-        s.first_gold_rank, r.scores[0] if r.scores else None,
+        s.first_gold_rank, written_value(r.scores[0]) if r.scores else None,
         None if r.latency_ms is None else round(r.latency_ms, 3),
-        answer, s.judged, r.error, r.warnings, tuple(zip(r.ids, r.scores)),
+        answer, written_value(s.judged), r.error, r.warnings, tuple(zip(r.ids, r.scores)),
     )
 
 
@@ -116,9 +116,21 @@ def _measure(batch: list[Scored], resolved, level) -> None:
     from ci_eval.core.metrics import compute
 
     values = compute(resolved, [s.retrieved.ids for s in measured], [s.live for s in measured], level)
-    columns = [values[m.name].tolist() for m in resolved]
+    columns = [_written(values[m.name]) for m in resolved]
     for i, s in enumerate(measured):
         s.values = [column[i] for column in columns]
+
+
+def _written(column) -> list:
+    """A metric's values (a float array) as rows hold them: whole ones as ints, as
+    question_row.written_value writes them, found for the whole column at once."""
+    import numpy as np
+
+    values = column.tolist()
+    whole = np.flatnonzero((column == np.trunc(column)) & (np.abs(column) < EXACT_INTEGERS) & ~np.signbit(column))
+    for i, v in zip(whole.tolist(), column[whole].astype(np.int64).tolist()):
+        values[i] = v
+    return values
 
 
 Judge = Callable[[Scored, Mapping[str, float]], "bool | None"]

@@ -142,6 +142,16 @@ def _question_valid(raw) -> bool:
 _SHELLS: dict[int, dict] = {}
 
 
+def _shell(schema: dict) -> dict:
+    """The gold-set schema without the check of each question (done by _question_valid)."""
+    shell = _SHELLS.get(id(schema))
+    if shell is None:
+        rows = schema["properties"]["questions"]
+        shell = _SHELLS[id(schema)] = {**schema, "properties": {
+            **schema["properties"], "questions": {k: v for k, v in rows.items() if k != "items"}}}
+    return shell
+
+
 def _shape_problems(data: Any, schema: dict, source: str) -> list:
     """The schema's verdict: the document without its questions by the compiled check
     and the questions by ``_question_valid``; the general check only when either fails."""
@@ -149,12 +159,7 @@ def _shape_problems(data: Any, schema: dict, source: str) -> list:
 
     questions = data.get("questions") if isinstance(data, dict) else None
     if isinstance(questions, list):
-        shell = _SHELLS.get(id(schema))
-        if shell is None:
-            rows = schema["properties"]["questions"]
-            shell = _SHELLS[id(schema)] = {**schema, "properties": {
-                **schema["properties"], "questions": {k: v for k, v in rows.items() if k != "items"}}}
-        if fast_valid(data, shell) is True and all(_question_valid(q) for q in questions):
+        if fast_valid(data, _shell(schema)) is True and all(_question_valid(q) for q in questions):
             return []
     return problems_or_none(data, schema, source)
 
@@ -175,14 +180,49 @@ def parse_gold_set(data: Any, source: str) -> GoldSet:
         problems += _anchor_problems(data, source)
     if problems:
         raise InputErrors(problems)
+    # one string for each chunk id and tag however many questions name it
+    return _gold_set(data, tuple(_question(raw, names) for names in [{}] for raw in data["questions"]))
+
+
+def _gold_set(data: dict, questions: tuple[Question, ...]) -> GoldSet:
     return GoldSet(
         schema_version=data["schema_version"],
         index_version=data.get("index_version"),
-        # one string for each chunk id and tag however many questions name it
-        questions=tuple(_question(raw, names) for names in [{}] for raw in data["questions"]),
+        questions=questions,
         provenance=dict(data.get("provenance") or {}),
         anchors=parse_anchors(data.get("anchors")),
     )
+
+
+class GoldSetBuilder:
+    """A gold set built a question at a time while its file is decoded (so a million
+    questions are never alive as parsed JSON at once), accepting only what parse_gold_set
+    accepts without a problem. ``add`` returning False, or ``finish`` returning None, means
+    the document has a problem: the caller hands the whole document to parse_gold_set,
+    which words every problem at once, exactly as for a document read whole."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+        self._names: dict[str, str] = {}
+        self._questions: list[Question] = []
+
+    def add(self, raw: Any) -> bool:
+        """One element of the ``questions`` list, in file order."""
+        if not _question_valid(raw) or _question_problems(raw, len(self._questions), self._seen, ""):
+            return False
+        self._questions.append(_question(raw, self._names))
+        return True
+
+    def finish(self, head: dict) -> GoldSet | None:
+        """The gold set, given every top-level key but ``questions``; None when those keys
+        have a problem."""
+        from ci_eval.core.validate import fast_valid
+        from ci_eval.schemas import load
+
+        document = {**head, "questions": []}  # the shell check does not look into the questions
+        if fast_valid(document, _shell(load("goldset"))) is not True or _anchor_problems(document, ""):
+            return None
+        return _gold_set(document, tuple(self._questions))
 
 
 def _anchor_problems(data: dict, source: str) -> list[InputError]:

@@ -24,6 +24,28 @@ V1_DEFAULTS = {"latency_ms": None, "answer_correct": None, "judged_at_k": None, 
                "warnings": []}
 
 
+# A metric value, top score or judged@k that is a whole number is written as one (``1``,
+# not ``1.0``: two bytes of the ten values of most rows) and read back as the same float. Only below 2**53, where
+# every integer is a float exactly and is written in fewer characters than its repr; never
+# -0.0, whose sign an integer cannot carry.
+EXACT_INTEGERS = 2.0 ** 53
+
+
+WHOLE_AS_INT = ("top_score", "judged_at_k")  # besides the metric values
+
+
+def written_value(value):
+    """A metric value as a row holds it: a whole float as an int."""
+    if type(value) is float and value.is_integer() and abs(value) < EXACT_INTEGERS and (value or str(value)[0] != "-"):
+        return int(value)
+    return value
+
+
+def read_value(value):
+    """A metric value of a row as the float it stands for (None stays None)."""
+    return float(value) if type(value) is int else value
+
+
 def to_row(question: dict, metrics: Sequence[str]) -> list:
     """A version 1 question object -> its version 2 row."""
     values = question.get("metrics") or {}
@@ -32,9 +54,11 @@ def to_row(question: dict, metrics: Sequence[str]) -> list:
         if name == "gold":
             row.append([[cid, grade] for cid, grade in sorted(question["gold"].items())])
         elif name == "metrics":
-            row.append([values.get(m) for m in metrics] if values else [])
+            row.append([written_value(values.get(m)) for m in metrics] if values else [])
         elif name == "ranking":
             row.append([[entry["id"], entry["score"]] for entry in question["ranking"]])
+        elif name in WHOLE_AS_INT:
+            row.append(written_value(question.get(name)))
         elif name in V1_DEFAULTS:
             row.append(question.get(name, V1_DEFAULTS[name]))
         else:
@@ -47,6 +71,8 @@ def from_row(row: Sequence, metrics: Sequence[str]) -> dict:
     present; a metric recorded as null is left out, as version 1 would not have it)."""
     question = dict(zip(QUESTION_FIELDS, row))
     question["gold"] = {cid: grade for cid, grade in question["gold"]}
-    question["metrics"] = {m: v for m, v in zip(metrics, question["metrics"]) if v is not None}
+    question["metrics"] = {m: read_value(v) for m, v in zip(metrics, question["metrics"]) if v is not None}
     question["ranking"] = [{"id": cid, "score": score} for cid, score in question["ranking"]]
+    for name in WHOLE_AS_INT:
+        question[name] = read_value(question[name])
     return question

@@ -1,7 +1,7 @@
 """A run artefact file -> the typed ``Artefact`` a comparison reads.
 
 A version 2 artefact is written one question row per line (docs/design.md). It is read from
-the file a chunk at a time (``read_chunks``), never held whole: the keys before the rows and
+the file a chunk at a time (``read_blocks``), never held whole: the keys before the rows and
 after them are parsed as one small document with every hostile-input check of
 ``parse_json``; the rows a block of whole lines at a time (about a megabyte, one call of
 json's C parser with no hooks), each row checked, typed and dropped, so no ranking is held
@@ -39,7 +39,7 @@ from ci_eval.core.artefact import (
 from ci_eval.core.metric_table import MetricTable
 from ci_eval.core.question_row import FIELD
 from ci_eval.errors import InputError
-from ci_eval.inputs.files import SURROGATE_ESCAPE, decode, parse_json, read_bytes, read_chunks, reject_constant
+from ci_eval.inputs.files import SURROGATE_ESCAPE, decode, parse_json, read_blocks, read_bytes, reject_constant
 from ci_eval.inputs.loaders import MAX_ARTEFACT_BYTES, _checked_artefact
 from ci_eval.schemas import load
 
@@ -56,7 +56,7 @@ def read_run(path: str | os.PathLike, top: int = 0, max_bytes: int = MAX_ARTEFAC
     layout is another."""
     source = str(path)
     with _no_collection():
-        fast = _by_lines(read_chunks(path, "run artefact", max_bytes), source, top)
+        fast = _by_lines(read_blocks(path, "run artefact", max_bytes), source, top)
         if fast is not None:
             return fast
         return _full_parse(read_bytes(path, "run artefact", max_bytes), source, top)

@@ -38,15 +38,14 @@ def _kind(mode: int) -> str | None:
 
 
 def read_bytes(path: str | os.PathLike, what: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    """A regular file's bytes, at most ``max_bytes`` of them (``read_chunks``)."""
-    return b"".join(read_chunks(path, what, max_bytes))
+    """A regular file's bytes, at most ``max_bytes`` of them."""
+    return b"".join(read_blocks(path, what, max_bytes))
 
 
-def read_chunks(path: str | os.PathLike, what: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Iterator[bytes]:
-    """A regular file's bytes a chunk at a time, at most ``max_bytes`` of them, so a reader
-    that needs one line at a time never holds the whole file. Opened without blocking (a
-    FIFO would wait for a writer forever) and read up to the cap whatever ``st_size`` says
-    (a /proc file says 0, a file may grow while it is read)."""
+def read_blocks(path: str | os.PathLike, what: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Iterator[bytes]:
+    """A regular file's bytes a block at a time, at most ``max_bytes`` of them. Opened
+    without blocking (a FIFO would wait for a writer forever) and read up to the cap
+    whatever ``st_size`` says (a /proc file says 0, a file may grow while it is read)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
@@ -65,14 +64,14 @@ def read_chunks(path: str | os.PathLike, what: str, max_bytes: int = DEFAULT_MAX
         if info.st_size > max_bytes:  # a wrong path (a 4 GB dump) fails before any read
             raise InputError(f"{what} is {info.st_size:,} bytes, over the {max_bytes:,}-byte limit", str(path))
         size = 0
-        while size <= max_bytes:
+        while True:
             chunk = os.read(fd, min(_READ_CHUNK, max_bytes + 1 - size))
             if not chunk:
                 return
             size += len(chunk)
-            if size <= max_bytes:
-                yield chunk
-        raise InputError(f"{what} is over the {max_bytes:,}-byte limit", str(path))
+            if size > max_bytes:
+                raise InputError(f"{what} is over the {max_bytes:,}-byte limit", str(path))
+            yield chunk
     except IsADirectoryError:
         raise InputError(f"{what} is a folder, not a file", str(path)) from None
     except OSError as exc:

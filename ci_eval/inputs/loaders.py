@@ -11,8 +11,9 @@ from ci_eval.inputs.files import decode, json_lines, read_bytes, read_json, read
 CONFIG_NAME = "ci-eval.toml"
 TOOL_TABLE = "ci-eval"
 # The one size limit of a run artefact, for the writer and every reader: 128 MiB holds
-# about 270,000 questions at depth 15 in version 2 (about 500 bytes a question; version 1
-# took about 1 KB, so 130,000).
+# about 270,000 questions at depth 15 in version 2 (about 480 bytes a question; version 1
+# took about 1 KB, so 130,000). A run is refused before retrieval when an upper bound on
+# its artefact passes it (core/artefact_size.py: about 129,000 such questions unsharded).
 # A base artefact comes from another run, perhaps a fork's: readers cap it before parsing.
 MAX_ARTEFACT_BYTES = 128 * 1024 * 1024
 
@@ -97,9 +98,27 @@ def load_config(path: str | os.PathLike | None = None):
 
 
 def load_gold_set(path: str):
-    """The gold set and the sha256 of its bytes (which pins it in the artefact)."""
-    from ci_eval.core.goldset import content_hash, parse_gold_set
+    """The gold set and the sha256 of its bytes (which pins it in the artefact): read a
+    question at a time, or whole when the streamed reading finds a problem to word."""
+    from ci_eval.core.goldset import GoldSetBuilder, content_hash, parse_gold_set
+    from ci_eval.inputs.artefact_file import _no_collection
+    from ci_eval.inputs.files import read_blocks
+    from ci_eval.inputs.json_stream import GiveUp, stream_object
 
+    builder = GoldSetBuilder()
+    # the questions live as long as the run: the cycle collector need not walk them while
+    # they are built, nor again at each later collection of the run (a tenth to a fifth of
+    # the load's CPU time, and as much of what the run allocates later)
+    with _no_collection():
+        try:
+            head, sha = stream_object(read_blocks(path, "gold set"), "questions", builder.add)
+        except GiveUp:
+            pass
+        else:
+            gold = builder.finish(head)
+            if gold is not None:
+                return gold, sha
+    del builder
     data, raw = read_json(path, "gold set")
     sha = content_hash(raw)
     del raw  # a large gold set's bytes need not outlive its parse

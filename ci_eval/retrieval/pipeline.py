@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ci_eval import __version__
 from ci_eval.core.results import STOP_AFTER, stopped_early
-from ci_eval.errors import InputErrors
+from ci_eval.errors import InputError, InputErrors
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,7 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
     head = run_head(inputs, git, shard, positions, questions)
     if amend is not None:
         amend(head)
+    refuse_oversized(inputs, head, questions, history, shard, out)
     columns = RunColumns(cfg.metrics, cfg.abstain_below, cfg.k, cfg.retriever.depth)
     progress = Progress(len(questions), "retrieving", enabled=show_progress)
     rows = evaluate_rows(
@@ -124,6 +125,30 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
     finally:
         progress.close()
     return RunWritten(str(out), {**head, **tail}, columns, size)
+
+
+def refuse_oversized(inputs: Inputs, head: dict, questions, history, shard, out) -> None:
+    """Refuse, before the retriever is called, a run whose artefact could pass the size
+    limit a later run reads as its baseline (loaders.MAX_ARTEFACT_BYTES, as it is now),
+    naming a shard count whose every part surely fits."""
+    from ci_eval.core.artefact_size import artefact_bound, shards_that_fit
+    from ci_eval.inputs import loaders
+
+    limit, depth = loaders.MAX_ARTEFACT_BYTES, inputs.config.retriever.depth
+    known = inputs.manifest.ids if inputs.manifest else {g for q in inputs.gold.questions for g, _ in q.gold}
+    longest = max(map(len, known), default=1)
+    bound = artefact_bound(head, questions, depth, longest, history)
+    if bound <= limit:
+        return
+    count = shards_that_fit(head, inputs.gold.questions, depth, longest, history, limit,
+                            at_least=2 if shard is None else shard.count + 1)
+    advice = (f"run it in {count} shards (--shard I/{count} for I = 1 to {count}, then ci-eval merge)"
+              if count else "measure fewer questions or a smaller retriever.depth")
+    part = "" if shard is None else f" (shard {shard})"
+    raise InputError(
+        f"the run artefact{part} could reach {bound:,} bytes ({len(questions):,} questions, depth {depth}, "
+        f"{len(inputs.config.metrics)} metrics), over the {limit:,}-byte limit a later run reads as its baseline: "
+        f"refused before the retriever is called; {advice}", str(out))
 
 
 def run_head(inputs: Inputs, git, shard, positions, questions) -> dict:
@@ -183,4 +208,4 @@ def retriever_failed(written) -> str | None:
     return None
 
 
-__all__ = ["Inputs", "load_inputs", "remap_of", "retriever_failed", "run_evaluation"]
+__all__ = ["Inputs", "load_inputs", "refuse_oversized", "remap_of", "retriever_failed", "run_evaluation"]

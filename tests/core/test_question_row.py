@@ -2,12 +2,14 @@
 schema describes."""
 
 import json
+import math
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from ci_eval.core.question_row import FIELD, QUESTION_FIELDS, from_row, to_row
+from ci_eval.core.question_row import FIELD, QUESTION_FIELDS, from_row, read_value, to_row, written_value
 from ci_eval.schemas import load
 
 V1 = load("artefact")
@@ -83,3 +85,35 @@ def test_the_v2_schema_refuses_an_object_row_and_a_short_row():
     bad_pair = to_row(question, METRICS)
     bad_pair[FIELD["ranking"]] = [["a", 1.0, "extra"]]
     assert not V2_QUESTION.is_valid(bad_pair)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from([0.0, -0.0, 1.0, 2.0 ** 53, -(2.0 ** 52)]))
+def test_a_metric_value_written_compactly_reads_back_as_the_same_float(value):
+    written = json.dumps(written_value(value))
+    back = read_value(json.loads(written))
+    assert type(back) is float and repr(back) == repr(value)  # -0.0 keeps its sign
+    assert len(written) <= len(repr(value))
+    if value.is_integer() and abs(value) < 2.0 ** 53 and math.copysign(1.0, value) > 0:
+        assert written == str(int(value))  # 0 and 1, not 0.0 and 1.0
+
+
+def test_a_run_writes_whole_values_as_integers_and_reads_them_as_floats():
+    from ci_eval.core.evaluation import _written
+
+    values = np.array([0.0, 1.0, 0.5, -0.0, 1 / 3, 2.0 ** 53, 7.0])
+    written = _written(values)
+    assert written == [written_value(v) for v in values.tolist()]
+    assert [type(v) for v in written] == [type(written_value(v)) for v in values.tolist()]
+    assert json.dumps(written) == "[0, 1, 0.5, -0.0, 0.3333333333333333, 9007199254740992.0, 7]"
+    row = to_row({**_question(), "metrics": dict(zip(METRICS, [1.0, 0.0, 0.25]))}, METRICS)
+    assert row[FIELD["metrics"]] == [1, 0, 0.25] and type(row[FIELD["metrics"]][0]) is int
+    read = from_row(json.loads(json.dumps(row)), METRICS)["metrics"]
+    assert read == {"hit@5": 1.0, "mrr": 0.0, "ndcg@5": 0.25} and {type(v) for v in read.values()} == {float}
+
+
+def _question() -> dict:
+    return {"id": "q1", "question": "q?", "tags": [], "unanswerable": False, "gold": {"a": 1}, "stale": [],
+            "status": "ok", "ranking": [{"id": "a", "score": 1.0}], "first_gold_rank": 1, "top_score": 1.0,
+            "metrics": {}, "latency_ms": None, "answer_correct": None, "judged_at_k": None, "error": None,
+            "warnings": []}

@@ -99,7 +99,7 @@ def _full_messages(raw: bytes) -> list[str]:
 HOSTILE = {
     "a key twice in the header": lambda d, raw: raw.replace(b'"config": {', b'"config": {"k": 1, ', 1),
     "questions twice": lambda d, raw: raw.replace(b' "summary"', b' "questions": [],\n "summary"'),
-    "NaN in a row": lambda d, raw: raw.replace(b"[1.0,1.0,0.4,", b"[NaN,1.0,0.4,", 1),
+    "NaN in a row": lambda d, raw: raw.replace(b"[1,1,0.4,", b"[NaN,1,0.4,", 1),
     "a score overflowing to inf": lambda d, raw: raw.replace(b'["x",9.75]', b'["x",1e999]', 1),
     "a lone surrogate in a row": lambda d, raw: raw.replace(b'"What about q1?"', b'"\\ud800"'),
     "an object in a row": lambda d, raw: raw.replace(b'["faq"]', b'[{"t":1,"t":2}]'),
@@ -107,7 +107,7 @@ HOSTILE = {
     "a missing comma between rows": lambda d, raw: raw.replace(b"],\n  [\"q2\"", b"]\n  [\"q2\"", 1),
     "a chunk twice in gold": lambda d, raw: raw.replace(b'[["a",2],["b",1]]', b'[["a",2],["a",1]]'),
     "a question id twice": lambda d, raw: raw.replace(b'["q2",', b'["q1",', 1),
-    "a value out of range": lambda d, raw: raw.replace(b"[1.0,1.0,0.4,", b"[2.5,1.0,0.4,", 1),
+    "a value out of range": lambda d, raw: raw.replace(b"[1,1,0.4,", b"[2.5,1,0.4,", 1),
     "not UTF-8": lambda d, raw: raw.replace(b"What about q2?", b"What \xff q2?"),
     "a byte order mark": lambda d, raw: b"\xef\xbb\xbf" + raw.replace(b'"ok"', b'"fine"', 1),
     "the metrics named again after the rows": lambda d, raw: raw.replace(b' "summary"', b' "metrics": [],\n "summary"'),
@@ -142,7 +142,7 @@ def test_a_file_read_in_chunks_of_any_size_reads_as_the_whole(tmp_path, monkeypa
     raw = writer_layout(as_v2(artefact(SPECS)))
     path = tmp_path / "a.json"
     path.write_bytes(raw)
-    read = artefact_file._by_lines(files.read_chunks(path, "run artefact"), "a.json", 0)
+    read = artefact_file._by_lines(files.read_blocks(path, "run artefact"), "a.json", 0)
     assert read is not None  # the line path took it
     assert read == full_parse(raw) == read_run(path)
 
@@ -162,11 +162,11 @@ def test_hostile_input_read_in_small_chunks_is_refused_in_the_same_words(tmp_pat
 
 
 def test_integral_values_written_as_integers_read_as_their_floats():
-    """A writer may put 1 for 1.0 in a row (metric values, scores, the top score): the line
-    path takes the row and reads the same artefact."""
+    """The writer puts 1 for 1.0 in a row's metric values: the line path takes the row, reads
+    the same artefact as with the values written as floats, and holds floats."""
     raw = writer_layout(as_v2(artefact(SPECS)))
-    as_ints = raw.replace(b"[1.0,1.0,", b"[1,1,").replace(b',1.0]', b',1]')
-    assert as_ints != raw, "the mutation did not apply"
-    read = artefact_file._by_lines(as_ints, "a.json", 0)
-    assert read is not None and read == full_parse(raw)
+    as_floats = raw.replace(b"[1,1,0.4,", b"[1.0,1.0,0.4,", 1)
+    assert as_floats != raw, "the mutation did not apply"
+    read = artefact_file._by_lines(raw, "a.json", 0)
+    assert read is not None and read == artefact_file._by_lines(as_floats, "a.json", 0) == full_parse(raw)
     assert all(isinstance(v, float) for q in read.questions for v in q.metrics.values())
