@@ -1,6 +1,6 @@
 """`ci-eval run` and `ci-eval compare` at 1,000 / 10,000 / 100,000 questions.
 
-    python benchmarks/bench_scale.py [--sizes 1000,10000,100000] [--before REV] [--stages N,...]
+    python benchmarks/bench_scale.py [--sizes 1000,10000,100000] [--before REV] [--stages N,...] [--keep DIR]
 
 A gold set of N questions (one in ten unanswerable, tagged) is run twice through the real
 CLI with an instant python retriever (answers precomputed, so the time is ci-eval's own):
@@ -175,11 +175,21 @@ def make_project(folder: Path, n: int) -> None:
                                          'type = "python"\ntarget = "bench_retriever:retrieve"\n')
 
 
+# compare with the artefact size limit lifted in its own process: a revision from before the
+# limit was raised refuses a 1,000,000-question artefact, and the figures are of the reading.
+_COMPARE = ("import sys; import ci_eval.inputs.loaders as loaders; loaders.MAX_ARTEFACT_BYTES = 1 << 40; "
+            "from ci_eval.cli import main; sys.exit(main(['compare', 'base.json', 'head.json']))")
+
+
 def one_size(folder: Path, n: int, code: Path, stages: bool, version: int) -> dict:
-    """``version``: which artefact version compare reads (2: the run's artefacts converted)."""
+    """``version``: which artefact version compare reads (2: the run's artefacts converted).
+    Artefacts already in ``folder`` (``--keep``, or the other revision's) are compared as
+    they are, without running again."""
     py = sys.executable
     figures = {}
     for side, shift in (("base", 1), ("head", 3)):
+        if (folder / f"{side}.json").exists():
+            continue
         env = _env(code, BENCH_SHIFT=str(shift), BENCH_N=str(n))
         m = _measure([py, "-m", "ci_eval", "run", "--quiet", "--out", f"{side}.json"], folder, env)
         figures[f"run {side}"] = {k: v for k, v in m.items() if k != "stdout"}
@@ -187,7 +197,7 @@ def one_size(folder: Path, n: int, code: Path, stages: bool, version: int) -> di
         if version == 2 and "question_fields" not in json.loads(_first_lines(folder / f"{side}.json")):
             to_version_2(folder / f"{side}.json", folder / f"{side}.json")
     figures["artefact MB"] = round((folder / "head.json").stat().st_size / 1e6, 1)
-    m = _measure([py, "-m", "ci_eval", "compare", "base.json", "head.json"], folder, _env(code))
+    m = _measure([py, "-c", _COMPARE], folder, _env(code))
     figures["compare"] = {k: v for k, v in m.items() if k != "stdout"}
     if stages:
         m = _measure([py, "-c", STAGES[version], "base.json", "head.json"], folder, _env(code))
@@ -214,6 +224,9 @@ def main(argv=None) -> int:
                         "(on version 1 artefacts, which it reads)")
     parser.add_argument("--before-version", type=int, default=1, choices=(1, 2),
                         help="the artefact version the --before revision reads (default 1)")
+    parser.add_argument("--keep", metavar="DIR", help="keep each size's project and artefacts in "
+                        "DIR and compare the ones already there instead of running again (a "
+                        "1,000,000-question run takes minutes)")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     stage_sizes = {int(s) for s in args.stages.split(",") if s}
@@ -222,9 +235,11 @@ def main(argv=None) -> int:
         versions = {"now": ROOT} | ({"before": Path(before)} if before else {})
         for n in sizes:
             for name, code in versions.items():
-                folder = Path(tmp) / f"{name}-{n}"
-                make_project(folder, n)
                 version = args.before_version if name == "before" else 2
+                # a revision reading version 2 compares the very files "now" compares
+                folder = Path(args.keep or tmp) / f"{'now' if version == 2 else name}-{n}"
+                if not (folder / "gold.json").exists():
+                    make_project(folder, n)
                 results[f"{n} {name}"] = one_size(folder, n, code, n in stage_sizes, version)
                 print(f"{n:>7,} {name:<6} {json.dumps(results[f'{n} {name}'])}", flush=True)
     return 0

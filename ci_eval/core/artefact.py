@@ -246,8 +246,8 @@ def _entry_id(entry) -> str:
     return str(entry.get("id")) if isinstance(entry, dict) else str(entry)
 
 
-def _gold_ranks(gold, stale, ids: list, relevance: float) -> tuple[GoldRank, ...]:
-    """``ids``: the ranking's chunk ids, best first."""
+def _gold_ranks(gold, stale, ids, relevance: float) -> tuple[GoldRank, ...]:
+    """``ids``: the ranking's chunk ids, best first (a list or a tuple)."""
     ranks = []
     for cid, grade in gold:
         if grade >= relevance and cid not in stale:
@@ -291,30 +291,50 @@ def read_question(q: dict, relevance_level: float = 1, depth: int = 0) -> Questi
     return _question(q, dict(q.get("metrics") or {}), ids, relevance_level, depth)
 
 
+# The grades almost every gold set uses, one float object each rather than one a question.
+_GRADES = {grade: float(grade) for grade in (1, 2, 3)}
+
+
 def read_row(row: list, metrics, relevance_level: float = 1, depth: int = 0,
-             table: MetricTable | None = None, shared: dict | None = None) -> QuestionResult:
+             table: MetricTable | None = None, shared: dict | None = None,
+             ids=None) -> QuestionResult:
     """A schema-valid version 2 question row (``metrics``: the artefact's metric names, in
     order): the same ``QuestionResult`` as its version 1 object gives, built straight from
     the row's positions (every type is already the schema's). With ``table`` its metric
     values go into that table rather than a dict of their own; through ``shared`` equal tag
     lists share one tuple and the kept top ids one string each (a run has few distinct tag
-    lists, and a chunk comes back for many questions)."""
+    lists, and a chunk comes back for many questions). ``ids``: the ranking's chunk ids, when
+    the caller has them already."""
     (qid, text, tags, unanswerable, status, gold_pairs, stale_ids, values, rank, top, _latency,
      answer_correct, _judged, error, warnings, ranking) = row
-    gold = tuple(sorted((cid, float(grade)) for cid, grade in gold_pairs))
-    stale = tuple(sorted(stale_ids))
-    ids = [cid for cid, _ in ranking]
+    gold = tuple(sorted((cid, _GRADES.get(grade) or float(grade)) for cid, grade in gold_pairs))
+    stale = tuple(sorted(stale_ids)) if stale_ids else ()
+    if ids is None:
+        ids = [cid for cid, _ in ranking]
     tags, kept = tuple(tags), ids[:depth]
     if shared is not None:
         tags = shared.setdefault(tags, tags)
         kept = map(shared.setdefault, kept, kept)
-    return QuestionResult(
+    return _built((
         qid, text, tags, status, unanswerable, gold, stale,
         table.add(values) if table is not None
         else {m: float(v) for m, v in zip(metrics, values) if v is not None},
         None if rank is None else int(rank), None if top is None else float(top),
         error, answer_correct, _gold_ranks(gold, stale, ids, relevance_level), len(ids),
-        tuple(warnings), tuple(kept))
+        tuple(warnings) if warnings else (), tuple(kept)))
+
+
+# A frozen dataclass's __init__ sets each field through object.__setattr__: 10 µs for a
+# QuestionResult, half of reading a row. Its fields' slot descriptors set them in half that;
+# the record is the same (every field given, in declaration order, as __init__ would).
+_FIELD_SETTERS = tuple(QuestionResult.__dict__[f].__set__ for f in QuestionResult.__dataclass_fields__)
+
+
+def _built(values: tuple) -> QuestionResult:
+    q = object.__new__(QuestionResult)
+    for set_field, value in zip(_FIELD_SETTERS, values):
+        set_field(q, value)
+    return q
 
 
 def rankings(artefact: dict) -> dict[str, list[str]]:
@@ -425,14 +445,16 @@ class Artefact:
     history: tuple[HistoryEntry, ...] = ()
     depth: int = field(default=0, compare=False)  # how many top results each question keeps
     # Columns built on first use, once: the comparison's per-question arithmetic is numpy
-    # work on them (tuple keys: ("column", metric), ("measured",), ("position",)).
+    # work on them (tuple keys: ("column", metric), ("measured",)). A column of the metric
+    # table is cut from it again at each use instead (a copy of every metric's values kept
+    # per artefact is 80 MB at a million questions; cutting one takes milliseconds).
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     def column(self, metric: str):
         """Every question's ``value(metric)``, in question order, as a float array."""
         key = ("column", metric)
-        if key not in self._cache and ("table",) in self._cache:
-            self._cache[key] = self._cache[("table",)].column(metric)
+        if ("table",) in self._cache:
+            return self._cache[("table",)].column(metric)
         if key not in self._cache:
             import numpy as np
 
@@ -449,12 +471,11 @@ class Artefact:
         return self._cache[("measured",)]
 
     def positions(self, ids):
-        """Where each of ``ids`` sits in ``questions``, as an index array."""
+        """Where each of ``ids`` sits in ``questions``, as an index array (asked once per
+        comparison: the id -> position map is not kept)."""
         import numpy as np
 
-        if ("position",) not in self._cache:
-            self._cache[("position",)] = {q.id: i for i, q in enumerate(self.questions)}
-        where = self._cache[("position",)]
+        where = {q.id: i for i, q in enumerate(self.questions)}
         return np.array([where[i] for i in ids], dtype=np.intp)
 
 

@@ -131,6 +131,22 @@ def _pairs_valid(pairs, max_items: int, second) -> bool:
     return True
 
 
+def _ranking_valid_v2(pairs) -> bool:
+    """``[[chunk id, score], ...]``, the row's longest part: the pair check written out with
+    exact types (what json gives; a bool's type is not int), one pair at a time. A subclass of
+    list, str, int or float is refused here, then judged by jsonschema."""
+    if type(pairs) is not list or len(pairs) > 10_000:
+        return False
+    for pair in pairs:
+        if type(pair) is not list or len(pair) != 2:
+            return False
+        cid, score = pair
+        kind = type(score)
+        if type(cid) is not str or len(cid) > 1000 or (kind is not float and kind is not int):
+            return False
+    return True
+
+
 def _grade(v) -> bool:
     return _integer(v) and -1000 <= v <= 1000
 
@@ -163,4 +179,4 @@ def question_row_v2_valid(row) -> bool:
     return (_optional_string(error, 2000) and _strings(tags, 50, 100)
             and _strings(stale, 1000, 1000) and _strings(warnings, 50, 2000)
             and _row_values_valid(values) and _pairs_valid(gold, 1000, _grade)
-            and _pairs_valid(ranking, 10_000, _number))
+            and _ranking_valid_v2(ranking))

@@ -22,6 +22,13 @@ IMPROVEMENT_KINDS = ("gained", "fixed", "rose", "up", "mixed")
 KIND_ORDER = ("error", "lost", "dropped", "down", "mixed", "gained", "fixed", "rose", "up",
               "same")
 _TOLERANCE = 1e-12  # float noise, not a change
+# One string per phrase ("left the top 5", "metrics fell"; a handful for each k), not one
+# made anew for each of a million changed questions.
+_PHRASES: dict[str, str] = {}
+
+
+def intern(phrase: str) -> str:
+    return _PHRASES.setdefault(phrase, phrase)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,12 +105,13 @@ def gold_moves(b: QuestionResult, h: QuestionResult, k: int) -> tuple[GoldMove, 
             continue
         grade = (head.get(cid) or base[cid]).grade
         bb, hb = _band(br, k), _band(hr, k)
-        crossed = ""  # the widest band it crossed: leaving the top 3k says more than k
+        crossed = ""  # the widest band it crossed: leaving the top 3k says more than k (one
+        # string per phrase, interned below: there is a move for most changed questions)
         if hb > bb:
             crossed = f"left the top {3 * k if hb == 2 else k}"
         elif hb < bb:
             crossed = f"entered the top {k if hb == 0 else 3 * k}"
-        moves.append(GoldMove(cid, grade, br, hr, crossed))
+        moves.append(GoldMove(cid, grade, br, hr, intern(crossed)))
     return tuple(sorted(moves, key=lambda m: (m.crossed == "", -m.grade, m.id)))
 
 
@@ -162,6 +170,7 @@ def question_change(b: QuestionResult, h: QuestionResult, k: int,
     worse = [m for m, d in deltas if d < -_TOLERANCE]
     better = [m for m, d in deltas if d > _TOLERANCE]
     kind, summary = _kind(b, h, k, worse, better)
+    summary = intern(summary)  # a few phrases, made anew for each of a million questions
     graded = any(g != 1 for _, g in h.gold)
     return QuestionChange(h.id, h.question, h.tags, kind, summary, b.first_gold_rank,
                           h.first_gold_rank, deltas, gold_moves(b, h, k) if kind != "same"

@@ -72,7 +72,9 @@ def judged_report(base: Artefact | None, head: Artefact, regressions: Iterable[s
     """Computed from the top of the rankings and the gold, so base artefacts written before
     judged@k existed are read the same way."""
     k = head.header.k
-    base_top = {q.id: set(_top(q, base, k)) for q in base.questions} if base is not None else {}
+    # each base question's top k as the tuple it is kept in (k entries: a set per question
+    # would cost more to build and hold than the few comparisons it saves)
+    base_top = {q.id: _top(q, base, k) for q in base.questions} if base is not None else {}
     new_unjudged, questions, suspects = 0, 0, set()
     wanted = set(regressions)
     for q in head.questions:

@@ -79,6 +79,15 @@ class MetricRow(Mapping):
             raise KeyError(metric)
         return value
 
+    def get(self, metric: str, default=None):
+        """``QuestionResult.value`` and ``hit`` ask this of every compared question: answered
+        here without the KeyError that Mapping.get would raise and catch for a NaN."""
+        j = self._table.where.get(metric)
+        if j is None:
+            return default
+        value = self._value(j)
+        return default if value != value else value
+
     def __iter__(self):
         return (name for name in self._table.names if name in self)
 

@@ -1,16 +1,19 @@
 """A run artefact file -> the typed ``Artefact`` a comparison reads.
 
-A version 2 artefact is written one question row per line (docs/design.md): its header lines
-are parsed as one small document with every hostile-input check of ``parse_json``, and each
-row line by itself with json's C parser and no hooks, checked, typed and dropped, so neither
-the whole document nor any ranking is ever held. That is only safe because a row holds no
-object (so no key can repeat), because NaN and Infinity are refused by ``parse_constant``, a
-number that overflowed to inf is caught by the sum of the row's numbers not being finite, and
-a lone surrogate escape, found by one search of the bytes, sends the file to the full parse.
-Anything else
-that differs from the writer's layout or fails a check is read again by the full parse,
-which accepts any valid JSON of the same content and words every refusal as it always has:
-the fast path never refuses, it only steps aside.
+A version 2 artefact is written one question row per line (docs/design.md). It is read from
+the file a chunk at a time (``read_blocks``), never held whole: the keys before the rows and
+after them are parsed as one small document with every hostile-input check of
+``parse_json``; the rows a block of whole lines at a time (about a megabyte, one call of
+json's C parser with no hooks), each row checked, typed and dropped, so no ranking is held
+either. That is only safe because a row holds no object (so no key can repeat), because NaN
+and Infinity are refused by ``parse_constant``, a number that overflowed to inf is caught by
+the sum of the row's numbers not being finite, and a lone surrogate escape, found by a search
+of each block's bytes, sends the file to the full parse. A block is a comma-separated run of
+whole rows or the file is not the writer's: JSON strings hold no raw newline, so a block cut
+inside a row leaves a bracket open and fails to parse. Anything else that differs from the
+writer's layout or fails a check is read again whole by the full parse, which accepts any
+valid JSON of the same content and words every refusal as it always has: the fast path never
+refuses, it only steps aside.
 """
 
 from __future__ import annotations
@@ -36,18 +39,27 @@ from ci_eval.core.artefact import (
 from ci_eval.core.metric_table import MetricTable
 from ci_eval.core.question_row import FIELD
 from ci_eval.errors import InputError
-from ci_eval.inputs.files import SURROGATE_ESCAPE, decode, parse_json, read_bytes, reject_constant
+from ci_eval.inputs.files import SURROGATE_ESCAPE, decode, parse_json, read_blocks, read_bytes, reject_constant
 from ci_eval.inputs.loaders import MAX_ARTEFACT_BYTES, _checked_artefact
+from ci_eval.schemas import load
 
 _NEEDS_FULL_PARSE = re.compile(SURROGATE_ESCAPE.encode())
 _ROWS_START = b'\n "questions": [\n'
+_CLOSINGS = (b" ],\n", b" ]\n")
 _MAX_ROWS = 1_000_000  # the schema's maxItems
 
 
 def read_run(path: str | os.PathLike, top: int = 0, max_bytes: int = MAX_ARTEFACT_BYTES) -> Artefact:
     """The run artefact at ``path`` (version 1 or 2), checked as untrusted input and typed;
-    ``top``: keep at least that many of each ranking's top results (read_artefact)."""
-    return run_from_bytes(read_bytes(path, "run artefact", max_bytes), str(path), top)
+    ``top``: keep at least that many of each ranking's top results (read_artefact). The file
+    is read a chunk at a time by the writer's layout, and read again whole only when its
+    layout is another."""
+    source = str(path)
+    with _no_collection():
+        fast = _by_lines(read_blocks(path, "run artefact", max_bytes), source, top)
+        if fast is not None:
+            return fast
+        return _full_parse(read_bytes(path, "run artefact", max_bytes), source, top)
 
 
 def run_from_bytes(raw: bytes, source: str, top: int = 0) -> Artefact:
@@ -55,10 +67,12 @@ def run_from_bytes(raw: bytes, source: str, top: int = 0) -> Artefact:
         raise InputError(f"run artefact is over the {MAX_ARTEFACT_BYTES:,}-byte limit", source)
     with _no_collection():
         fast = _by_lines(raw, source, top)
-        if fast is not None:
-            return fast
-        data = parse_json(decode(raw, source), source)
-        return read_artefact(_checked_artefact(data, source), top)
+        return fast if fast is not None else _full_parse(raw, source, top)
+
+
+def _full_parse(raw: bytes, source: str, top: int) -> Artefact:
+    data = parse_json(decode(raw, source), source)
+    return read_artefact(_checked_artefact(data, source), top)
 
 
 @contextmanager
@@ -78,91 +92,185 @@ def _no_collection():
             gc.enable()
 
 
-def _row_block(raw: bytes) -> tuple[int, int, int] | None:
-    """Where the rows are: (the first row's offset, the offset of the line closing the
-    list, the offset just past that line); None when the layout is not the writer's."""
-    start = raw.find(_ROWS_START)
-    if start < 0 or raw.startswith(b"\xef\xbb\xbf"):
+def _blocks(chunks):
+    """The file's bytes as blocks of whole lines (the last may lack its newline)."""
+    carry = b""
+    for chunk in chunks:
+        buf = carry + chunk
+        cut = buf.rfind(b"\n") + 1
+        carry = buf[cut:]
+        if cut:
+            yield buf[:cut]
+    if carry:
+        yield carry
+
+
+class _Layout:
+    """The file cut by the writer's layout as it streams by: the keys before the rows
+    (``head``), the rows' blocks (``rows``, a generator), the keys after them (``tail``);
+    ``ok`` turns False when the layout is not the writer's."""
+
+    def __init__(self, chunks):
+        self.ok, self.tail = True, b""
+        self._blocks = _blocks(chunks)
+        self.head, self._first = self._find_head()
+
+    def _find_head(self) -> tuple[bytes, bytes]:
+        """The bytes up to the newline before ``"questions"``, and the rest of that block.
+        Each block is searched once, with the previous block's last byte (the newline the
+        marker starts with), so a file with no marker costs one pass."""
+        parts, last = [], b""
+        for block in self._blocks:
+            at = (last + block).find(_ROWS_START) - len(last)
+            if at >= -len(last):
+                return b"".join(parts) + block[: at + 1], block[at + len(_ROWS_START):]
+            parts.append(block)
+            last = block[-1:]
+        self.ok = False
+        return b"", b""
+
+    def rows(self):
+        """Each block of row lines, up to the line closing the list."""
+        block, blocks = self._first, self._blocks
+        while True:
+            close = 0 if block.startswith(b" ]") else block.find(b"\n ]") + 1
+            if close > 0 or block.startswith(b" ]"):
+                if block[:close]:
+                    yield block[:close]
+                self._finish(block[close:])
+                return
+            if block:
+                yield block
+            block = next(blocks, None)
+            if block is None:  # the list never closed
+                self.ok = False
+                return
+
+    def _finish(self, rest: bytes) -> None:
+        closing = next((c for c in _CLOSINGS if rest.startswith(c)), None)
+        if closing is None:
+            self.ok = False
+            return
+        self.tail = b"".join([rest[len(closing):], *self._blocks])
+        if closing == b" ]\n":  # the questions were the last key: drop the comma before them
+            self.head = self.head.rstrip(b"\n").removesuffix(b",") + b"\n"
+
+
+def _parse_block(block: bytes, first: bool, open_comma: bool):
+    """A block of whole row lines -> (its rows, whether it ends with a comma), or None when
+    it is not a comma-separated run of rows that joins the previous block's."""
+    if _NEEDS_FULL_PARSE.search(block):  # a lone surrogate escape: the full parse decides
         return None
-    first = start + len(_ROWS_START)
-    for closing in (b"\n ],\n", b"\n ]\n"):
-        end = raw.find(closing, first - 1)
-        if end >= 0:
-            return first, end + 1, end + len(closing)
-    return None
+    body = block.rstrip(b"\n")
+    comma = body.endswith(b",")
+    if comma:
+        body = body[:-1]
+    if not (first or open_comma):
+        return None  # a missing comma between two rows
+    try:  # decoded first: json's own decoding of bytes is slower (surrogatepass)
+        rows = json.loads((b"[" + body + b"]").decode("utf-8"), parse_constant=reject_constant)
+    except (ValueError, RecursionError):  # JSON, UTF-8, NaN, a number too long
+        return None
+    return (rows, comma) if rows else None
 
 
-def _header(raw: bytes, block: tuple[int, int, int], source: str) -> dict | None:
-    """Every key but the questions, parsed as one document with every check."""
-    first, close, after = block
-    head = raw[: first - len(_ROWS_START) + 1]  # up to the newline before "questions"
-    tail = raw[after:]
-    if raw[close:after].startswith(b" ],"):
-        text = head + tail
-    else:  # the questions were the last key: drop the comma before them
-        text = head.rstrip(b"\n").removesuffix(b",") + b"\n" + tail
+def _keys(text: bytes, source: str) -> dict | None:
+    """Keys other than the questions, parsed as one document with every check."""
     try:
         data = parse_json(decode(text, source), source)
     except InputError:
         return None
-    if not isinstance(data, dict) or data.get("schema_version") != 2 or "questions" in data:
+    return data if isinstance(data, dict) and "questions" not in data else None
+
+
+def _header(head: bytes, tail: bytes, source: str) -> dict | None:
+    """Every key but the questions."""
+    data = _keys(head + tail, source)
+    return data if data is not None and data.get("schema_version") == 2 else None
+
+
+def _early(head: bytes, source: str) -> dict | None:
+    """The keys before the rows, read before them (the metric names, k, the config); checked
+    again with the keys after the rows once those are read."""
+    return _keys(head.rstrip(b"\n").removesuffix(b",") + b"\n}", source)
+
+
+def _by_lines(chunks, source: str, top: int) -> Artefact | None:
+    """The artefact by the writer's line layout, or None to take the full parse (``chunks``:
+    the file's bytes, whole or in chunks)."""
+    from ci_eval.core.artefact_checks import header_problems, new_problems, whole_problems
+
+    layout = _Layout((chunks,) if isinstance(chunks, bytes) else chunks)
+    if not layout.ok or layout.head.startswith(b"\xef\xbb\xbf"):
         return None
-    return data
+    early = _early(layout.head, source)
+    if early is None or not isinstance(early.get("metrics"), list):
+        return None
+    metrics, level, depth = tuple(early["metrics"]), relevance_level(early), kept_depth(early, top)
+    questions = _read_rows(layout, metrics, level, depth)
+    if questions is None or not layout.ok:
+        return None
+    questions, table = questions
+    data = _header(layout.head, layout.tail, source)
+    if data is None or any(data.get(key) != value for key, value in early.items()):
+        return None
+    if not shell_valid({**data, "questions": []}, load(SCHEMAS[2])):
+        return None
+    problems = new_problems(data, source)
+    header_problems(data, problems)
+    if len({q.id for q in questions}) != len(questions):
+        return None
+    whole_problems(data, [{"id": q.id, "status": q.status, "tags": q.tags} for q in questions], problems)
+    return None if problems.found else typed_artefact(data, tuple(questions), depth, table.finish())
 
 
-def _rows(raw: bytes, first: int, close: int):
-    """Each row line's row, or None for a line that is not one compact row."""
-    position = first
-    while position < close:
-        end = raw.index(b"\n", position)
-        line = raw[position:end]
-        position = end + 1
-        last = position >= close
-        if not line.startswith(b"  [") or line.endswith(b",") == last:
-            yield None
-            return
-        try:
-            yield json.loads(line[2: len(line) - (not last)].decode("utf-8"), parse_constant=reject_constant)
-        except (ValueError, RecursionError):  # JSON, UTF-8, NaN, a number too long
-            yield None
-            return
+def _read_rows(layout: _Layout, metrics: tuple, level, depth: int):
+    """Every row checked and typed, a block at a time; None at the first row the fast path
+    cannot take."""
+    questions: list[QuestionResult] = []
+    table, shared = MetricTable(metrics), {}
+    open_comma = False
+    for block in layout.rows():
+        parsed = _parse_block(block, not questions, open_comma)
+        if parsed is None:
+            return None
+        rows, open_comma = parsed
+        for row in rows:
+            ids = _acceptable(row, len(metrics))
+            if ids is None:
+                return None
+            questions.append(read_row(row, metrics, level, depth, table, shared, ids))
+        if len(questions) > _MAX_ROWS:
+            return None
+    return None if open_comma else (questions, table)
+
+
+_TOP, _LATENCY, _JUDGED = FIELD["top_score"], FIELD["latency_ms"], FIELD["judged_at_k"]
+_VALUES, _GOLD, _RANKING = FIELD["metrics"], FIELD["gold"], FIELD["ranking"]
+
+
+def _acceptable(row, metrics: int):
+    """The ranking's chunk ids of a row valid by the schema, with no number overflowed to inf
+    and nothing check_row would say; None otherwise."""
+    from ci_eval.core.artefact_checks import row_means
+    from ci_eval.core.artefact_rows import question_row_v2_valid
+
+    if not question_row_v2_valid(row):
+        return None
+    values, ranking = row[_VALUES], row[_RANKING]
+    ids = next(zip(*ranking)) if ranking else ()
+    if not row_means(values, [cid for cid, _ in row[_GOLD]], ids, metrics):
+        return None
+    return ids if _finite(row) else None
 
 
 def _finite(row: list) -> bool:
     """Whether no number of a valid row overflowed to inf: then their sum is finite (a sum
     that overflows only sends the row to the full parse, which finds nothing)."""
-    total = sum(v for v in row[FIELD["metrics"]] if v is not None)
-    total += sum(score for _, score in row[FIELD["ranking"]])
-    for name in ("top_score", "latency_ms", "judged_at_k"):
-        if row[FIELD[name]] is not None:
-            total += row[FIELD[name]]
+    values = row[_VALUES]
+    total = sum(score for _, score in row[_RANKING])
+    total += sum(values) if None not in values else sum(v for v in values if v is not None)
+    for extra in (row[_TOP], row[_LATENCY], row[_JUDGED]):
+        if extra is not None:
+            total += extra
     return math.isfinite(total)
-
-
-def _by_lines(raw: bytes, source: str, top: int) -> Artefact | None:
-    """The artefact by the writer's line layout, or None to take the full parse."""
-    from ci_eval.core.artefact_checks import check_row, header_problems, new_problems, whole_problems
-    from ci_eval.core.artefact_rows import question_row_v2_valid
-    from ci_eval.schemas import load
-
-    block = None if _NEEDS_FULL_PARSE.search(raw) else _row_block(raw)
-    data = _header(raw, block, source) if block else None
-    if data is None or not shell_valid({**data, "questions": []}, load(SCHEMAS[2])):
-        return None
-    problems = new_problems(data, source)
-    header_problems(data, problems)
-    metrics, level, depth = tuple(data["metrics"]), relevance_level(data), kept_depth(data, top)
-    questions: list[QuestionResult] = []
-    table, shared = MetricTable(metrics), {}
-    for i, row in enumerate(_rows(raw, block[0], block[1])):
-        if row is None or i >= _MAX_ROWS or not question_row_v2_valid(row) or not _finite(row):
-            return None
-        check_row(row, i, data["metrics"], problems)
-        if problems.found:
-            return None
-        questions.append(read_row(row, metrics, level, depth, table, shared))
-    views = [{"id": q.id, "status": q.status, "tags": q.tags} for q in questions]
-    if len({q.id for q in questions}) != len(questions):
-        return None
-    whole_problems(data, views, problems)
-    return None if problems.found else typed_artefact(data, tuple(questions), depth, table.finish())

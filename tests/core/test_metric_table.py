@@ -24,6 +24,7 @@ def test_a_row_reads_as_the_dict_of_its_recorded_values():
     assert dict(partial) == {"hit@5": 0, "map": 0.25}  # null: not recorded
     assert dict(unmeasured) == {} and len(unmeasured) == 0
     assert partial.get("mrr") is None and "mrr" not in partial and "ndcg@5" not in full
+    assert partial.get("mrr", -1) == -1 and full.get("ndcg@5", -2) == -2 and partial.get("map", -1) == 0.25
     with pytest.raises(KeyError):
         partial["mrr"]
 

@@ -51,7 +51,8 @@ def test_the_writers_layout_is_read_a_row_at_a_time(monkeypatch):
     assert [q.top for q in fast.questions] == [q.top for q in read_artefact(artefact(SPECS)).questions]
 
 
-@pytest.mark.parametrize("layout", ["sorted dumps", "questions last", "indented", "one line", "no questions"])
+@pytest.mark.parametrize("layout", ["sorted dumps", "questions last", "indented", "one line", "no questions",
+                                    "a row over two lines"])
 def test_any_layout_of_the_same_content_reads_the_same(layout):
     data = as_v2(artefact(SPECS))
     if layout == "sorted dumps":
@@ -65,6 +66,8 @@ def test_any_layout_of_the_same_content_reads_the_same(layout):
         raw = json.dumps(data, indent=2).encode()
     elif layout == "one line":
         raw = compact(data).encode()
+    elif layout == "a row over two lines":
+        raw = writer_layout(data).replace(b'["q2",', b'["q2",\n', 1)
     else:
         data = as_v2(artefact([]))
         raw = writer_layout(data)
@@ -107,6 +110,8 @@ HOSTILE = {
     "a value out of range": lambda d, raw: raw.replace(b"[1,1,0.4,", b"[2.5,1,0.4,", 1),
     "not UTF-8": lambda d, raw: raw.replace(b"What about q2?", b"What \xff q2?"),
     "a byte order mark": lambda d, raw: b"\xef\xbb\xbf" + raw.replace(b'"ok"', b'"fine"', 1),
+    "the metrics named again after the rows": lambda d, raw: raw.replace(b' "summary"', b' "metrics": [],\n "summary"'),
+    "the list closed twice": lambda d, raw: raw.replace(b"]\n ],", b"]\n ],\n ],", 1),
 }
 
 
@@ -126,3 +131,42 @@ def test_a_file_is_read_with_its_size_limit_and_the_base_deep_enough(tmp_path):
     assert read_run(path).depth == 2 and read_run(path, top=5).depth == 5
     with pytest.raises(InputError, match="over the 100-byte limit"):
         read_run(path, max_bytes=100)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 20])
+def test_a_file_read_in_chunks_of_any_size_reads_as_the_whole(tmp_path, monkeypatch, chunk):
+    """Blocks of lines cut anywhere in the file, a row or a line split over two chunks."""
+    from ci_eval.inputs import files
+
+    monkeypatch.setattr(files, "_READ_CHUNK", chunk)
+    raw = writer_layout(as_v2(artefact(SPECS)))
+    path = tmp_path / "a.json"
+    path.write_bytes(raw)
+    read = artefact_file._by_lines(files.read_blocks(path, "run artefact"), "a.json", 0)
+    assert read is not None  # the line path took it
+    assert read == full_parse(raw) == read_run(path)
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_hostile_input_read_in_small_chunks_is_refused_in_the_same_words(tmp_path, monkeypatch, case):
+    from ci_eval.inputs import files
+
+    monkeypatch.setattr(files, "_READ_CHUNK", 5)
+    bad = HOSTILE[case](None, writer_layout(as_v2(artefact(SPECS))))
+    path = tmp_path / "a.json"
+    path.write_bytes(bad)
+    with pytest.raises((InputError, InputErrors)) as refused:
+        read_run(path)
+    problems = refused.value.problems if isinstance(refused.value, InputErrors) else [refused.value]
+    assert [str(p).replace(str(path), "a.json", 1) for p in problems] == _full_messages(bad)
+
+
+def test_integral_values_written_as_integers_read_as_their_floats():
+    """The writer puts 1 for 1.0 in a row's metric values: the line path takes the row, reads
+    the same artefact as with the values written as floats, and holds floats."""
+    raw = writer_layout(as_v2(artefact(SPECS)))
+    as_floats = raw.replace(b"[1,1,0.4,", b"[1.0,1.0,0.4,", 1)
+    assert as_floats != raw, "the mutation did not apply"
+    read = artefact_file._by_lines(raw, "a.json", 0)
+    assert read is not None and read == artefact_file._by_lines(as_floats, "a.json", 0) == full_parse(raw)
+    assert all(isinstance(v, float) for q in read.questions for v in q.metrics.values())
