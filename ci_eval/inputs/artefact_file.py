@@ -18,12 +18,10 @@ refuses, it only steps aside.
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 import os
 import re
-from contextlib import contextmanager
 
 from ci_eval.core.artefact import (
     SCHEMAS,
@@ -39,6 +37,7 @@ from ci_eval.core.artefact import (
 from ci_eval.core.metric_table import MetricTable
 from ci_eval.core.question_row import FIELD
 from ci_eval.errors import InputError
+from ci_eval.inputs.collector import collector_paused
 from ci_eval.inputs.files import SURROGATE_ESCAPE, decode, parse_json, read_blocks, read_bytes, reject_constant
 from ci_eval.inputs.loaders import MAX_ARTEFACT_BYTES, _checked_artefact
 from ci_eval.schemas import load
@@ -55,7 +54,7 @@ def read_run(path: str | os.PathLike, top: int = 0, max_bytes: int = MAX_ARTEFAC
     is read a chunk at a time by the writer's layout, and read again whole only when its
     layout is another."""
     source = str(path)
-    with _no_collection():
+    with collector_paused():
         fast = _by_lines(read_blocks(path, "run artefact", max_bytes), source, top)
         if fast is not None:
             return fast
@@ -65,7 +64,7 @@ def read_run(path: str | os.PathLike, top: int = 0, max_bytes: int = MAX_ARTEFAC
 def run_from_bytes(raw: bytes, source: str, top: int = 0) -> Artefact:
     if len(raw) > MAX_ARTEFACT_BYTES:
         raise InputError(f"run artefact is over the {MAX_ARTEFACT_BYTES:,}-byte limit", source)
-    with _no_collection():
+    with collector_paused():
         fast = _by_lines(raw, source, top)
         return fast if fast is not None else _full_parse(raw, source, top)
 
@@ -73,23 +72,6 @@ def run_from_bytes(raw: bytes, source: str, top: int = 0) -> Artefact:
 def _full_parse(raw: bytes, source: str, top: int) -> Artefact:
     data = parse_json(decode(raw, source), source)
     return read_artefact(_checked_artefact(data, source), top)
-
-
-@contextmanager
-def _no_collection():
-    """Reading allocates millions of objects that all stay alive, no cycle among them: the
-    cycle collector would walk the growing heap again and again (reading 100,000 questions
-    took twice as long with it), so it waits until the read is done; then what was read is
-    moved out of its sight (``gc.freeze``), so the comparison's own collections do not walk
-    the artefacts either."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if was:
-            gc.enable()
 
 
 def _blocks(chunks):
