@@ -89,7 +89,7 @@ def decode(raw: bytes, source: str) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def _finite_float(token: str) -> float:
+def finite_float(token: str) -> float:
     value = float(token)
     if not math.isfinite(value):  # 1e999 parses as inf; find its place on the slow path
         raise ValueError("overflow")
@@ -105,7 +105,7 @@ class _RepeatedKey:
         self.key = key
 
 
-def _object_hook(found: list):
+def repeat_noting_hook(found: list):
     """An ``object_pairs_hook`` that leaves a _RepeatedKey where an object repeats a key
     and notes in ``found`` that one exists (so valid documents are never walked)."""
 
@@ -138,8 +138,8 @@ def _raise_repeated_key(data: Any, source: str) -> None:
 def parse_json(text: str, source: str) -> Any:
     repeated: list = []
     try:
-        data = json.loads(text, parse_constant=reject_constant, parse_float=_finite_float,
-                          object_pairs_hook=_object_hook(repeated))
+        data = json.loads(text, parse_constant=reject_constant, parse_float=finite_float,
+                          object_pairs_hook=repeat_noting_hook(repeated))
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", source, f"line {exc.lineno} column {exc.colno}") from None
     except ValueError as exc:  # NaN/Infinity, or an integer too long to convert
@@ -150,7 +150,7 @@ def parse_json(text: str, source: str) -> Any:
     if repeated:
         _raise_repeated_key(data, source)
     # "\ud800" alone is valid JSON but no character: it could never be written back as UTF-8.
-    if _SURROGATE_ESCAPE.search(text):
+    if SURROGATE_ESCAPE_RE.search(text):
         _reject_lone_surrogates(data, source)
     return data
 
@@ -166,7 +166,7 @@ def json_lines(text: str, source: str) -> Iterator[tuple[int, Any]]:
             continue
         repeated: list = []
         try:
-            value = json.loads(line, object_pairs_hook=_object_hook(repeated))
+            value = json.loads(line, object_pairs_hook=repeat_noting_hook(repeated))
         except RecursionError:
             yield n, InputError("invalid JSON: nested too deeply", source, f"line {n}")
             continue
@@ -195,7 +195,7 @@ def read_json_lines(path: str, what: str) -> Iterator[tuple[int, Any]]:
 
 
 SURROGATE_ESCAPE = r"\\u[dD][89a-fA-F]"
-_SURROGATE_ESCAPE = re.compile(SURROGATE_ESCAPE)
+SURROGATE_ESCAPE_RE = re.compile(SURROGATE_ESCAPE)
 
 
 def _reject_lone_surrogates(data: Any, source: str) -> None:

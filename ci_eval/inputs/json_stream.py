@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from json.decoder import WHITESPACE
 from typing import Any
 
-from ci_eval.inputs.files import _SURROGATE_ESCAPE, _finite_float, _object_hook, reject_constant
+from ci_eval.inputs.files import SURROGATE_ESCAPE_RE, finite_float, reject_constant, repeat_noting_hook
 
 
 class GiveUp(Exception):
@@ -59,7 +59,7 @@ class _Text:
                 text = text[1:] if text.startswith("\ufeff") else text  # as files.decode does
             # a surrogate escape anywhere, perhaps cut by a block boundary: the whole-file
             # reader decides whether it is a pair or a lone one
-            if _SURROGATE_ESCAPE.search(pieces[-1][-5:] + text):
+            if SURROGATE_ESCAPE_RE.search(pieces[-1][-5:] + text):
                 raise GiveUp
             pieces.append(text)
             got += len(text)
@@ -94,8 +94,8 @@ class _Values:
     def __init__(self, text: _Text):
         self.text = text
         self._repeated: list = []
-        self._decoder = json.JSONDecoder(parse_constant=reject_constant, parse_float=_finite_float,
-                                         object_pairs_hook=_object_hook(self._repeated))
+        self._decoder = json.JSONDecoder(parse_constant=reject_constant, parse_float=finite_float,
+                                         object_pairs_hook=repeat_noting_hook(self._repeated))
 
     def next(self) -> Any:
         text = self.text
