@@ -42,10 +42,10 @@ from ci_eval.inputs.files import SURROGATE_ESCAPE, decode, parse_json, read_bloc
 from ci_eval.inputs.loaders import MAX_ARTEFACT_BYTES, _checked_artefact
 from ci_eval.schemas import load
 
-_NEEDS_FULL_PARSE = re.compile(SURROGATE_ESCAPE.encode())
+NEEDS_FULL_PARSE = re.compile(SURROGATE_ESCAPE.encode())
 _ROWS_START = b'\n "questions": [\n'
 _CLOSINGS = (b" ],\n", b" ]\n")
-_MAX_ROWS = 1_000_000  # the schema's maxItems
+MAX_ROWS = 1_000_000  # the schema's maxItems
 
 
 def read_run(path: str | os.PathLike, top: int = 0, max_bytes: int = MAX_ARTEFACT_BYTES) -> Artefact:
@@ -141,7 +141,7 @@ class _Layout:
 def _parse_block(block: bytes, first: bool, open_comma: bool):
     """A block of whole row lines -> (its rows, whether it ends with a comma), or None when
     it is not a comma-separated run of rows that joins the previous block's."""
-    if _NEEDS_FULL_PARSE.search(block):  # a lone surrogate escape: the full parse decides
+    if NEEDS_FULL_PARSE.search(block):  # a lone surrogate escape: the full parse decides
         return None
     body = block.rstrip(b"\n")
     comma = body.endswith(b",")
@@ -222,7 +222,7 @@ def _read_rows(layout: _Layout, metrics: tuple, level, depth: int):
             if ids is None:
                 return None
             questions.append(read_row(row, metrics, level, depth, table, shared, ids))
-        if len(questions) > _MAX_ROWS:
+        if len(questions) > MAX_ROWS:
             return None
     return None if open_comma else (questions, table)
 
@@ -243,10 +243,10 @@ def _acceptable(row, metrics: int):
     ids = next(zip(*ranking)) if ranking else ()
     if not row_means(values, [cid for cid, _ in row[_GOLD]], ids, metrics):
         return None
-    return ids if _finite(row) else None
+    return ids if row_finite(row) else None
 
 
-def _finite(row: list) -> bool:
+def row_finite(row: list) -> bool:
     """Whether no number of a valid row overflowed to inf: then their sum is finite (a sum
     that overflows only sends the row to the full parse, which finds nothing)."""
     values = row[_VALUES]

@@ -142,7 +142,7 @@ def _row_lines(fh):
 def _checked_stream(fh, head: bytes, source: str) -> Part | None:
     from ci_eval.core.artefact_checks import check_row, header_problems, new_problems, row_view
     from ci_eval.core.artefact_rows import question_row_v2_valid
-    from ci_eval.inputs.artefact_file import _MAX_ROWS, _finite
+    from ci_eval.inputs.artefact_file import MAX_ROWS, row_finite
 
     start = None if _needs_full_parse(head) else _start(head, source)
     if start is None:
@@ -155,7 +155,7 @@ def _checked_stream(fh, head: bytes, source: str) -> Part | None:
             closing = line
             break
         row = _row(line, last)
-        if row is None or i >= _MAX_ROWS or not question_row_v2_valid(row) or not _finite(row):
+        if row is None or i >= MAX_ROWS or not question_row_v2_valid(row) or not row_finite(row):
             return None
         check_row(row, i, metrics, problems)
         if problems.found:
@@ -179,9 +179,9 @@ def _row(line: bytes, last: bool):
 
 
 def _needs_full_parse(line: bytes) -> bool:
-    from ci_eval.inputs.artefact_file import _NEEDS_FULL_PARSE
+    from ci_eval.inputs.artefact_file import NEEDS_FULL_PARSE
 
-    return _NEEDS_FULL_PARSE.search(line) is not None
+    return NEEDS_FULL_PARSE.search(line) is not None
 
 
 def _finished(head: bytes, closing: bytes, tail: bytes, views: list, problems, source: str) -> Part | None:
