@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 from ci_eval.core.artefact import QuestionResult
+from ci_eval.core.question_columns import QuestionColumns, Questions
 from ci_eval.core.svg import open_chart
 from ci_eval.core.svg import xml as _xml
 
@@ -135,13 +137,28 @@ class CutoffReport:
     base: CutoffSide | None
 
 
-def cutoff_side(questions: tuple[QuestionResult, ...], cutoff: float | None) -> CutoffSide:
+def cutoff_side(questions: Sequence[QuestionResult], cutoff: float | None) -> CutoffSide:
+    if isinstance(questions, Questions):  # read from the columns, no record made
+        return _side_of_columns(questions.columns, cutoff)
     answerable, unanswerable = [], []
     for q in questions:
         if q.status == "unanswerable" or q.unanswerable:
             unanswerable.append((q.id, q.top_score))
         elif q.status == "ok":
             answerable.append((q.id, q.top_score))
+    return CutoffSide(tuple(sorted(answerable)), tuple(sorted(unanswerable)), cutoff)
+
+
+def _side_of_columns(columns: QuestionColumns, cutoff: float | None) -> CutoffSide:
+    names = columns.status_names
+    answerable, unanswerable = [], []
+    for qid, code, flag, top in zip(columns.ids, columns.status, columns.unanswerable,
+                                    columns.top_score):
+        status = names[code]
+        if status == "unanswerable" or flag:
+            unanswerable.append((qid, None if top != top else top))
+        elif status == "ok":
+            answerable.append((qid, None if top != top else top))
     return CutoffSide(tuple(sorted(answerable)), tuple(sorted(unanswerable)), cutoff)
 
 

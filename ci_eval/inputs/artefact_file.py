@@ -26,15 +26,15 @@ import re
 from ci_eval.core.artefact import (
     SCHEMAS,
     Artefact,
-    QuestionResult,
+    add_row,
     kept_depth,
     read_artefact,
-    read_row,
     relevance_level,
     shell_valid,
     typed_artefact,
 )
 from ci_eval.core.metric_table import MetricTable
+from ci_eval.core.question_columns import QuestionColumns, Questions
 from ci_eval.core.question_row import FIELD
 from ci_eval.errors import InputError
 from ci_eval.inputs.collector import collector_paused
@@ -192,7 +192,6 @@ def _by_lines(chunks, source: str, top: int) -> Artefact | None:
     questions = _read_rows(layout, metrics, level, depth)
     if questions is None or not layout.ok:
         return None
-    questions, table = questions
     data = _header(layout.head, layout.tail, source)
     if data is None or any(data.get(key) != value for key, value in early.items()):
         return None
@@ -200,20 +199,21 @@ def _by_lines(chunks, source: str, top: int) -> Artefact | None:
         return None
     problems = new_problems(data, source)
     header_problems(data, problems)
-    if len({q.id for q in questions}) != len(questions):
+    columns = questions.columns
+    if len(set(columns.ids)) != len(columns):
         return None
-    whole_problems(data, [{"id": q.id, "status": q.status, "tags": q.tags} for q in questions], problems)
-    return None if problems.found else typed_artefact(data, tuple(questions), depth, table.finish())
+    whole_problems(data, [{"id": qid, "status": columns.status_of(i), "tags": columns.tag_lists[t]}
+                          for i, (qid, t) in enumerate(zip(columns.ids, columns.tags))], problems)
+    return None if problems.found else typed_artefact(data, questions, depth)
 
 
 def _read_rows(layout: _Layout, metrics: tuple, level, depth: int):
     """Every row checked and typed, a block at a time; None at the first row the fast path
     cannot take."""
-    questions: list[QuestionResult] = []
-    table, shared = MetricTable(metrics), {}
+    columns = QuestionColumns(MetricTable(metrics))
     open_comma = False
     for block in layout.rows():
-        parsed = _parse_block(block, not questions, open_comma)
+        parsed = _parse_block(block, not len(columns), open_comma)
         if parsed is None:
             return None
         rows, open_comma = parsed
@@ -221,10 +221,13 @@ def _read_rows(layout: _Layout, metrics: tuple, level, depth: int):
             ids = _acceptable(row, len(metrics))
             if ids is None:
                 return None
-            questions.append(read_row(row, metrics, level, depth, table, shared, ids))
-        if len(questions) > MAX_ROWS:
+            add_row(columns, row, level, depth, ids)
+        if len(columns) > MAX_ROWS:
             return None
-    return None if open_comma else (questions, table)
+    if open_comma:
+        return None
+    columns.table.finish()
+    return Questions(columns)
 
 
 _TOP, _LATENCY, _JUDGED = FIELD["top_score"], FIELD["latency_ms"], FIELD["judged_at_k"]
