@@ -204,7 +204,7 @@ def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | Non
                                paired, head, base, seed),
         compared=compared,
         questions=_changes(compared, bq, hq, k, on_both, paired),
-        tags=tag_changes(compared, {i: hq[i].tags for i in compared}, paired),
+        tags=tag_changes(compared, {i: hq.tags(i) for i in compared}, paired),
         goldset=goldset, stale=stale_changes(bq, hq),
         config=config_diff(base.config, head.config) if base else (),
         latency=_latency(base, head), head_questions=head_questions,

@@ -85,8 +85,8 @@ def partition(bq: ById, hq: ById, base: RunHeader,
     either side, measured on both. Read from the columns; records are made only for a
     question whose label differs (to word the note)."""
     bc, hc = bq.columns, hq.columns
-    added = [QuestionRef(i, hc.texts[hq.where[i]]) for i in sorted(hq.keys() - bq.keys())]
-    removed = [QuestionRef(i, bc.texts[bq.where[i]]) for i in sorted(bq.keys() - hq.keys())]
+    added = [QuestionRef(i, hc.text(hq.where[i])) for i in sorted(hq.keys() - bq.keys())]
+    removed = [QuestionRef(i, bc.text(bq.where[i])) for i in sorted(bq.keys() - hq.keys())]
     relabelled, compared = [], []
     shared = sorted(hq.keys() & bq.keys())
     b_measured, h_measured = bc.measured_codes(), hc.measured_codes()
@@ -94,7 +94,7 @@ def partition(bq: ById, hq: ById, base: RunHeader,
         i, j = bq.where[qid], hq.where[qid]
         note = None if same_label(bc, i, hc, j) else relabel_note(bq[qid], hq[qid])
         if note:
-            relabelled.append(QuestionRef(qid, hc.texts[j], note))
+            relabelled.append(QuestionRef(qid, hc.text(j), note))
         elif (i not in bc.stale and j not in hc.stale and bc.status[i] in b_measured
               and hc.status[j] in h_measured):
             compared.append(qid)
@@ -119,7 +119,7 @@ def shared_unusable(bq: ById, hq: ById) -> tuple[int, int]:
 
 
 def _stale_question(columns: QuestionColumns, i: int, ids: tuple[str, ...]) -> StaleQuestion:
-    return StaleQuestion(columns.ids[i], columns.texts[i], ids, columns.status_of(i))
+    return StaleQuestion(columns.ids[i], columns.text(i), ids, columns.status_of(i))
 
 
 def stale_changes(base: ById | None, head: ById) -> StaleChanges:

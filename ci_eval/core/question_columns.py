@@ -20,6 +20,7 @@ from ci_eval.core.artefact import MEASURED, GoldRank, QuestionResult, built_ques
 _NO_RANK = -1  # the gold chunk is not in the recorded ranking (rank None)
 _NOT_RELEVANT = -2  # below the relevance level, or stale: no GoldRank for it
 _NAN = float("nan")
+_BIG = 1 << 31  # a first gold rank this large (the schema sets no bound) is kept aside
 _ANSWER = {False: 0, True: 1, None: 2}
 _ANSWER_OF = (False, True, None)
 
@@ -32,21 +33,23 @@ class QuestionColumns:
     def __init__(self, table=None):
         self.table = table
         self.ids: list[str] = []
-        self.texts: list[str] = []
-        self.tags = array("L")  # index into tag_lists
+        self.text_bytes = bytearray()  # the question texts as UTF-8, one after another
+        self.text_start = array("Q", [0])
+        self.tags = array("I")  # index into tag_lists
         self.tag_lists: list[tuple[str, ...]] = []
         self._tag_index: dict = {}
         self.status = bytearray()  # index into status_names
         self.status_names: list[str] = []
         self.unanswerable = bytearray()
-        self.first_rank = array("q")  # -1: None
+        self.first_rank = array("i")  # -1: None; one past 32 bits is in big_ranks
+        self.big_ranks: dict[int, int] = {}
         self.top_score = array("d")  # NaN: None (a recorded score is never NaN)
         self.answer = bytearray()  # 0 False, 1 True, 2 None
-        self.returned = array("Q")
-        self.gold_start = array("Q", [0])
+        self.returned = array("I")  # a ranking holds at most 10,000 results
+        self.gold_start = array("I", [0])  # at most 1,000 gold pairs a question
         self.gold_ids: list[str] = []
         self.gold_grades = array("d")
-        self.gold_ranks = array("q")  # per gold pair: its rank, _NO_RANK or _NOT_RELEVANT
+        self.gold_ranks = array("i")  # per gold pair: its rank, _NO_RANK or _NOT_RELEVANT
         self.top_start = array("Q", [0])
         self.top_ids: list[str] = []
         self.errors: dict[int, str] = {}
@@ -72,7 +75,8 @@ class QuestionColumns:
         (version 1; version 2 values go to the table)."""
         i = len(self.ids)
         self.ids.append(qid)
-        self.texts.append(text)
+        self.text_bytes += text.encode("utf-8", "surrogatepass")
+        self.text_start.append(len(self.text_bytes))
         where = self._tag_index.get(tags)
         if where is None:
             where = self._tag_index[tags] = len(self.tag_lists)
@@ -80,6 +84,8 @@ class QuestionColumns:
         self.tags.append(where)
         self.status.append(self.status_code(status))
         self.unanswerable.append(1 if unanswerable else 0)
+        if rank is not None and rank >= _BIG:
+            self.big_ranks[i], rank = rank, _NO_RANK
         self.first_rank.append(_NO_RANK if rank is None else rank)
         self.top_score.append(_NAN if top is None else top)
         self.answer.append(_ANSWER[answer_correct])
@@ -99,8 +105,9 @@ class QuestionColumns:
             self.own_metrics.append(metrics)
 
     def _gold(self, gold, stale, ids, relevance: float) -> None:
+        strings = self.strings
         for cid, grade in gold:
-            self.gold_ids.append(cid)
+            self.gold_ids.append(strings.setdefault(cid, cid))
             self.gold_grades.append(grade)
             if grade < relevance or cid in stale:
                 self.gold_ranks.append(_NOT_RELEVANT)
@@ -112,6 +119,14 @@ class QuestionColumns:
         self.gold_start.append(len(self.gold_ids))
 
     # ------------------------------------------------------------------ reading back
+    def text(self, i: int) -> str:
+        raw = self.text_bytes[self.text_start[i]:self.text_start[i + 1]]
+        return raw.decode("utf-8", "surrogatepass")
+
+    def first_gold_rank(self, i: int) -> int | None:
+        rank = self.first_rank[i]
+        return self.big_ranks.get(i) if rank == _NO_RANK else rank
+
     def gold(self, i: int) -> tuple[tuple[str, float], ...]:
         a, b = self.gold_start[i], self.gold_start[i + 1]
         return tuple(zip(self.gold_ids[a:b], self.gold_grades[a:b]))
@@ -150,12 +165,12 @@ class QuestionColumns:
                      if rank != _NOT_RELEVANT)
 
     def record(self, i: int) -> QuestionResult:
-        rank, top = self.first_rank[i], self.top_score[i]
+        top = self.top_score[i]
         metrics = self.own_metrics[i] if self.table is None else self.table.row(i)
         return built_question((
-            self.ids[i], self.texts[i], self.tag_lists[self.tags[i]], self.status_of(i),
+            self.ids[i], self.text(i), self.tag_lists[self.tags[i]], self.status_of(i),
             bool(self.unanswerable[i]), self.gold(i), self.stale.get(i, ()), metrics,
-            None if rank == _NO_RANK else rank, None if top != top else top,
+            self.first_gold_rank(i), None if top != top else top,
             self.errors.get(i), _ANSWER_OF[self.answer[i]], self._ranks(i), self.returned[i],
             self.warnings.get(i, ()), self.top(i)))
 
@@ -220,6 +235,10 @@ class ById(Mapping):
 
     def __contains__(self, qid) -> bool:
         return qid in self.where
+
+    def tags(self, qid: str) -> tuple[str, ...]:
+        columns = self.columns
+        return columns.tag_lists[columns.tags[self.where[qid]]]
 
     def keys(self):
         return self.where.keys()
