@@ -194,7 +194,7 @@ def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | Non
         goldset, compared = partition(bq, hq, base_info, head_info)
         reason = _reason(goldset, compared, bq, hq, base_info, head_info)
     on_both = tuple(m for m in head_info.metrics if base_info and m in base_info.metrics)
-    paired = paired_values(compared, base, head, on_both)
+    paired = paired_values(compared, base, head, on_both, (bq.where, hq.where) if bq else None)
     k = head_info.k
     head_questions = sorted_by_id(head.questions)
     base_questions = sorted_by_id(base.questions) if bq else ()
