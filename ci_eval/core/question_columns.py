@@ -27,10 +27,10 @@ _ANSWER_OF = (False, True, None)
 
 class QuestionColumns:
     """The columns of one artefact's questions (``add``: one question's fields, in
-    reading order). ``metrics``: a MetricTable whose row i is question i, or None when each
+    reading order). ``table``: a MetricTable whose row i is question i, or None when each
     question brings its own metric mapping (version 1)."""
 
-    def __init__(self, table=None):
+    def __init__(self, table=None, strings: dict | None = None):
         self.table = table
         self.ids: list[str] = []
         self.text_bytes = bytearray()  # the question texts as UTF-8, one after another
@@ -57,7 +57,8 @@ class QuestionColumns:
         self.stale: dict[int, tuple[str, ...]] = {}
         self.answered = False  # whether any question has an answer verdict
         self.own_metrics: list = []  # version 1: each question's metric mapping
-        self.strings: dict[str, str] = {}  # one string per chunk id kept
+        # one string per id kept (``strings``: another artefact's, to share theirs too)
+        self.strings: dict[str, str] = {} if strings is None else strings
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -74,7 +75,7 @@ class QuestionColumns:
         sorted, ``ids`` its ranking's chunk ids best first, ``metrics`` its own mapping
         (version 1; version 2 values go to the table)."""
         i = len(self.ids)
-        self.ids.append(qid)
+        self.ids.append(self.strings.setdefault(qid, qid))
         self.text_bytes += text.encode("utf-8", "surrogatepass")
         self.text_start.append(len(self.text_bytes))
         where = self._tag_index.get(tags)

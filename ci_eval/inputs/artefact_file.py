@@ -48,14 +48,17 @@ _CLOSINGS = (b" ],\n", b" ]\n")
 MAX_ROWS = 1_000_000  # the schema's maxItems
 
 
-def read_run(path: str | os.PathLike, top: int = 0, max_bytes: int = MAX_ARTEFACT_BYTES) -> Artefact:
+def read_run(path: str | os.PathLike, top: int = 0, max_bytes: int = MAX_ARTEFACT_BYTES,
+             shared: Artefact | None = None) -> Artefact:
     """The run artefact at ``path`` (version 1 or 2), checked as untrusted input and typed;
     ``top``: keep at least that many of each ranking's top results (read_artefact). The file
     is read a chunk at a time by the writer's layout, and read again whole only when its
-    layout is another."""
+    layout is another. ``shared``: an artefact read before, whose question and chunk id
+    strings this one uses too (base and head name mostly the same ids)."""
     source = str(path)
+    strings = shared.columns.strings if shared is not None else None
     with collector_paused():
-        fast = _by_lines(read_blocks(path, "run artefact", max_bytes), source, top)
+        fast = _by_lines(read_blocks(path, "run artefact", max_bytes), source, top, strings)
         if fast is not None:
             return fast
         return _full_parse(read_bytes(path, "run artefact", max_bytes), source, top)
@@ -177,7 +180,7 @@ def _early(head: bytes, source: str) -> dict | None:
     return _keys(head.rstrip(b"\n").removesuffix(b",") + b"\n}", source)
 
 
-def _by_lines(chunks, source: str, top: int) -> Artefact | None:
+def _by_lines(chunks, source: str, top: int, strings: dict | None = None) -> Artefact | None:
     """The artefact by the writer's line layout, or None to take the full parse (``chunks``:
     the file's bytes, whole or in chunks)."""
     from ci_eval.core.artefact_checks import header_problems, new_problems, whole_problems
@@ -189,7 +192,7 @@ def _by_lines(chunks, source: str, top: int) -> Artefact | None:
     if early is None or not isinstance(early.get("metrics"), list):
         return None
     metrics, level, depth = tuple(early["metrics"]), relevance_level(early), kept_depth(early, top)
-    questions = _read_rows(layout, metrics, level, depth)
+    questions = _read_rows(layout, metrics, level, depth, strings)
     if questions is None or not layout.ok:
         return None
     data = _header(layout.head, layout.tail, source)
@@ -207,10 +210,10 @@ def _by_lines(chunks, source: str, top: int) -> Artefact | None:
     return None if problems.found else typed_artefact(data, questions, depth)
 
 
-def _read_rows(layout: _Layout, metrics: tuple, level, depth: int):
+def _read_rows(layout: _Layout, metrics: tuple, level, depth: int, strings: dict | None):
     """Every row checked and typed, a block at a time; None at the first row the fast path
     cannot take."""
-    columns = QuestionColumns(MetricTable(metrics))
+    columns = QuestionColumns(MetricTable(metrics), strings)
     open_comma = False
     for block in layout.rows():
         parsed = _parse_block(block, not len(columns), open_comma)
