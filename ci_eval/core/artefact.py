@@ -283,10 +283,6 @@ def add_question(columns, q: dict, relevance_level: float = 1, depth: int = 0) -
     columns.add(*_question_fields(q, dict(q.get("metrics") or {}), ids, relevance_level, depth))
 
 
-# The grades almost every gold set uses, one float object each rather than one a question.
-_GRADES = {grade: float(grade) for grade in (1, 2, 3)}
-
-
 def add_row(columns, row: list, relevance_level: float = 1, depth: int = 0, ids=None) -> None:
     """A schema-valid version 2 question row into ``columns``, whose table takes its metric
     values: the same question as its version 1 object gives, taken straight from the row's
@@ -294,7 +290,7 @@ def add_row(columns, row: list, relevance_level: float = 1, depth: int = 0, ids=
     the caller has them already."""
     (qid, text, tags, unanswerable, status, gold_pairs, stale_ids, values, rank, top, _latency,
      answer_correct, _judged, error, warnings, ranking) = row
-    gold = sorted((cid, _GRADES.get(grade) or float(grade)) for cid, grade in gold_pairs)
+    gold = sorted((cid, float(grade)) for cid, grade in gold_pairs)
     if ids is None:
         ids = [cid for cid, _ in ranking]
     columns.table.append(values)

@@ -20,6 +20,8 @@ from ci_eval.core.artefact import MEASURED, GoldRank, QuestionResult, built_ques
 _NO_RANK = -1  # the gold chunk is not in the recorded ranking (rank None)
 _NOT_RELEVANT = -2  # below the relevance level, or stale: no GoldRank for it
 _NAN = float("nan")
+# The grades almost every gold set uses, one float object each: a gold move keeps its grade.
+_GRADES = {grade: float(grade) for grade in (0, 1, 2, 3)}
 _BIG = 1 << 31  # a first gold rank this large (the schema sets no bound) is kept aside
 _ANSWER = {False: 0, True: 1, None: 2}
 _ANSWER_OF = (False, True, None)
@@ -160,9 +162,9 @@ class QuestionColumns:
 
     def _ranks(self, i: int) -> tuple[GoldRank, ...]:
         a, b = self.gold_start[i], self.gold_start[i + 1]
+        grades = map(_GRADES.get, self.gold_grades[a:b], self.gold_grades[a:b])
         return tuple(GoldRank(cid, grade, None if rank == _NO_RANK else rank)
-                     for cid, grade, rank in zip(self.gold_ids[a:b], self.gold_grades[a:b],
-                                                 self.gold_ranks[a:b])
+                     for cid, grade, rank in zip(self.gold_ids[a:b], grades, self.gold_ranks[a:b])
                      if rank != _NOT_RELEVANT)
 
     def record(self, i: int) -> QuestionResult:
