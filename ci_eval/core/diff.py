@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from ci_eval.core.artefact import MEASURED, Artefact, QuestionResult, RunHeader, read_artefact
+from ci_eval.core.change_columns import ChangeColumns, Changes
 from ci_eval.core.cutoff import CutoffReport, analyse_cutoff
 from ci_eval.core.diff_config import ConfigChange, config_diff, format_value
 from ci_eval.core.diff_goldset import (
@@ -42,8 +43,6 @@ from ci_eval.core.diff_questions import (
     REGRESSION_KINDS,
     GoldMove,
     QuestionChange,
-    question_change,
-    severity,
 )
 from ci_eval.core.diff_tags import TagChange, tag_changes
 from ci_eval.core.matrix import FailureMatrix, failure_matrix
@@ -51,7 +50,7 @@ from ci_eval.core.question_columns import ById, Questions, sorted_by_id
 from ci_eval.core.run_warnings import RunWarning, run_warnings
 
 __all__ = ["MEASURED", "MIN_SHARED", "REGRESSION_KINDS", "IMPROVEMENT_KINDS", "KIND_ORDER",
-           "ConfigChange", "Diff", "GoldMove", "GoldSetChanges", "MetricChange",
+           "Changes", "ConfigChange", "Diff", "GoldMove", "GoldSetChanges", "MetricChange",
            "QuestionChange", "QuestionRef", "RunWarning", "StaleChanges", "StaleQuestion",
            "TagChange", "config_diff", "diff", "format_value"]
 
@@ -63,7 +62,7 @@ class Diff:
     base_info: RunHeader | None
     metrics: tuple[MetricChange, ...]
     compared: tuple[str, ...]
-    questions: tuple[QuestionChange, ...]  # one per compared question, sorted by id
+    questions: Changes  # one per compared question, sorted by id, built when read
     tags: tuple[TagChange, ...]
     goldset: GoldSetChanges
     stale: StaleChanges
@@ -98,25 +97,43 @@ class Diff:
         return next((m for m in self.metrics if m.name == name), None)
 
     @cached_property
-    def regressions(self) -> tuple[QuestionChange, ...]:
-        return tuple(sorted((q for q in self.questions if q.regression), key=severity))
+    def regressions(self) -> Changes:
+        """Most severe first (``diff_questions.severity``), built when read."""
+        return Changes(self.questions.columns, self.questions.columns.regressions())
 
     @cached_property
     def lost(self) -> int:
         """How many regressions lost their hit at k or failed."""
-        return sum(1 for q in self.regressions if q.kind in ("lost", "error"))
+        return len(self.lost_changes)
 
     @cached_property
-    def improvements(self) -> tuple[QuestionChange, ...]:
-        return tuple(sorted((q for q in self.questions if q.improvement), key=severity))
+    def lost_changes(self) -> Changes:
+        """The regressions that lost their hit at k or failed, most severe first."""
+        regressions = self.regressions
+        kinds = self.questions.columns.kind[regressions.order]
+        return regressions.where((kinds == KIND_ORDER.index("error"))
+                                 | (kinds == KIND_ORDER.index("lost")))
 
     @cached_property
-    def unchanged(self) -> tuple[QuestionChange, ...]:
-        return tuple(q for q in self.questions if q.kind == "same")
+    def improvements(self) -> Changes:
+        return Changes(self.questions.columns, self.questions.columns.improvements())
 
-    def fell_on(self, metric: str) -> tuple[QuestionChange, ...]:
+    @cached_property
+    def unchanged(self) -> Changes:
+        return Changes(self.questions.columns, self.questions.columns.of_kinds(("same",)))
+
+    @cached_property
+    def moved(self) -> int:
+        """How many compared questions changed in any way."""
+        return len(self.questions) - len(self.unchanged)
+
+    def fell_on(self, metric: str) -> Changes:
         """The compared questions whose ``metric`` went down (regressions are per metric)."""
-        return tuple(q for q in self.regressions if q.delta(metric) < 0)
+        regressions, columns = self.regressions, self.questions.columns
+        if metric not in columns.metrics:
+            return regressions.where(columns.kind[regressions.order] > len(KIND_ORDER))
+        j = columns.metrics.index(metric)
+        return regressions.where(columns.deltas[regressions.order, j] < 0)
 
     @cached_property
     def errors(self) -> tuple[QuestionResult, ...]:
@@ -155,29 +172,26 @@ def _reason(goldset, compared, bq, hq, base_info, head_info) -> str | None:
     return no_comparison_reason(goldset, len(compared), base_info, head_info, stale, unmeasured)
 
 
-_DELTA_BLOCK = 4096
-
-
-def _deltas(paired: dict, metrics: tuple[str, ...], n: int):
-    """Per compared question, head minus base for each metric: one subtraction per column,
-    then handed out a block of rows at a time (as a whole list, a million questions' deltas
-    were a float object each, gigabytes at once, before equal tuples were shared)."""
-    if not metrics:
-        yield from [()] * n
-        return
+def _positions(compared, bq: ById | None, hq: ById):
+    """Each compared question's position in base's and in head's columns."""
     import numpy as np
 
-    table = np.stack([paired[m][1] - paired[m][0] for m in metrics], axis=1)
-    for start in range(0, n, _DELTA_BLOCK):
-        yield from map(tuple, table[start: start + _DELTA_BLOCK].tolist())
+    if bq is None or not compared:
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
+    return tuple(np.fromiter(map(w.__getitem__, compared), dtype=np.intp, count=len(compared))
+                 for w in (bq.where, hq.where))
 
 
-def _changes(compared, bq, hq, k, on_both, paired) -> tuple[QuestionChange, ...]:
-    """Equal deltas share one tuple: safe because no delta is -0.0 (equal to 0.0 but written
-    "-0.000"), the columns holding +0.0 for every zero (``QuestionResult.value``)."""
-    shared: dict = {}
-    return tuple(question_change(bq[i], hq[i], k, on_both, d, shared)
-                 for i, d in zip(compared, _deltas(paired, on_both, len(compared))))
+def _changes(compared, base, head, at, k, on_both, paired) -> Changes:
+    """The per-question changes as columns (``core/change_columns``): head minus base for
+    each metric, one subtraction per column; no delta is -0.0, the columns holding +0.0 for
+    every zero (``QuestionResult.value``)."""
+    import numpy as np
+
+    table = (np.stack([paired[m][1] - paired[m][0] for m in on_both], axis=1) if on_both
+             else np.zeros((len(compared), 0)))
+    base_columns = base.columns if base is not None else None
+    return Changes(ChangeColumns(compared, base_columns, head.columns, *at, k, on_both, table))
 
 
 def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | None = None) -> Diff:
@@ -194,7 +208,8 @@ def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | Non
         goldset, compared = partition(bq, hq, base_info, head_info)
         reason = _reason(goldset, compared, bq, hq, base_info, head_info)
     on_both = tuple(m for m in head_info.metrics if base_info and m in base_info.metrics)
-    paired = paired_values(compared, base, head, on_both, (bq.where, hq.where) if bq else None)
+    at = _positions(compared, bq, hq)
+    paired = paired_values(compared, base, head, on_both, at)
     k = head_info.k
     head_questions = sorted_by_id(head.questions)
     base_questions = sorted_by_id(base.questions) if bq else ()
@@ -203,7 +218,7 @@ def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | Non
         metrics=metric_changes(head_info.metrics, base_info.metrics if base_info else None,
                                paired, head, base, seed),
         compared=compared,
-        questions=_changes(compared, bq, hq, k, on_both, paired),
+        questions=_changes(compared, base, head, at, k, on_both, paired),
         tags=tag_changes(compared, {i: hq.tags(i) for i in compared}, paired),
         goldset=goldset, stale=stale_changes(bq, hq),
         config=config_diff(base.config, head.config) if base else (),

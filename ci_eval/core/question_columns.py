@@ -178,11 +178,29 @@ class QuestionColumns:
             self.warnings.get(i, ()), self.top(i)))
 
 
-class Questions(Sequence):
+class BuiltOnRead(Sequence):
+    """A sequence whose items are made when read: equal to any sequence of equal items."""
+
+    __slots__ = ()
+    noun = "items"
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self)} {self.noun})"
+
+
+class Questions(BuiltOnRead):
     """The questions of one artefact as records made on demand (``order``: positions to
     show them in, e.g. by id; all of them in reading order by default)."""
 
     __slots__ = ("columns", "order")
+    noun = "questions"
 
     def __init__(self, columns: QuestionColumns, order=None):
         self.columns, self.order = columns, order
@@ -206,15 +224,6 @@ class Questions(Sequence):
         positions = range(len(self.columns)) if self.order is None else self.order
         return (record(int(p)) for p in positions)
 
-    def __eq__(self, other) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-
-    __hash__ = None
-
-    def __repr__(self) -> str:
-        return f"Questions({len(self)} questions)"
 
 
 class ById(Mapping):
