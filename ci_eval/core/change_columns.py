@@ -11,6 +11,8 @@ rendering shows build only what they show, counts and filters read the columns.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ci_eval.core.diff_questions import (
@@ -88,11 +90,14 @@ class ChangeColumns:
         self.case = (question_cases(base, head, at_base, at_head, k, deltas) if ids
                      else np.zeros(0, dtype=np.uint8))
         self.kind = _CASE_KIND[self.case]
+        # the budget renders a list at several lengths: the few dozen changes it shows are
+        # built once, not at each length (a bound, so listing every change keeps none)
+        self.change = lru_cache(maxsize=4096)(self._change)
 
     def __len__(self) -> int:
         return len(self.ids)
 
-    def change(self, i: int) -> QuestionChange:
+    def _change(self, i: int) -> QuestionChange:
         b = self.base.record(int(self.at_base[i]))
         h = self.head.record(int(self.at_head[i]))
         deltas = tuple(zip(self.metrics, self.deltas[i].tolist()))

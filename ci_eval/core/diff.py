@@ -188,8 +188,9 @@ def _changes(compared, base, head, at, k, on_both, paired) -> Changes:
     every zero (``QuestionResult.value``)."""
     import numpy as np
 
-    table = (np.stack([paired[m][1] - paired[m][0] for m in on_both], axis=1) if on_both
-             else np.zeros((len(compared), 0)))
+    table = np.empty((len(compared), len(on_both)))  # filled a column at a time, no copies
+    for j, m in enumerate(on_both):
+        np.subtract(paired[m][1], paired[m][0], out=table[:, j])
     base_columns = base.columns if base is not None else None
     return Changes(ChangeColumns(compared, base_columns, head.columns, *at, k, on_both, table))
 

@@ -63,7 +63,9 @@ def test_a_change_is_built_only_when_read_and_reads_alike_each_time():
     specs = [spec(f"q{n}", ["g"], at(r)) for n, r in enumerate([1, 2, 7, None])]
     head = [spec(f"q{n}", ["g"], at(r)) for n, r in enumerate([7, 1, 7, 3])]
     d = diff(artefact(specs), artefact(head))
-    assert len(d.questions) == 4 and [q.kind for q in d.questions] == list(d.questions.kinds())
-    assert d.questions[1] == d.questions[-3] and d.questions[1] is not d.questions[1]
+    built = d.questions.columns.change.cache_info
+    assert len(d.questions) == 4 and d.lost == 1 and d.moved == 3 and built().currsize == 0
+    assert d.questions[1] == d.questions[-3] and built().currsize == 1
+    assert [q.kind for q in d.questions] == list(d.questions.kinds())
     assert d.questions[1:3] == tuple(d.questions)[1:3]
     assert [q.id for q in d.regressions] == ["q0"] and d.regressions[0].kind == "lost"
