@@ -140,6 +140,12 @@ class QuestionColumns:
     def top(self, i: int) -> tuple[str, ...]:
         return tuple(self.top_ids[self.top_start[i]:self.top_start[i + 1]])
 
+    def tags_at(self, positions):
+        """Each question's index into ``tag_lists`` at ``positions``, as an array."""
+        import numpy as np
+
+        return np.frombuffer(self.tags, dtype=np.uint32)[positions]
+
     def status_of(self, i: int) -> str:
         return self.status_names[self.status[i]]
 
