@@ -65,6 +65,11 @@ class QuestionColumns:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def done_reading(self) -> None:
+        """Forget the id -> string map once no other artefact will be read against it
+        (about 80 MB at a million questions; the strings themselves stay in the columns)."""
+        self.strings = {}
+
     def status_code(self, status: str) -> int:
         names = self.status_names
         if status not in names:
