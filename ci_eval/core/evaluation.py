@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from ci_eval.core.artefact import MEASURED
 from ci_eval.core.goldset import GoldSet, Question
-from ci_eval.core.question_row import EXACT_INTEGERS, from_row, written_value
+from ci_eval.core.question_row import EXACT_INTEGERS, FIELD, from_row, written_value
 from ci_eval.core.results import Retrieved
 from ci_eval.core.run_columns import RunColumns, abstains
 
@@ -128,15 +128,17 @@ def score(q: Question, r: Retrieved, k: int, level, index_ids, missing: frozense
     return Scored(q, r, status, stale, live, hits, first, judged, [])
 
 
-def _row(s: Scored, answer) -> tuple:
+def _row(s: Scored) -> list:
+    """The question's version 2 row, its metric values the list ``s.values`` (filled in
+    place once its batch is measured) and answer_correct still None."""
     q, r = s.question, s.retrieved
     scores = r.scores
-    return (
+    return [
         q.id, q.question, q.tags, q.unanswerable, s.status, sorted(q.gold), s.stale, s.values,
         s.first_gold_rank, written_value(scores[0]) if scores else None,
         None if r.latency_ms is None else round(r.latency_ms, 3),
-        answer, written_value(s.judged), r.error, r.warnings, tuple(zip(r.ids, scores)),
-    )
+        None, written_value(s.judged), r.error, r.warnings, tuple(zip(r.ids, scores)),
+    ]
 
 
 def _table(measured: list[Scored], level):
@@ -162,8 +164,8 @@ def _table(measured: list[Scored], level):
                                 np.array(hit_grade, dtype=np.float64), lengths, judged, level)
 
 
-def _measure(batch: list[Scored], resolved, level) -> None:
-    measured = [s for s in batch if s.in_means]
+def _measure(measured: list[Scored], resolved, level) -> None:
+    """Each measured question's metric values, into its ``values`` list (its row's)."""
     if not measured:
         return
     import numpy as np
@@ -173,7 +175,7 @@ def _measure(batch: list[Scored], resolved, level) -> None:
     values = compute_table(resolved, _table(measured, level))
     table = np.column_stack([values[m.name] for m in resolved])
     for s, row in zip(measured, _written(table)):
-        s.values = row
+        s.values.extend(row)
 
 
 def _written(values) -> list:
@@ -203,7 +205,7 @@ def evaluate_rows(
     answers: Mapping[str, bool] | None = None,
     judge: Judge | None = None,
     batch: int = BATCH,
-) -> Iterator[tuple]:
+) -> Iterator[list]:
     """Version 2 rows in the order of ``retrieved``, ``batch`` questions at a time.
     ``judge(scored, metric values)`` decides answer_correct when given (the demo's
     stand-in judge); else ``answers`` (the team's end-to-end eval) does, or nothing."""
@@ -213,23 +215,34 @@ def evaluate_rows(
     resolved = [resolve_metric(m) for m in metrics]
     names = [m.name for m in resolved]
     missing = missing_from_index(index_ids, gold.questions)
-    pending: list[Scored] = []
+    rows: list[list] = []
+    measured: list[Scored] = []  # of the batch's questions, those in the means
+    judged: list[Scored] = []  # every question of the batch, when a judge decides
     for qid, r in retrieved:
-        pending.append(score(by_id[qid], r, k, relevance_level, index_ids, missing))
-        if len(pending) >= batch:
-            yield from _emit(pending, resolved, relevance_level, names, answers, judge)
-            pending = []
-    yield from _emit(pending, resolved, relevance_level, names, answers, judge)
-
-
-def _emit(pending, resolved, level, names, answers, judge) -> Iterator[tuple]:
-    _measure(pending, resolved, level)
-    for s in pending:
+        s = score(by_id[qid], r, k, relevance_level, index_ids, missing)
+        rows.append(_row(s))
+        if s.in_means:
+            measured.append(s)
         if judge is not None:
-            answer = judge(s, dict(zip(names, s.values)))
-        else:
-            answer = None if answers is None else answers.get(s.question.id)
-        yield _row(s, answer)
+            judged.append(s)
+        if len(rows) >= batch:
+            yield from _emit(rows, measured, judged, resolved, relevance_level, names, answers, judge)
+            rows, measured, judged = [], [], []
+    yield from _emit(rows, measured, judged, resolved, relevance_level, names, answers, judge)
+
+
+_ANSWER = FIELD["answer_correct"]
+
+
+def _emit(rows, measured, judged, resolved, level, names, answers, judge) -> list:
+    _measure(measured, resolved, level)
+    if judge is not None:
+        for row, s in zip(rows, judged):
+            row[_ANSWER] = judge(s, dict(zip(names, s.values)))
+    elif answers is not None:
+        for row in rows:
+            row[_ANSWER] = answers.get(row[0])
+    return rows
 
 
 def evaluate(gold: GoldSet, retrieved: Iterable[tuple[str, Retrieved]], *, k: int, metrics: tuple[str, ...],
