@@ -24,6 +24,7 @@ in a fresh wrapper process per command so no earlier peak is counted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -177,6 +178,12 @@ def stages(questions: int) -> dict:
     from ci_eval.inputs.loaders import load_config
     from ci_eval.retrieval.pipeline import load_inputs, retrieve, run_head
 
+    try:
+        from ci_eval.inputs.collector import collections_spaced
+        spaced = collections_spaced()
+    except ImportError:  # a revision from before the run spaced out its collections
+        spaced = contextlib.nullcontext()
+    collector = contextlib.ExitStack()
     with tempfile.TemporaryDirectory() as tmp:
         root = _project(Path(tmp), questions, "instant")
         sys.path.insert(0, str(root))
@@ -185,6 +192,7 @@ def stages(questions: int) -> dict:
             start = time.perf_counter()
             inputs = load_inputs(load_config(root / "ci-eval.toml"))
             seconds["gold load"], start = time.perf_counter() - start, time.perf_counter()
+            collector.enter_context(spaced)  # the cycle collector as the run has it while its rows stream
             results = list(retrieve(inputs))
             seconds["retrieval and cleaning"], start = time.perf_counter() - start, time.perf_counter()
             cfg = inputs.config
@@ -199,6 +207,7 @@ def stages(questions: int) -> dict:
                            len(rows))
             seconds["serialisation"] = time.perf_counter() - start
         finally:
+            collector.close()
             sys.path.remove(str(root))
     seconds["total"] = sum(seconds.values())
     return {"questions": questions, "seconds": {k: round(v, 2) for k, v in seconds.items()}}
