@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from ci_eval.core.artefact import MEASURED
 from ci_eval.core.goldset import GoldSet, Question
-from ci_eval.core.question_row import EXACT_INTEGERS, FIELD, from_row, written_value
+from ci_eval.core.question_row import EXACT_INTEGERS, QUESTION_FIELDS, from_row, written_value
 from ci_eval.core.results import Retrieved
 from ci_eval.core.run_columns import RunColumns, abstains
 
@@ -217,27 +217,27 @@ def evaluate_rows(
     missing = missing_from_index(index_ids, gold.questions)
     rows: list[list] = []
     measured: list[Scored] = []  # of the batch's questions, those in the means
-    judged: list[Scored] = []  # every question of the batch, when a judge decides
+    for_judge: list[Scored] = []  # every question of the batch, when a judge decides
     for qid, r in retrieved:
         s = score(by_id[qid], r, k, relevance_level, index_ids, missing)
         rows.append(_row(s))
         if s.in_means:
             measured.append(s)
         if judge is not None:
-            judged.append(s)
+            for_judge.append(s)
         if len(rows) >= batch:
-            yield from _emit(rows, measured, judged, resolved, relevance_level, names, answers, judge)
-            rows, measured, judged = [], [], []
-    yield from _emit(rows, measured, judged, resolved, relevance_level, names, answers, judge)
+            yield from _emit(rows, measured, for_judge, resolved, relevance_level, names, answers, judge)
+            rows, measured, for_judge = [], [], []
+    yield from _emit(rows, measured, for_judge, resolved, relevance_level, names, answers, judge)
 
 
-_ANSWER = FIELD["answer_correct"]
+_ANSWER = QUESTION_FIELDS.index("answer_correct")  # where a row holds it
 
 
-def _emit(rows, measured, judged, resolved, level, names, answers, judge) -> list:
+def _emit(rows, measured, for_judge, resolved, level, names, answers, judge) -> list:
     _measure(measured, resolved, level)
     if judge is not None:
-        for row, s in zip(rows, judged):
+        for row, s in zip(rows, for_judge):
             row[_ANSWER] = judge(s, dict(zip(names, s.values)))
     elif answers is not None:
         for row in rows:
