@@ -3,7 +3,8 @@
 A ``QuestionChange`` with its gold moves, kept for every compared question, was about 360
 bytes a question (most of a million-question comparison moves). Here a comparison keeps,
 per compared question, its case (kind and summary, ``diff_questions.CASES``), its positions
-in the two artefacts' columns and its deltas as one float table; the kinds are decided over
+in the two artefacts' columns (its deltas are cut from the artefacts' metric columns when a
+reader needs them: a table of them was 72 MB more at a million); the kinds are decided over
 the status codes and the hit@k / hit@3k columns exactly as ``question_case`` decides them
 one question at a time. ``Changes`` is a sequence of changes made on access: the lists a
 rendering shows build only what they show, counts and filters read the columns.
@@ -56,14 +57,12 @@ def _paired(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(either, _NONE, x), np.where(either, _NONE, y)
 
 
-def question_cases(base, head, at_base, at_head, k: int, deltas: np.ndarray) -> np.ndarray:
+def question_cases(base, head, at_base, at_head, k: int, worse, better) -> np.ndarray:
     """Each compared question's index into ``CASES``, in the order ``question_case`` tries
     them (the first that holds wins)."""
     bk, hk = _paired(hit_codes(base, f"hit@{k}", at_base), hit_codes(head, f"hit@{k}", at_head))
     b3, h3 = _paired(hit_codes(base, f"hit@{3 * k}", at_base),
                      hit_codes(head, f"hit@{3 * k}", at_head))
-    worse = (deltas < -TOLERANCE).any(axis=1)
-    better = (deltas > TOLERANCE).any(axis=1)
     base_error = _status_is(base, at_base, "error")
     lost, gained = (bk == _TRUE) & (hk == _FALSE), (hk == _TRUE) & (bk == _FALSE)
     missed = hk != _TRUE
@@ -78,17 +77,23 @@ def question_cases(base, head, at_base, at_head, k: int, deltas: np.ndarray) -> 
 
 class ChangeColumns:
     """The changes of the compared questions (``ids``, in id order): ``at_base``/``at_head``
-    their positions in each artefact's columns, ``deltas`` head minus base, one column per
-    metric both runs measured."""
+    their positions in each artefact (``Artefact``), ``metrics`` those both runs measured,
+    ``paired`` their values at those positions (``diff_metrics.paired_values``), read once to
+    find which moved."""
 
-    def __init__(self, ids: tuple[str, ...], base: QuestionColumns | None,
-                 head: QuestionColumns, at_base, at_head, k: int,
-                 metrics: tuple[str, ...], deltas: np.ndarray):
-        self.ids, self.base, self.head = ids, base, head
-        self.at_base, self.at_head, self.k = at_base, at_head, k
-        self.metrics, self.deltas = metrics, deltas
-        self.case = (question_cases(base, head, at_base, at_head, k, deltas) if ids
-                     else np.zeros(0, dtype=np.uint8))
+    def __init__(self, ids: tuple[str, ...], base_run, head_run, at_base, at_head, k: int,
+                 metrics: tuple[str, ...], paired: dict):
+        self.ids, self.base_run, self.head_run = ids, base_run, head_run
+        self.base = base_run.columns if base_run is not None else None
+        self.head = head_run.columns
+        self.at_base, self.at_head, self.k, self.metrics = at_base, at_head, k, metrics
+        worse, better = np.zeros(len(ids), dtype=bool), np.zeros(len(ids), dtype=bool)
+        for m in metrics:
+            delta = paired[m][1] - paired[m][0]
+            worse |= delta < -TOLERANCE
+            better |= delta > TOLERANCE
+        self.case = (question_cases(self.base, self.head, at_base, at_head, k, worse, better)
+                     if ids else np.zeros(0, dtype=np.uint8))
         self.kind = _CASE_KIND[self.case]
         # the budget renders a list at several lengths: the few dozen changes it shows are
         # built once, not at each length (a bound, so listing every change keeps none)
@@ -100,7 +105,8 @@ class ChangeColumns:
     def _change(self, i: int) -> QuestionChange:
         b = self.base.record(int(self.at_base[i]))
         h = self.head.record(int(self.at_head[i]))
-        deltas = tuple(zip(self.metrics, self.deltas[i].tolist()))
+        # ``value`` reads what the metric columns hold (0 for none, +0.0 for -0.0)
+        deltas = tuple((m, h.value(m) - b.value(m)) for m in self.metrics)
         kind, summary = case_text(int(self.case[i]), self.k)
         return change_of(b, h, self.k, deltas, kind, summary)
 
@@ -112,10 +118,17 @@ class ChangeColumns:
         """``positions`` in ``diff_questions.severity``'s order: kind, then the largest total
         movement (rounded as Python's ``round`` does), then id (the positions' own order)."""
         moved = np.zeros(len(positions))
-        for j in range(len(self.metrics)):  # left to right, as ``sum`` adds them
-            moved = moved + np.abs(self.deltas[positions, j])
+        for metric in self.metrics:  # left to right, as ``sum`` adds them
+            moved = moved + np.abs(self.delta(metric, positions))
         rounded = np.array([-round(m, 9) for m in moved.tolist()], dtype=float)
         return positions[np.lexsort((rounded, self.kind[positions]))]
+
+    def delta(self, metric: str, positions: np.ndarray) -> np.ndarray:
+        """Head minus base on ``metric`` at ``positions``, as ``QuestionChange.delta``."""
+        if metric not in self.metrics:
+            return np.zeros(len(positions))
+        head = self.head_run.column(metric)[self.at_head[positions]]
+        return head - self.base_run.column(metric)[self.at_base[positions]]
 
     def regressions(self) -> np.ndarray:
         return self.by_severity(self.of_kinds(REGRESSION_KINDS))

@@ -129,11 +129,8 @@ class Diff:
 
     def fell_on(self, metric: str) -> Changes:
         """The compared questions whose ``metric`` went down (regressions are per metric)."""
-        regressions, columns = self.regressions, self.questions.columns
-        if metric not in columns.metrics:
-            return regressions.where(columns.kind[regressions.order] > len(KIND_ORDER))
-        j = columns.metrics.index(metric)
-        return regressions.where(columns.deltas[regressions.order, j] < 0)
+        regressions = self.regressions
+        return regressions.where(self.questions.columns.delta(metric, regressions.order) < 0)
 
     @cached_property
     def errors(self) -> tuple[QuestionResult, ...]:
@@ -183,16 +180,8 @@ def _positions(compared, bq: ById | None, hq: ById):
 
 
 def _changes(compared, base, head, at, k, on_both, paired) -> Changes:
-    """The per-question changes as columns (``core/change_columns``): head minus base for
-    each metric, one subtraction per column; no delta is -0.0, the columns holding +0.0 for
-    every zero (``QuestionResult.value``)."""
-    import numpy as np
-
-    table = np.empty((len(compared), len(on_both)))  # filled a column at a time, no copies
-    for j, m in enumerate(on_both):
-        np.subtract(paired[m][1], paired[m][0], out=table[:, j])
-    base_columns = base.columns if base is not None else None
-    return Changes(ChangeColumns(compared, base_columns, head.columns, *at, k, on_both, table))
+    """The per-question changes as columns (``core/change_columns``)."""
+    return Changes(ChangeColumns(compared, base, head, *at, k, on_both, paired))
 
 
 def _align(base: Artefact | None, head: Artefact):
