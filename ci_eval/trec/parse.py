@@ -41,6 +41,7 @@ from functools import cached_property
 import numpy as np
 
 from ci_eval.errors import InputError
+from ci_eval.trec.heap import held_heap
 
 _BLOCK = 1 << 20  # bytes of text per splitting step: the temporaries stay in cache
 _ROWS = 1 << 14  # rows per step of the column-wise work, for the same reason
@@ -695,11 +696,13 @@ def _map(path: str, what: str):
 
 
 def read_qrels(path: str) -> Qrels:
-    return parse_qrels(_map(path, "qrels file"), str(path))
+    with held_heap():
+        return parse_qrels(_map(path, "qrels file"), str(path))
 
 
 def read_run(path: str) -> Run:
-    return parse_run(_map(path, "run file"), str(path))
+    with held_heap():
+        return parse_run(_map(path, "run file"), str(path))
 
 
 def _require_utf8(data, source: str) -> None:
