@@ -109,7 +109,7 @@ def order_moves(group: np.ndarray | None, scores: np.ndarray, ids: np.ndarray,
         runs = np.diff(np.append(heads, n))
         key = np.repeat(np.arange(len(heads)) if contiguous else head_group, runs)
         perm = np.lexsort((-scores, key))
-        group, scores, ids = key[perm], scores[perm], ids[perm]
+        group, scores, ids = key[perm], scores[perm], np.take(ids, perm, axis=0)
         heads = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
         boundary = np.zeros(n, dtype=bool)
         boundary[heads[1:] - 1] = True
@@ -175,7 +175,8 @@ def _step_moves(scores: np.ndarray, ids: np.ndarray, boundary: np.ndarray):
 def _row_words(ids: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """The ids of ``rows`` as (rows x n) uint64 words that compare as their bytes."""
     if ids.ndim == 2:  # already words of the id bytes in machine order (the TREC parser's)
-        return np.ascontiguousarray(ids[rows]).view(">u8").astype(np.uint64)
+        # np.take gathers whole rows several times faster than fancy indexing does.
+        return np.take(ids, rows, axis=0).view(">u8").astype(np.uint64)
     return _big_endian_words(ids[rows])
 
 

@@ -16,7 +16,9 @@ nothing, and nothing else depends on it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
+import threading
 
 _M_TRIM_THRESHOLD = -1  # glibc's mallopt parameter numbers (malloc.h)
 _M_TOP_PAD = -2
@@ -28,9 +30,11 @@ _MAPPED_FROM = 32 << 20  # only allocations this big get their own mapping (glib
 # (twice the mapping threshold), so later code is not trimmed more eagerly than before.
 _TRIM_AFTER = 2 * _MAPPED_FROM
 
-_depth = 0
+_depth = 0  # how many held_heap are open, in any thread
+_lock = threading.Lock()
 
 
+@functools.cache
 def _glibc():
     if not sys.platform.startswith("linux"):
         return None
@@ -48,17 +52,20 @@ def _glibc():
 def held_heap():
     """Freed memory stays in the process until the outermost ``held_heap`` ends."""
     global _depth
-    libc = _glibc() if _depth == 0 else None
-    if libc is not None:
-        libc.mallopt(_M_MMAP_THRESHOLD, _MAPPED_FROM)
-        libc.mallopt(_M_TOP_PAD, _PAD)
-        libc.mallopt(_M_TRIM_THRESHOLD, _HOLD)
-    _depth += 1
+    with _lock:
+        libc = _glibc() if _depth == 0 else None
+        if libc is not None:
+            libc.mallopt(_M_MMAP_THRESHOLD, _MAPPED_FROM)
+            libc.mallopt(_M_TOP_PAD, _PAD)
+            libc.mallopt(_M_TRIM_THRESHOLD, _HOLD)
+        _depth += 1
     try:
         yield
     finally:
-        _depth -= 1
-        if libc is not None:
-            libc.mallopt(_M_TOP_PAD, 0)
-            libc.mallopt(_M_TRIM_THRESHOLD, _TRIM_AFTER)
-            libc.malloc_trim(0)
+        with _lock:
+            _depth -= 1
+            libc = _glibc() if _depth == 0 else None
+            if libc is not None:
+                libc.mallopt(_M_TOP_PAD, 0)
+                libc.mallopt(_M_TRIM_THRESHOLD, _TRIM_AFTER)
+                libc.malloc_trim(0)
