@@ -71,7 +71,8 @@ def _lookup(qrels: Qrels, run: Run, slot_of: np.ndarray) -> tuple[np.ndarray, np
         return none
     # The judgment in each candidate's slot: one gather, when the slot holds one judgment
     # (when it holds several, they are searched among the judgments' sorted hashes).
-    owner = np.full(1 << bits, -1, dtype=np.int64)
+    # Half the table in 32 bits: it is as big as the filter's slots, written whole.
+    owner = np.full(1 << bits, -1, dtype=np.int32 if n_j < 1 << 31 else np.int64)
     owner[slot_j] = np.arange(n_j)
     crowded = slot_j[owner[slot_j] != np.arange(n_j)]
     owner[crowded] = -2
