@@ -100,7 +100,10 @@ def whole_process(files, trec_eval, before, repeat, per_query) -> dict:
     for _ in range(repeat):
         for name, (argv, env) in tools.items():
             start = time.perf_counter()
-            done = subprocess.run([*argv, *files], capture_output=True, text=True, env=env, cwd=ROOT)
+            # Not from the checkout: `python -m` puts the working folder first on the path,
+            # and ci-eval at --before would then be the checkout's code again.
+            done = subprocess.run([*argv, *files], capture_output=True, text=True, env=env,
+                                  cwd=os.path.dirname(files[0]))
             times[name].append(time.perf_counter() - start)
             if done.returncode != 0:
                 raise SystemExit(f"{name} failed: {done.stderr.strip()[:300]}")
