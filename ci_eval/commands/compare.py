@@ -68,9 +68,9 @@ def run(args) -> int:
     gate, gate_path, source = _gate_table(args)
     policy = policy_from(gate, args.min, args.max_drop)
     base = None if args.no_base else read_run(paths[0])
-    head = read_run(paths[-1])
+    head = read_run(paths[-1], shared=base)  # one string per id both name
     if base is not None and base.depth < head.header.k:  # judged@k reads the base at head's k
-        base = read_run(paths[0], top=head.header.k)
+        base = read_run(paths[0], top=head.header.k, shared=head)
     info = (BaselineInfo(kind="none", description="none was given (--no-base)")
             if args.no_base else BaselineInfo(kind="file", path=paths[0]))
     report = build_report(base, head, policy, info, marker_suffix=args.marker,

@@ -9,12 +9,15 @@ and the latencies.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ci_eval.core.metric_table import MetricTable
 from ci_eval.core.question_row import FIELD, QUESTION_FIELDS
 from ci_eval.core.validate import fast_valid, schema_problems
 from ci_eval.errors import InputError, InputErrors
+
+if TYPE_CHECKING:
+    from ci_eval.core.question_columns import QuestionColumns, Questions
 
 # Version 2 is written (a question is a row, core/question_row.py); version 1, an object per
 # question as earlier releases wrote it, is still read: a base branch's stored run is version 1
@@ -246,82 +249,55 @@ def _entry_id(entry) -> str:
     return str(entry.get("id")) if isinstance(entry, dict) else str(entry)
 
 
-def _gold_ranks(gold, stale, ids, relevance: float) -> tuple[GoldRank, ...]:
-    """``ids``: the ranking's chunk ids, best first (a list or a tuple)."""
-    ranks = []
-    for cid, grade in gold:
-        if grade >= relevance and cid not in stale:
-            try:
-                rank = ids.index(cid) + 1  # the first place it came back
-            except ValueError:
-                rank = None
-            ranks.append(GoldRank(cid, grade, rank))
-    return tuple(ranks)
-
-
-def _question(fields: dict, metrics: dict, ids: list, relevance_level: float, depth: int) -> QuestionResult:
-    """The typed question from a version 1 object; of the ranking only what the comparison
-    reads is kept."""
+def _question_fields(fields: dict, metrics, ids: list, relevance_level: float, depth: int) -> tuple:
+    """A version 1 object's fields in ``QuestionColumns.add``'s order; of the ranking only
+    what the comparison reads is kept."""
     gold = _gold_items(fields.get("gold") or ())
     stale = tuple(sorted(str(i) for i in fields.get("stale") or ()))
     rank, top = fields.get("first_gold_rank"), fields.get("top_score")
-    return QuestionResult(
-        id=str(fields["id"]),
-        question=str(fields.get("question", "")),
-        tags=tuple(str(t) for t in fields.get("tags") or ()),
-        status=str(fields.get("status", "ok")),
-        unanswerable=bool(fields.get("unanswerable", False)),
-        gold=gold,
-        stale=stale,
-        metrics=metrics,
-        first_gold_rank=None if rank is None else int(rank),
-        top_score=None if top is None else float(top),
-        error=fields.get("error"),
-        answer_correct=fields.get("answer_correct"),
-        gold_ranks=_gold_ranks(gold, set(stale), ids, relevance_level),
-        returned=len(ids),
-        warnings=tuple(str(w) for w in fields.get("warnings") or ()),
-        top=tuple(ids[:depth]),
-    )
+    return (str(fields["id"]), str(fields.get("question", "")),
+            tuple(str(t) for t in fields.get("tags") or ()), str(fields.get("status", "ok")),
+            bool(fields.get("unanswerable", False)), gold, stale,
+            None if rank is None else int(rank), None if top is None else float(top),
+            fields.get("error"), fields.get("answer_correct"),
+            tuple(str(w) for w in fields.get("warnings") or ()), ids, depth, relevance_level,
+            metrics)
+
+
+def _question_columns(table: MetricTable | None = None):
+    from ci_eval.core.question_columns import QuestionColumns
+
+    return QuestionColumns(table)
 
 
 def read_question(q: dict, relevance_level: float = 1, depth: int = 0) -> QuestionResult:
     """A version 1 question object; ``depth``: how many of the top results to keep."""
+    columns = _question_columns()
+    add_question(columns, q, relevance_level, depth)
+    return columns.record(0)
+
+
+def add_question(columns, q: dict, relevance_level: float = 1, depth: int = 0) -> None:
+    """A version 1 question object into ``columns`` (core/question_columns.py)."""
     ids = [_entry_id(entry) for entry in q.get("ranking") or ()]
-    return _question(q, dict(q.get("metrics") or {}), ids, relevance_level, depth)
+    columns.add(*_question_fields(q, dict(q.get("metrics") or {}), ids, relevance_level, depth))
 
 
-# The grades almost every gold set uses, one float object each rather than one a question.
-_GRADES = {grade: float(grade) for grade in (1, 2, 3)}
-
-
-def read_row(row: list, metrics, relevance_level: float = 1, depth: int = 0,
-             table: MetricTable | None = None, shared: dict | None = None,
-             ids=None) -> QuestionResult:
-    """A schema-valid version 2 question row (``metrics``: the artefact's metric names, in
-    order): the same ``QuestionResult`` as its version 1 object gives, built straight from
-    the row's positions (every type is already the schema's). With ``table`` its metric
-    values go into that table rather than a dict of their own; through ``shared`` equal tag
-    lists share one tuple and the kept top ids one string each (a run has few distinct tag
-    lists, and a chunk comes back for many questions). ``ids``: the ranking's chunk ids, when
+def add_row(columns, row: list, relevance_level: float = 1, depth: int = 0, ids=None) -> None:
+    """A schema-valid version 2 question row into ``columns``, whose table takes its metric
+    values: the same question as its version 1 object gives, taken straight from the row's
+    positions (every type is already the schema's). ``ids``: the ranking's chunk ids, when
     the caller has them already."""
     (qid, text, tags, unanswerable, status, gold_pairs, stale_ids, values, rank, top, _latency,
      answer_correct, _judged, error, warnings, ranking) = row
-    gold = tuple(sorted((cid, _GRADES.get(grade) or float(grade)) for cid, grade in gold_pairs))
-    stale = tuple(sorted(stale_ids)) if stale_ids else ()
+    gold = sorted((cid, float(grade)) for cid, grade in gold_pairs)
     if ids is None:
         ids = [cid for cid, _ in ranking]
-    tags, kept = tuple(tags), ids[:depth]
-    if shared is not None:
-        tags = shared.setdefault(tags, tags)
-        kept = map(shared.setdefault, kept, kept)
-    return _built((
-        qid, text, tags, status, unanswerable, gold, stale,
-        table.add(values) if table is not None
-        else {m: float(v) for m, v in zip(metrics, values) if v is not None},
-        None if rank is None else int(rank), None if top is None else float(top),
-        error, answer_correct, _gold_ranks(gold, stale, ids, relevance_level), len(ids),
-        tuple(warnings) if warnings else (), tuple(kept)))
+    columns.table.append(values)
+    columns.add(qid, text, tuple(tags), status, unanswerable, gold,
+                tuple(sorted(stale_ids)) if stale_ids else (),
+                None if rank is None else int(rank), None if top is None else float(top),
+                error, answer_correct, warnings, ids, depth, relevance_level)
 
 
 # A frozen dataclass's __init__ sets each field through object.__setattr__: 10 µs for a
@@ -330,7 +306,7 @@ def read_row(row: list, metrics, relevance_level: float = 1, depth: int = 0,
 _FIELD_SETTERS = tuple(QuestionResult.__dict__[f].__set__ for f in QuestionResult.__dataclass_fields__)
 
 
-def _built(values: tuple) -> QuestionResult:
+def built_question(values: tuple) -> QuestionResult:
     q = object.__new__(QuestionResult)
     for set_field, value in zip(_FIELD_SETTERS, values):
         set_field(q, value)
@@ -360,19 +336,26 @@ def kept_depth(artefact: dict, top: int = 0) -> int:
 
 
 def read_questions(artefact: dict, top: int = 0) -> tuple[QuestionResult, ...]:
-    return _typed_questions(artefact, top)[0]
+    return tuple(_typed_questions(artefact, top))
 
 
-def _typed_questions(artefact: dict, top: int) -> tuple[tuple[QuestionResult, ...], MetricTable | None]:
-    """The typed questions, and for version 2 the table holding their metric values."""
+def _typed_questions(artefact: dict, top: int):
+    """The questions' columns (core/question_columns.py); for version 2 a table holds their
+    metric values."""
+    from ci_eval.core.question_columns import Questions
+
     level, depth = relevance_level(artefact), kept_depth(artefact, top)
     questions = artefact.get("questions") or ()
     if artefact.get("schema_version") == 2:
-        metrics = tuple(artefact.get("metrics") or ())
-        table, shared = MetricTable(metrics), {}
-        typed = tuple(read_row(row, metrics, level, depth, table, shared) for row in questions)
-        return typed, table.finish()
-    return tuple(read_question(q, level, depth) for q in questions), None
+        columns = _question_columns(MetricTable(tuple(artefact.get("metrics") or ())))
+        for row in questions:
+            add_row(columns, row, level, depth)
+        columns.table.finish()
+    else:
+        columns = _question_columns()
+        for q in questions:
+            add_question(columns, q, level, depth)
+    return Questions(columns)
 
 
 def read_header(a: dict, questions: int | None = None) -> RunHeader:
@@ -439,43 +422,44 @@ class Artefact:
     """A run artefact as the comparison sees it: read once, typed, immutable."""
 
     header: RunHeader
-    questions: tuple[QuestionResult, ...]
+    questions: Questions  # records made on demand from the columns (core/question_columns.py)
     summary: Summary
     config: dict = field(compare=False)  # the config as recorded (what the config diff compares)
     history: tuple[HistoryEntry, ...] = ()
     depth: int = field(default=0, compare=False)  # how many top results each question keeps
-    # Columns built on first use, once: the comparison's per-question arithmetic is numpy
-    # work on them (tuple keys: ("column", metric), ("measured",)). A column of the metric
-    # table is cut from it again at each use instead (a copy of every metric's values kept
-    # per artefact is 80 MB at a million questions; cutting one takes milliseconds).
+    # Columns built on first use, once (tuple keys: ("column", metric) for version 1). A
+    # column of the metric table is cut from it again at each use instead (a copy of every
+    # metric's values kept per artefact is 80 MB at a million questions; cutting one takes
+    # milliseconds).
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def columns(self) -> QuestionColumns:
+        return self.questions.columns
 
     def column(self, metric: str):
         """Every question's ``value(metric)``, in question order, as a float array."""
+        columns = self.columns
+        if columns.table is not None:
+            return columns.table.column(metric)
         key = ("column", metric)
-        if ("table",) in self._cache:
-            return self._cache[("table",)].column(metric)
         if key not in self._cache:
             import numpy as np
 
             self._cache[key] = np.array(
-                [float(q.metrics.get(metric, 0.0) or 0.0) for q in self.questions], dtype=float)
+                [float(m.get(metric, 0.0) or 0.0) for m in columns.own_metrics], dtype=float)
         return self._cache[key]
 
     def measured_mask(self):
         """Which questions' metrics count (``QuestionResult.measured``), as a bool array."""
-        if ("measured",) not in self._cache:
-            import numpy as np
-
-            self._cache[("measured",)] = np.array([q.measured for q in self.questions], dtype=bool)
-        return self._cache[("measured",)]
+        return self.columns.measured_mask()
 
     def positions(self, ids):
         """Where each of ``ids`` sits in ``questions``, as an index array (asked once per
         comparison: the id -> position map is not kept)."""
         import numpy as np
 
-        where = {q.id: i for i, q in enumerate(self.questions)}
+        where = {qid: i for i, qid in enumerate(self.columns.ids)}
         return np.array([where[i] for i in ids], dtype=np.intp)
 
 
@@ -516,14 +500,11 @@ def read_artefact(data: dict | Artefact, top: int = 0) -> Artefact:
     ``Artefact`` as is). ``top``: keep at least that many of each ranking's top results."""
     if isinstance(data, Artefact):
         return data
-    questions, table = _typed_questions(data, top)
-    return typed_artefact(data, questions, kept_depth(data, top), table)
+    return typed_artefact(data, _typed_questions(data, top), kept_depth(data, top))
 
 
-def typed_artefact(data: dict, questions: tuple[QuestionResult, ...], depth: int,
-                   table: MetricTable | None = None) -> Artefact:
-    """The ``Artefact`` of a header (every key but ``questions``) and its typed questions
-    (``table``: the finished table holding their metric values, when they were read into one)."""
+def typed_artefact(data: dict, questions: Questions, depth: int) -> Artefact:
+    """The ``Artefact`` of a header (every key but ``questions``) and its questions' columns."""
     config = data.get("config")
     return Artefact(
         header=read_header(data, len(questions)),
@@ -532,5 +513,4 @@ def typed_artefact(data: dict, questions: tuple[QuestionResult, ...], depth: int
         config=dict(config) if isinstance(config, dict) else {},
         history=_history(data.get("history")),
         depth=depth,
-        _cache={} if table is None else {("table",): table},
     )

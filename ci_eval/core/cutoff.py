@@ -12,11 +12,14 @@ question at or above it. A question for which nothing came back abstains.
 from __future__ import annotations
 
 import math
+from array import array
 from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 from ci_eval.core.artefact import QuestionResult
+from ci_eval.core.question_columns import QuestionColumns, Questions
 from ci_eval.core.svg import open_chart
 from ci_eval.core.svg import xml as _xml
 
@@ -135,7 +138,9 @@ class CutoffReport:
     base: CutoffSide | None
 
 
-def cutoff_side(questions: tuple[QuestionResult, ...], cutoff: float | None) -> CutoffSide:
+def cutoff_side(questions: Sequence[QuestionResult], cutoff: float | None) -> CutoffSide:
+    if isinstance(questions, Questions):  # read from the columns, no record made
+        return _side_of_columns(questions.columns, cutoff)
     answerable, unanswerable = [], []
     for q in questions:
         if q.status == "unanswerable" or q.unanswerable:
@@ -143,6 +148,53 @@ def cutoff_side(questions: tuple[QuestionResult, ...], cutoff: float | None) -> 
         elif q.status == "ok":
             answerable.append((q.id, q.top_score))
     return CutoffSide(tuple(sorted(answerable)), tuple(sorted(unanswerable)), cutoff)
+
+
+class ScoredIds(Sequence):
+    """(id, top score) pairs sorted by id, held as the ids and one float array (NaN: no
+    score) rather than a tuple and a float object per question."""
+
+    __slots__ = ("ids", "scores")
+
+    def __init__(self, ids: list[str], scores: array):
+        self.ids, self.scores = ids, scores
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return tuple(zip(self.ids[i], map(_score, self.scores[i])))
+        return self.ids[i], _score(self.scores[i])
+
+    def __iter__(self):
+        return zip(self.ids, map(_score, self.scores))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    __hash__ = None
+
+
+def _score(x: float) -> float | None:
+    return None if x != x else x
+
+
+def _side_of_columns(columns: QuestionColumns, cutoff: float | None) -> CutoffSide:
+    names, ids, top = columns.status_names, columns.ids, columns.top_score
+    answerable, unanswerable = [], []
+    for i, (code, flag) in enumerate(zip(columns.status, columns.unanswerable)):
+        status = names[code]
+        if status == "unanswerable" or flag:
+            unanswerable.append(i)
+        elif status == "ok":
+            answerable.append(i)
+
+    def scored(positions: list[int]) -> ScoredIds:
+        positions.sort(key=ids.__getitem__)
+        return ScoredIds([ids[i] for i in positions], array("d", [top[i] for i in positions]))
+
+    return CutoffSide(scored(answerable), scored(unanswerable), cutoff)
 
 
 def analyse_cutoff(base: tuple[QuestionResult, ...] | None, base_cut: float | None,

@@ -32,6 +32,7 @@ from ci_eval.core.diff_goldset import (
     StaleQuestion,
     no_comparison_reason,
     partition,
+    shared_unusable,
     stale_changes,
 )
 from ci_eval.core.diff_metrics import MetricChange, metric_changes, paired_values
@@ -46,6 +47,7 @@ from ci_eval.core.diff_questions import (
 )
 from ci_eval.core.diff_tags import TagChange, tag_changes
 from ci_eval.core.matrix import FailureMatrix, failure_matrix
+from ci_eval.core.question_columns import ById, Questions, sorted_by_id
 from ci_eval.core.run_warnings import RunWarning, run_warnings
 
 __all__ = ["MEASURED", "MIN_SHARED", "REGRESSION_KINDS", "IMPROVEMENT_KINDS", "KIND_ORDER",
@@ -67,8 +69,8 @@ class Diff:
     stale: StaleChanges
     config: tuple[ConfigChange, ...]
     latency: tuple[tuple[str, float | None, float | None], ...]  # (stat, base, head)
-    head_questions: tuple[QuestionResult, ...]
-    base_questions: tuple[QuestionResult, ...]
+    head_questions: Questions  # in id order, records made on demand
+    base_questions: Questions | tuple
     matrix: FailureMatrix
     cutoff: CutoffReport
     history: tuple[tuple[str, str, tuple[tuple[str, float], ...]], ...]  # (sha, at, means)
@@ -118,14 +120,21 @@ class Diff:
 
     @cached_property
     def errors(self) -> tuple[QuestionResult, ...]:
-        return tuple(q for q in self.head_questions if q.status == "error")
+        columns = self.head_questions.columns
+        failed = sorted(columns.with_status("error"), key=columns.ids.__getitem__)
+        return tuple(columns.record(i) for i in failed)
+
+    @cached_property
+    def head_measured(self) -> int:
+        """How many of head's questions are measured."""
+        return int(self.head_questions.columns.measured_mask().sum())
 
     def head_question(self, qid: str) -> QuestionResult | None:
         return self._head_by_id.get(qid)
 
     @cached_property
-    def _head_by_id(self) -> dict[str, QuestionResult]:
-        return {q.id: q for q in self.head_questions}
+    def _head_by_id(self) -> ById:
+        return ById(self.head_questions)
 
 
 def _latency(base: Artefact | None, head: Artefact) -> tuple:
@@ -140,9 +149,9 @@ def _history(head: Artefact) -> tuple:
 
 
 def _reason(goldset, compared, bq, hq, base_info, head_info) -> str | None:
-    shared = [i for i in hq if i in bq]
-    stale = sum(1 for i in shared if bq[i].stale or hq[i].stale)
-    unmeasured = sum(1 for i in shared if not (bq[i].measured and hq[i].measured))
+    if len(compared) >= MIN_SHARED:
+        return None
+    stale, unmeasured = shared_unusable(bq, hq)
     return no_comparison_reason(goldset, len(compared), base_info, head_info, stale, unmeasured)
 
 
@@ -178,29 +187,31 @@ def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | Non
     base = read_artefact(base) if base is not None else None
     head_info = head.header
     base_info = base.header if base is not None else None
-    hq = {r.id: r for r in head.questions}
-    bq = {r.id: r for r in base.questions} if base is not None else None
+    hq = ById(head.questions)
+    bq = ById(base.questions) if base is not None else None
     goldset, compared, reason = GoldSetChanges(head_sha256=head_info.gold_sha256), (), None
     if bq is not None:
         goldset, compared = partition(bq, hq, base_info, head_info)
         reason = _reason(goldset, compared, bq, hq, base_info, head_info)
     on_both = tuple(m for m in head_info.metrics if base_info and m in base_info.metrics)
-    paired = paired_values(compared, base, head, on_both)
+    paired = paired_values(compared, base, head, on_both, (bq.where, hq.where) if bq else None)
     k = head_info.k
-    head_questions = tuple(sorted(hq.values(), key=lambda q: q.id))
-    base_questions = tuple(sorted(bq.values(), key=lambda q: q.id)) if bq else ()
+    head_questions = sorted_by_id(head.questions)
+    base_questions = sorted_by_id(base.questions) if bq else ()
     return Diff(
         k=k, head_info=head_info, base_info=base_info,
         metrics=metric_changes(head_info.metrics, base_info.metrics if base_info else None,
                                paired, head, base, seed),
         compared=compared,
         questions=_changes(compared, bq, hq, k, on_both, paired),
-        tags=tag_changes(compared, {i: hq[i].tags for i in compared}, paired),
+        tags=tag_changes(compared, {i: hq.tags(i) for i in compared}, paired),
         goldset=goldset, stale=stale_changes(bq, hq),
         config=config_diff(base.config, head.config) if base else (),
         latency=_latency(base, head), head_questions=head_questions,
         base_questions=base_questions,
-        matrix=failure_matrix(base_questions if bq is not None else None, head_questions, k,
+        # with no answer verdict on head there is no matrix: not a record made to see that
+        matrix=failure_matrix(base_questions if bq is not None else None,
+                              head_questions if head.columns.answered else (), k,
                               compared, base_info.k if base_info else None),
         cutoff=analyse_cutoff(base_questions if bq is not None else None,
                               base_info.abstain_below if base_info else None,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ci_eval.core.artefact import QuestionResult, RunHeader
+from ci_eval.core.question_columns import ById, QuestionColumns, same_label
 from ci_eval.core.stats import min_shared_questions
 
 # Fewer compared questions than this is "no comparison possible" (see stats).
@@ -78,47 +79,73 @@ def relabel_note(b: QuestionResult, h: QuestionResult) -> str | None:
     return f"{len(regraded)} gold regraded" if regraded else None
 
 
-def partition(bq: dict[str, QuestionResult], hq: dict[str, QuestionResult],
-              base: RunHeader, head: RunHeader) -> tuple[GoldSetChanges, tuple[str, ...]]:
+def partition(bq: ById, hq: ById, base: RunHeader,
+              head: RunHeader) -> tuple[GoldSetChanges, tuple[str, ...]]:
     """The gold-set changes and the ids compared: shared, same label, no stale gold on
-    either side, measured on both."""
-    added = [QuestionRef(i, hq[i].question) for i in sorted(hq.keys() - bq.keys())]
-    removed = [QuestionRef(i, bq[i].question) for i in sorted(bq.keys() - hq.keys())]
+    either side, measured on both. Read from the columns; records are made only for a
+    question whose label differs (to word the note)."""
+    bc, hc = bq.columns, hq.columns
+    added = [QuestionRef(i, hc.text(hq.where[i])) for i in sorted(hq.keys() - bq.keys())]
+    removed = [QuestionRef(i, bc.text(bq.where[i])) for i in sorted(bq.keys() - hq.keys())]
     relabelled, compared = [], []
     shared = sorted(hq.keys() & bq.keys())
+    b_measured, h_measured = bc.measured_codes(), hc.measured_codes()
     for qid in shared:
-        b, h = bq[qid], hq[qid]
-        note = relabel_note(b, h)
+        i, j = bq.where[qid], hq.where[qid]
+        note = None if same_label(bc, i, hc, j) else relabel_note(bq[qid], hq[qid])
         if note:
-            relabelled.append(QuestionRef(qid, h.question, note))
-        elif not b.stale and not h.stale and b.measured and h.measured:
+            relabelled.append(QuestionRef(qid, hc.text(j), note))
+        elif (i not in bc.stale and j not in hc.stale and bc.status[i] in b_measured
+              and hc.status[j] in h_measured):
             compared.append(qid)
     changes = GoldSetChanges(tuple(added), tuple(removed), tuple(relabelled),
                              base.gold_sha256, head.gold_sha256, len(shared))
     return changes, tuple(compared)
 
 
-def stale_changes(base: dict[str, QuestionResult] | None,
-                  head: dict[str, QuestionResult]) -> StaleChanges:
-    head_stale = tuple(StaleQuestion(q.id, q.question, q.stale, q.status)
-                       for q in head.values() if q.stale)
-    new, resolved = [], []
-    for q in head.values() if base is not None else ():
-        b = base.get(q.id)
-        if b is None:
+def shared_unusable(bq: ById, hq: ById) -> tuple[int, int]:
+    """Of the shared questions, how many have stale gold on either side and how many are
+    not measured on one side (why too few may be compared)."""
+    bc, hc = bq.columns, hq.columns
+    b_measured, h_measured = bc.measured_codes(), hc.measured_codes()
+    stale = unmeasured = 0
+    for qid, j in hq.where.items():
+        i = bq.where.get(qid)
+        if i is None:
             continue
-        before, now = set(b.stale), set(q.stale)
+        stale += i in bc.stale or j in hc.stale
+        unmeasured += not (bc.status[i] in b_measured and hc.status[j] in h_measured)
+    return stale, unmeasured
+
+
+def _stale_question(columns: QuestionColumns, i: int, ids: tuple[str, ...]) -> StaleQuestion:
+    return StaleQuestion(columns.ids[i], columns.text(i), ids, columns.status_of(i))
+
+
+def stale_changes(base: ById | None, head: ById) -> StaleChanges:
+    """Read from the few questions with stale gold, in head's order."""
+    hc = head.columns
+    head_stale = tuple(_stale_question(hc, j, ids) for j, ids in hc.stale.items())
+    new, resolved = [], []
+    touched = set(hc.stale)
+    if base is not None:
+        touched |= {head.where[base.columns.ids[i]] for i in base.columns.stale
+                    if base.columns.ids[i] in head.where}
+    for j in sorted(touched) if base is not None else ():
+        i = base.where.get(hc.ids[j])
+        if i is None:
+            continue
+        before, now = set(base.columns.stale.get(i, ())), set(hc.stale.get(j, ()))
         if now - before:
-            new.append(StaleQuestion(q.id, q.question, tuple(sorted(now - before)), q.status))
+            new.append(_stale_question(hc, j, tuple(sorted(now - before))))
         if before - now:
-            resolved.append(StaleQuestion(q.id, q.question, tuple(sorted(before - now)),
-                                          q.status))
+            resolved.append(_stale_question(hc, j, tuple(sorted(before - now))))
     return StaleChanges(
         head=head_stale,
         new=tuple(new),
         resolved=tuple(resolved),
-        head_ids=len({i for q in head.values() for i in q.stale}),
-        base_ids=None if base is None else len({i for q in base.values() for i in q.stale}),
+        head_ids=len({i for ids in hc.stale.values() for i in ids}),
+        base_ids=None if base is None else len({i for ids in base.columns.stale.values() for i in ids}),
     )
 
 

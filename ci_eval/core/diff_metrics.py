@@ -35,12 +35,16 @@ class MetricChange:
 
 
 def paired_values(compared: tuple[str, ...], base: Artefact | None, head: Artefact,
-                  metrics) -> dict:
+                  metrics, where: tuple[dict, dict] | None = None) -> dict:
     """``{metric: (base values, head values)}`` over the compared questions, in their order:
-    each side's metric column taken at the compared questions' positions."""
+    each side's metric column taken at the compared questions' positions (``where``: each
+    side's id -> position map, when the caller holds them)."""
     if base is None or not compared:
         return {name: (np.array([]), np.array([])) for name in metrics}
-    at_base, at_head = base.positions(compared), head.positions(compared)
+    if where is None:
+        at_base, at_head = base.positions(compared), head.positions(compared)
+    else:
+        at_base, at_head = (np.array([w[i] for i in compared], dtype=np.intp) for w in where)
     return {name: (base.column(name)[at_base], head.column(name)[at_head]) for name in metrics}
 
 

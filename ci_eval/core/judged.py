@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from ci_eval.core.artefact import Artefact, QuestionResult
+from ci_eval.core.artefact import Artefact
 
 
 def judged_at_k(ranking: Sequence[str], judged: Collection[str], k: int) -> float | None:
@@ -51,40 +51,47 @@ class JudgedReport:
     compared: bool = True  # False without a base: every top-k result counts as new
 
 
-def _judged(q: QuestionResult) -> frozenset[str]:
-    return frozenset(cid for cid, _ in q.gold)  # judged at any grade, stale ids included
-
-
-def _top(q: QuestionResult, artefact: Artefact, k: int) -> tuple[str, ...]:
-    if artefact.depth < k:
+def _top_check(artefact: Artefact, k: int) -> None:
+    """A question's top k must have been kept (asked only when there are questions)."""
+    if len(artefact.columns) and artefact.depth < k:
         raise ValueError(f"the artefact was read keeping the top {artefact.depth} results, "
                          f"judged@k needs {k}: read it with read_artefact(data, top={k})")
-    return q.top[:k]
+
+
+def _measured(columns) -> list[int]:
+    codes = columns.measured_codes()
+    return [i for i, code in enumerate(columns.status) if code in codes]
 
 
 def artefact_judged_mean(artefact: Artefact) -> float | None:
+    """Read from the columns: each measured question's kept top ids and gold ids (judged at
+    any grade, stale ids included)."""
     k = artefact.header.k
-    return mean_judged(judged_at_k(_top(q, artefact, k), _judged(q), k)
-                       for q in artefact.questions if q.measured)
+    _top_check(artefact, k)
+    columns = artefact.columns
+    return mean_judged(judged_at_k(columns.top(i)[:k], frozenset(columns.gold_id_list(i)), k)
+                       for i in _measured(columns))
 
 
 def judged_report(base: Artefact | None, head: Artefact, regressions: Iterable[str]) -> JudgedReport:
     """Computed from the top of the rankings and the gold, so base artefacts written before
     judged@k existed are read the same way."""
     k = head.header.k
-    # each base question's top k as the tuple it is kept in (k entries: a set per question
-    # would cost more to build and hold than the few comparisons it saves)
-    base_top = {q.id: _top(q, base, k) for q in base.questions} if base is not None else {}
+    _top_check(head, k)
+    hc = head.columns
+    if base is not None:
+        _top_check(base, k)
+        bc, where = base.columns, {qid: i for i, qid in enumerate(base.columns.ids)}
     new_unjudged, questions, suspects = 0, 0, set()
     wanted = set(regressions)
-    for q in head.questions:
-        if not q.measured:
-            continue
-        new = [c for c in _top(q, head, k) if c not in base_top.get(q.id, ())]
-        unjudged = unjudged_in_top_k(new, _judged(q), k)
+    for j in _measured(hc):
+        qid, i = hc.ids[j], where.get(hc.ids[j]) if base is not None else None
+        base_top = bc.top(i)[:k] if i is not None else ()
+        new = [c for c in hc.top(j)[:k] if c not in base_top]
+        unjudged = unjudged_in_top_k(new, frozenset(hc.gold_id_list(j)), k)
         new_unjudged += len(unjudged)
         questions += bool(unjudged)
-        if q.id in wanted and new and len(unjudged) == len(new):
-            suspects.add(q.id)
+        if qid in wanted and new and len(unjudged) == len(new):
+            suspects.add(qid)
     return JudgedReport(k, artefact_judged_mean(head), artefact_judged_mean(base) if base else None,
                         new_unjudged, questions, frozenset(suspects), base is not None)

@@ -34,7 +34,12 @@ class MetricTable:
 
     def add(self, values: list) -> MetricRow:
         """One question's values (one per name, None: not recorded; []: not measured)."""
-        i = self._rows
+        self.append(values)
+        return MetricRow(self, self._rows - 1)
+
+    def append(self, values: list) -> None:
+        """``add`` without the row's mapping, for a reader that makes it only when asked
+        (``row``)."""
         self._rows += 1
         if not values:
             self._flat.extend(self._empty)
@@ -42,6 +47,8 @@ class MetricTable:
             self._flat.extend([_NAN if v is None else v for v in values])
         else:
             self._flat.extend(values)
+
+    def row(self, i: int) -> MetricRow:
         return MetricRow(self, i)
 
     def finish(self) -> MetricTable:

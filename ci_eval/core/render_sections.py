@@ -63,7 +63,7 @@ def headline(ctx: ReportContext) -> str:
                    "exact McNemar for hit@k). Smallest change this many questions can detect "
                    "(80% power, α=0.05; it depends on how much the per-question differences "
                    f"spread, so it moves from one comparison to the next): {mdc}.</sub>")
-    measured = sum(1 for q in diff.head_questions if q.measured)
+    measured = diff.head_measured
     if diff.comparable and measured != len(diff.compared):
         out.append(f"<sub>Base and head are means over the compared questions; head over all "
                    f"{plural(measured, 'measured question')} is "

@@ -26,15 +26,15 @@ import re
 from ci_eval.core.artefact import (
     SCHEMAS,
     Artefact,
-    QuestionResult,
+    add_row,
     kept_depth,
     read_artefact,
-    read_row,
     relevance_level,
     shell_valid,
     typed_artefact,
 )
 from ci_eval.core.metric_table import MetricTable
+from ci_eval.core.question_columns import QuestionColumns, Questions
 from ci_eval.core.question_row import FIELD
 from ci_eval.errors import InputError
 from ci_eval.inputs.collector import collector_paused
@@ -48,14 +48,17 @@ _CLOSINGS = (b" ],\n", b" ]\n")
 MAX_ROWS = 1_000_000  # the schema's maxItems
 
 
-def read_run(path: str | os.PathLike, top: int = 0, max_bytes: int = MAX_ARTEFACT_BYTES) -> Artefact:
+def read_run(path: str | os.PathLike, top: int = 0, max_bytes: int = MAX_ARTEFACT_BYTES,
+             shared: Artefact | None = None) -> Artefact:
     """The run artefact at ``path`` (version 1 or 2), checked as untrusted input and typed;
     ``top``: keep at least that many of each ranking's top results (read_artefact). The file
     is read a chunk at a time by the writer's layout, and read again whole only when its
-    layout is another."""
+    layout is another. ``shared``: an artefact read before, whose question and chunk id
+    strings this one uses too (base and head name mostly the same ids)."""
     source = str(path)
+    strings = shared.columns.strings if shared is not None else None
     with collector_paused():
-        fast = _by_lines(read_blocks(path, "run artefact", max_bytes), source, top)
+        fast = _by_lines(read_blocks(path, "run artefact", max_bytes), source, top, strings)
         if fast is not None:
             return fast
         return _full_parse(read_bytes(path, "run artefact", max_bytes), source, top)
@@ -177,7 +180,7 @@ def _early(head: bytes, source: str) -> dict | None:
     return _keys(head.rstrip(b"\n").removesuffix(b",") + b"\n}", source)
 
 
-def _by_lines(chunks, source: str, top: int) -> Artefact | None:
+def _by_lines(chunks, source: str, top: int, strings: dict | None = None) -> Artefact | None:
     """The artefact by the writer's line layout, or None to take the full parse (``chunks``:
     the file's bytes, whole or in chunks)."""
     from ci_eval.core.artefact_checks import header_problems, new_problems, whole_problems
@@ -189,10 +192,9 @@ def _by_lines(chunks, source: str, top: int) -> Artefact | None:
     if early is None or not isinstance(early.get("metrics"), list):
         return None
     metrics, level, depth = tuple(early["metrics"]), relevance_level(early), kept_depth(early, top)
-    questions = _read_rows(layout, metrics, level, depth)
+    questions = _read_rows(layout, metrics, level, depth, strings)
     if questions is None or not layout.ok:
         return None
-    questions, table = questions
     data = _header(layout.head, layout.tail, source)
     if data is None or any(data.get(key) != value for key, value in early.items()):
         return None
@@ -200,20 +202,21 @@ def _by_lines(chunks, source: str, top: int) -> Artefact | None:
         return None
     problems = new_problems(data, source)
     header_problems(data, problems)
-    if len({q.id for q in questions}) != len(questions):
+    columns = questions.columns
+    if len(set(columns.ids)) != len(columns):
         return None
-    whole_problems(data, [{"id": q.id, "status": q.status, "tags": q.tags} for q in questions], problems)
-    return None if problems.found else typed_artefact(data, tuple(questions), depth, table.finish())
+    whole_problems(data, [{"id": qid, "status": columns.status_of(i), "tags": columns.tag_lists[t]}
+                          for i, (qid, t) in enumerate(zip(columns.ids, columns.tags))], problems)
+    return None if problems.found else typed_artefact(data, questions, depth)
 
 
-def _read_rows(layout: _Layout, metrics: tuple, level, depth: int):
+def _read_rows(layout: _Layout, metrics: tuple, level, depth: int, strings: dict | None):
     """Every row checked and typed, a block at a time; None at the first row the fast path
     cannot take."""
-    questions: list[QuestionResult] = []
-    table, shared = MetricTable(metrics), {}
+    columns = QuestionColumns(MetricTable(metrics), strings)
     open_comma = False
     for block in layout.rows():
-        parsed = _parse_block(block, not questions, open_comma)
+        parsed = _parse_block(block, not len(columns), open_comma)
         if parsed is None:
             return None
         rows, open_comma = parsed
@@ -221,10 +224,13 @@ def _read_rows(layout: _Layout, metrics: tuple, level, depth: int):
             ids = _acceptable(row, len(metrics))
             if ids is None:
                 return None
-            questions.append(read_row(row, metrics, level, depth, table, shared, ids))
-        if len(questions) > MAX_ROWS:
+            add_row(columns, row, level, depth, ids)
+        if len(columns) > MAX_ROWS:
             return None
-    return None if open_comma else (questions, table)
+    if open_comma:
+        return None
+    columns.table.finish()
+    return Questions(columns)
 
 
 _TOP, _LATENCY, _JUDGED = FIELD["top_score"], FIELD["latency_ms"], FIELD["judged_at_k"]

@@ -170,3 +170,14 @@ def test_integral_values_written_as_integers_read_as_their_floats():
     read = artefact_file._by_lines(raw, "a.json", 0)
     assert read is not None and read == artefact_file._by_lines(as_floats, "a.json", 0) == full_parse(raw)
     assert all(isinstance(v, float) for q in read.questions for v in q.metrics.values())
+
+
+def test_an_artefact_read_after_another_shares_its_id_strings(tmp_path):
+    base, head = tmp_path / "base.json", tmp_path / "head.json"
+    base.write_bytes(writer_layout(as_v2(artefact(SPECS))))
+    head.write_bytes(writer_layout(as_v2(artefact(SPECS[1:]))))
+    b = read_run(base)
+    h = read_run(head, shared=b)
+    assert h == read_run(head)  # the same artefact, its strings shared
+    assert all(x is y for x, y in zip(h.columns.ids, b.columns.ids[1:]))
+    assert not any(x is y for x, y in zip(read_run(head).columns.ids, b.columns.ids[1:]))

@@ -1,0 +1,264 @@
+"""One artefact's questions as columns, filled while its rows stream by; a ``QuestionResult``
+is built only when a reader asks for that question.
+
+A typed record per question, kept for every question of both artefacts, was most of what a
+comparison held at a million questions (about 650 bytes a question beyond its id and text:
+the record, its top ids, gold pairs and gold ranks as tuples of objects). Here each field is
+one packed array or list for the whole artefact: status and flags as bytes, ranks and scores
+as machine numbers, the gold pairs, their ranks and the kept top ids as flat runs with an
+offset per question, and what few questions have (an error, warnings, stale gold) in a map by
+position. ``Questions`` is the sequence of records over them, made on demand and not kept.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Mapping, Sequence
+
+from ci_eval.core.artefact import MEASURED, GoldRank, QuestionResult, built_question
+
+_NO_RANK = -1  # the gold chunk is not in the recorded ranking (rank None)
+_NOT_RELEVANT = -2  # below the relevance level, or stale: no GoldRank for it
+_NAN = float("nan")
+# The grades almost every gold set uses, one float object each: a gold move keeps its grade.
+_GRADES = {grade: float(grade) for grade in (0, 1, 2, 3)}
+_BIG = 1 << 31  # a first gold rank this large (the schema sets no bound) is kept aside
+_ANSWER = {False: 0, True: 1, None: 2}
+_ANSWER_OF = (False, True, None)
+
+
+class QuestionColumns:
+    """The columns of one artefact's questions (``add``: one question's fields, in
+    reading order). ``table``: a MetricTable whose row i is question i, or None when each
+    question brings its own metric mapping (version 1)."""
+
+    def __init__(self, table=None, strings: dict | None = None):
+        self.table = table
+        self.ids: list[str] = []
+        self.text_bytes = bytearray()  # the question texts as UTF-8, one after another
+        self.text_start = array("Q", [0])
+        self.tags = array("I")  # index into tag_lists
+        self.tag_lists: list[tuple[str, ...]] = []
+        self._tag_index: dict = {}
+        self.status = bytearray()  # index into status_names
+        self.status_names: list[str] = []
+        self.unanswerable = bytearray()
+        self.first_rank = array("i")  # -1: None; one past 32 bits is in big_ranks
+        self.big_ranks: dict[int, int] = {}
+        self.top_score = array("d")  # NaN: None (a recorded score is never NaN)
+        self.answer = bytearray()  # 0 False, 1 True, 2 None
+        self.returned = array("I")  # a ranking holds at most 10,000 results
+        self.gold_start = array("I", [0])  # at most 1,000 gold pairs a question
+        self.gold_ids: list[str] = []
+        self.gold_grades = array("d")
+        self.gold_ranks = array("i")  # per gold pair: its rank, _NO_RANK or _NOT_RELEVANT
+        self.top_start = array("Q", [0])
+        self.top_ids: list[str] = []
+        self.errors: dict[int, str] = {}
+        self.warnings: dict[int, tuple[str, ...]] = {}
+        self.stale: dict[int, tuple[str, ...]] = {}
+        self.answered = False  # whether any question has an answer verdict
+        self.own_metrics: list = []  # version 1: each question's metric mapping
+        # one string per id kept (``strings``: another artefact's, to share theirs too)
+        self.strings: dict[str, str] = {} if strings is None else strings
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def status_code(self, status: str) -> int:
+        names = self.status_names
+        if status not in names:
+            names.append(status)
+        return names.index(status)
+
+    def add(self, qid, text, tags, status, unanswerable, gold, stale, rank, top, error,
+            answer_correct, warnings, ids, depth: int, relevance: float, metrics=None) -> None:
+        """One question: ``gold`` its (chunk id, grade) pairs sorted, ``stale`` its stale ids
+        sorted, ``ids`` its ranking's chunk ids best first, ``metrics`` its own mapping
+        (version 1; version 2 values go to the table)."""
+        i = len(self.ids)
+        self.ids.append(self.strings.setdefault(qid, qid))
+        self.text_bytes += text.encode("utf-8", "surrogatepass")
+        self.text_start.append(len(self.text_bytes))
+        where = self._tag_index.get(tags)
+        if where is None:
+            where = self._tag_index[tags] = len(self.tag_lists)
+            self.tag_lists.append(tags)
+        self.tags.append(where)
+        self.status.append(self.status_code(status))
+        self.unanswerable.append(1 if unanswerable else 0)
+        if rank is not None and rank >= _BIG:
+            self.big_ranks[i], rank = rank, _NO_RANK
+        self.first_rank.append(_NO_RANK if rank is None else rank)
+        self.top_score.append(_NAN if top is None else top)
+        self.answer.append(_ANSWER[answer_correct])
+        self.answered = self.answered or answer_correct is not None
+        self.returned.append(len(ids))
+        self._gold(gold, stale, ids, relevance)
+        strings = self.strings
+        self.top_ids.extend(map(strings.setdefault, ids[:depth], ids[:depth]))
+        self.top_start.append(len(self.top_ids))
+        if error is not None:
+            self.errors[i] = error
+        if warnings:
+            self.warnings[i] = tuple(warnings)
+        if stale:
+            self.stale[i] = stale
+        if metrics is not None:
+            self.own_metrics.append(metrics)
+
+    def _gold(self, gold, stale, ids, relevance: float) -> None:
+        strings = self.strings
+        for cid, grade in gold:
+            self.gold_ids.append(strings.setdefault(cid, cid))
+            self.gold_grades.append(grade)
+            if grade < relevance or cid in stale:
+                self.gold_ranks.append(_NOT_RELEVANT)
+                continue
+            try:
+                self.gold_ranks.append(ids.index(cid) + 1)  # the first place it came back
+            except ValueError:
+                self.gold_ranks.append(_NO_RANK)
+        self.gold_start.append(len(self.gold_ids))
+
+    # ------------------------------------------------------------------ reading back
+    def text(self, i: int) -> str:
+        raw = self.text_bytes[self.text_start[i]:self.text_start[i + 1]]
+        return raw.decode("utf-8", "surrogatepass")
+
+    def first_gold_rank(self, i: int) -> int | None:
+        rank = self.first_rank[i]
+        return self.big_ranks.get(i) if rank == _NO_RANK else rank
+
+    def gold(self, i: int) -> tuple[tuple[str, float], ...]:
+        a, b = self.gold_start[i], self.gold_start[i + 1]
+        return tuple(zip(self.gold_ids[a:b], self.gold_grades[a:b]))
+
+    def gold_id_list(self, i: int) -> list[str]:
+        return self.gold_ids[self.gold_start[i]:self.gold_start[i + 1]]
+
+    def top(self, i: int) -> tuple[str, ...]:
+        return tuple(self.top_ids[self.top_start[i]:self.top_start[i + 1]])
+
+    def status_of(self, i: int) -> str:
+        return self.status_names[self.status[i]]
+
+    def measured_codes(self) -> set[int]:
+        return {code for code, name in enumerate(self.status_names) if name in MEASURED}
+
+    def with_status(self, status: str) -> list[int]:
+        """The positions of the questions with that status, in reading order."""
+        if status not in self.status_names:
+            return []
+        code = self.status_names.index(status)
+        return [i for i, c in enumerate(self.status) if c == code]
+
+    def measured_mask(self):
+        """Which questions' metrics count (``QuestionResult.measured``), as a bool array."""
+        import numpy as np
+
+        codes = np.frombuffer(bytes(self.status), dtype=np.uint8)
+        return np.isin(codes, list(self.measured_codes()))
+
+    def _ranks(self, i: int) -> tuple[GoldRank, ...]:
+        a, b = self.gold_start[i], self.gold_start[i + 1]
+        grades = map(_GRADES.get, self.gold_grades[a:b], self.gold_grades[a:b])
+        return tuple(GoldRank(cid, grade, None if rank == _NO_RANK else rank)
+                     for cid, grade, rank in zip(self.gold_ids[a:b], grades, self.gold_ranks[a:b])
+                     if rank != _NOT_RELEVANT)
+
+    def record(self, i: int) -> QuestionResult:
+        top = self.top_score[i]
+        metrics = self.own_metrics[i] if self.table is None else self.table.row(i)
+        return built_question((
+            self.ids[i], self.text(i), self.tag_lists[self.tags[i]], self.status_of(i),
+            bool(self.unanswerable[i]), self.gold(i), self.stale.get(i, ()), metrics,
+            self.first_gold_rank(i), None if top != top else top,
+            self.errors.get(i), _ANSWER_OF[self.answer[i]], self._ranks(i), self.returned[i],
+            self.warnings.get(i, ()), self.top(i)))
+
+
+class Questions(Sequence):
+    """The questions of one artefact as records made on demand (``order``: positions to
+    show them in, e.g. by id; all of them in reading order by default)."""
+
+    __slots__ = ("columns", "order")
+
+    def __init__(self, columns: QuestionColumns, order=None):
+        self.columns, self.order = columns, order
+
+    def __len__(self) -> int:
+        return len(self.columns) if self.order is None else len(self.order)
+
+    def position(self, i: int) -> int:
+        return i if self.order is None else int(self.order[i])
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(len(self))))
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError("question index out of range")
+        return self.columns.record(self.position(i % n))
+
+    def __iter__(self):
+        record = self.columns.record
+        positions = range(len(self.columns)) if self.order is None else self.order
+        return (record(int(p)) for p in positions)
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"Questions({len(self)} questions)"
+
+
+class ById(Mapping):
+    """Question id -> its record, made on demand; ``where``: id -> position, the one map
+    a comparison keeps per artefact while it aligns the two."""
+
+    __slots__ = ("columns", "where")
+
+    def __init__(self, questions: Questions):
+        self.columns = questions.columns
+        self.where = {qid: i for i, qid in enumerate(self.columns.ids)}
+
+    def __getitem__(self, qid: str) -> QuestionResult:
+        return self.columns.record(self.where[qid])
+
+    def __iter__(self):
+        return iter(self.where)
+
+    def __len__(self) -> int:
+        return len(self.where)
+
+    def __contains__(self, qid) -> bool:
+        return qid in self.where
+
+    def tags(self, qid: str) -> tuple[str, ...]:
+        columns = self.columns
+        return columns.tag_lists[columns.tags[self.where[qid]]]
+
+    def keys(self):
+        return self.where.keys()
+
+    def values(self):
+        return Questions(self.columns)
+
+
+def same_label(a: QuestionColumns, i: int, b: QuestionColumns, j: int) -> bool:
+    """Whether question i of ``a`` and j of ``b`` have the very same label: unanswerable
+    flag, gold pairs and stale ids (then no relabel note is possible)."""
+    ga, gb = slice(a.gold_start[i], a.gold_start[i + 1]), slice(b.gold_start[j], b.gold_start[j + 1])
+    return (a.unanswerable[i] == b.unanswerable[j] and a.gold_ids[ga] == b.gold_ids[gb]
+            and a.gold_grades[ga] == b.gold_grades[gb] and a.stale.get(i) == b.stale.get(j))
+
+
+def sorted_by_id(questions: Questions) -> Questions:
+    """The same questions in id order."""
+    ids = questions.columns.ids
+    return Questions(questions.columns, array("Q", sorted(range(len(ids)), key=ids.__getitem__)))
