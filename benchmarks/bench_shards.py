@@ -24,6 +24,7 @@ in a fresh wrapper process per command so no earlier peak is counted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -169,7 +170,8 @@ def run_alone(questions: int, code: Path = REPO) -> dict:
 
 def stages(questions: int) -> dict:
     """`run`'s stages in this process with the instant retriever: each consumed whole
-    before the next starts, so each is timed alone (a real run interleaves them)."""
+    before the next starts, so each is timed alone (a real run interleaves them); wall and
+    CPU seconds (this process's, the runner's threads included)."""
     from ci_eval.core.artefact_writer import artefact_pieces
     from ci_eval.core.evaluation import evaluate_rows
     from ci_eval.core.run_columns import RunColumns
@@ -177,31 +179,44 @@ def stages(questions: int) -> dict:
     from ci_eval.inputs.loaders import load_config
     from ci_eval.retrieval.pipeline import load_inputs, retrieve, run_head
 
+    try:
+        from ci_eval.inputs.collector import collections_spaced
+        spaced = collections_spaced()
+    except ImportError:  # a revision from before the run spaced out its collections
+        spaced = contextlib.nullcontext()
+    seconds, cpu, collector = {}, {}, contextlib.ExitStack()
+
+    def lap(name: str, start: tuple[float, float]) -> tuple[float, float]:
+        seconds[name], cpu[name] = time.perf_counter() - start[0], time.process_time() - start[1]
+        return time.perf_counter(), time.process_time()
+
     with tempfile.TemporaryDirectory() as tmp:
         root = _project(Path(tmp), questions, "instant")
         sys.path.insert(0, str(root))
         try:
-            seconds = {}
-            start = time.perf_counter()
+            start = time.perf_counter(), time.process_time()
             inputs = load_inputs(load_config(root / "ci-eval.toml"))
-            seconds["gold load"], start = time.perf_counter() - start, time.perf_counter()
+            start = lap("gold load", start)
+            collector.enter_context(spaced)  # the cycle collector as the run has it while its rows stream
             results = list(retrieve(inputs))
-            seconds["retrieval and cleaning"], start = time.perf_counter() - start, time.perf_counter()
+            start = lap("retrieval and cleaning", start)
             cfg = inputs.config
             columns = RunColumns(cfg.metrics, cfg.abstain_below, cfg.k, cfg.retriever.depth)
             rows = list(evaluate_rows(inputs.gold, results, k=cfg.k, metrics=cfg.metrics,
                                       relevance_level=cfg.relevance_level, index_ids=inputs.manifest.ids))
             for row in rows:
                 columns.add(row)
-            seconds["evaluation"], start = time.perf_counter() - start, time.perf_counter()
+            start = lap("evaluation", start)
             head = run_head(inputs, None, None, None, inputs.gold.questions)
             write_artefact(root / "run.json", artefact_pieces(head, rows, lambda: {"summary": columns.summary()}),
                            len(rows))
-            seconds["serialisation"] = time.perf_counter() - start
+            lap("serialisation", start)
         finally:
+            collector.close()
             sys.path.remove(str(root))
-    seconds["total"] = sum(seconds.values())
-    return {"questions": questions, "seconds": {k: round(v, 2) for k, v in seconds.items()}}
+    seconds["total"], cpu["total"] = sum(seconds.values()), sum(cpu.values())
+    return {"questions": questions, "seconds": {k: round(v, 2) for k, v in seconds.items()},
+            "cpu_s": {k: round(v, 2) for k, v in cpu.items()}}
 
 
 def main(argv=None) -> int:

@@ -118,7 +118,8 @@ def validate_artefact(data: Any, source: str) -> dict:
             source,
             "schema_version",
         )
-    schema = load(SCHEMAS.get(version, "artefact"))
+    # a list or object as the version is unhashable: it is a schema problem, worded below
+    schema = load(SCHEMAS.get(version, "artefact") if isinstance(version, int) else "artefact")
     if _fast_valid_artefact(data, schema):
         return data
     problems = schema_problems(data, schema, source, name_path=_row_fields if version == 2 else None)

@@ -25,8 +25,7 @@ from dataclasses import dataclass
 
 from ci_eval.core.artefact import MEASURED
 from ci_eval.core.goldset import GoldSet, Question
-from ci_eval.core.judged import judged_at_k
-from ci_eval.core.question_row import EXACT_INTEGERS, from_row, written_value
+from ci_eval.core.question_row import EXACT_INTEGERS, QUESTION_FIELDS, from_row, written_value
 from ci_eval.core.results import Retrieved
 from ci_eval.core.run_columns import RunColumns, abstains
 
@@ -51,7 +50,8 @@ class Scored:
     retrieved: Retrieved
     status: str
     stale: list
-    live: dict  # gold without the stale ids: what the metrics judge against
+    live: tuple  # (id, grade) pairs of the gold without the stale ids: what the metrics judge
+    hits: list  # (0-based rank, grade) of each live gold id the retriever ranked
     first_gold_rank: int | None
     judged: float | None
     values: list  # one per metric once computed; [] when not measured
@@ -75,62 +75,120 @@ def _status(q: Question, live_relevant: bool, relevant_stale: bool, r: Retrieved
     return "ok"
 
 
-def score(q: Question, r: Retrieved, k: int, level, index_ids) -> Scored:
+def missing_from_index(index_ids, questions) -> frozenset:
+    """The gold ids of ``questions`` not in the index (none when the index is unknown):
+    found once for a run, so a question is looked at closely only when it has one."""
+    if index_ids is None:
+        return frozenset()
+    return frozenset({g for q in questions for g, _ in q.gold}.difference(index_ids))
+
+
+def _split(q: Question, level, index_ids, missing: frozenset) -> tuple[list, tuple, bool]:
+    """(stale ids sorted, live gold pairs, whether a stale id was relevant)."""
     gold = q.gold
-    if index_ids is None or all(g in index_ids for g, _ in gold):
-        stale, live = [], dict(gold)  # the common case: nothing missing from the index
-        relevant_stale = False
-    else:
-        stale = sorted({g for g, _ in gold if g not in index_ids})
-        live = {g: grade for g, grade in gold if g in index_ids}
-        relevant_stale = any(grade >= level for g, grade in gold if g in stale)
-    live_relevant = any(grade >= level for grade in live.values())
-    status = _status(q, live_relevant, relevant_stale, r)
-    first = None
-    for rank, cid in enumerate(r.ids, 1):
-        if live.get(cid, 0) >= level:
-            first = rank
-            break
+    if not missing or missing.isdisjoint([g for g, _ in gold]):
+        return [], gold, False  # the common case: nothing missing from the index
+    stale = sorted({g for g, _ in gold if g not in index_ids})
+    live = tuple((g, grade) for g, grade in gold if g in index_ids)
+    return stale, live, any(grade >= level for g, grade in gold if g in stale)
+
+
+_FEW = 8  # gold ids looked up in the ranking one by one; more, and the ranking is indexed
+
+
+def _hits(ids: tuple, live: tuple) -> list:
+    """(0-based rank, grade) of each live gold id in ``ids`` (distinct, as cleaned)."""
+    if len(live) <= _FEW:
+        return [(ids.index(g), grade) for g, grade in live if g in ids]
+    rank_of = dict(zip(ids, range(len(ids))))
+    return [(rank_of[g], grade) for g, grade in live if g in rank_of]
+
+
+def score(q: Question, r: Retrieved, k: int, level, index_ids, missing: frozenset | None = None) -> Scored:
+    """One question against its gold: status, stale ids, first gold rank and judged@k (the
+    metric values come later, for its batch at once). ``missing``: missing_from_index."""
+    if missing is None:
+        missing = missing_from_index(index_ids, (q,))
+    stale, live, relevant_stale = _split(q, level, index_ids, missing)
+    status = _status(q, any(grade >= level for _, grade in live), relevant_stale, r)
+    ids = r.ids
+    hits = _hits(ids, live)
+    if level > 0:
+        first = min([rank for rank, grade in hits if grade >= level], default=None)
+        first = None if first is None else first + 1
+    else:  # at level 0 an unjudged id counts too: the first id not judged below 0
+        grades = dict(live)
+        first = next((rank for rank, cid in enumerate(ids, 1) if grades.get(cid, 0) >= level), None)
     judged = None
-    top = r.ids[:k]
+    top = ids[:k]
     if top and status in MEASURED:
-        # Over the whole gold (stale ids cannot be retrieved, so they never count).
-        judged = judged_at_k(top, dict(gold) if stale else live, k)
-    return Scored(q, r, status, stale, live, first, judged, [])
+        # Over the whole gold (stale ids cannot be retrieved, so they never count): the
+        # share of the top k judged at any grade, as core.judged.judged_at_k.
+        judged = (sum([rank < k for rank, _ in hits]) if not stale else sum([g in top for g, _ in q.gold])) / len(top)
+    return Scored(q, r, status, stale, live, hits, first, judged, [])
 
 
-def _row(s: Scored, answer) -> tuple:
+def _row(s: Scored) -> list:
+    """The question's version 2 row, its metric values the list ``s.values`` (filled in
+    place once its batch is measured) and answer_correct still None."""
     q, r = s.question, s.retrieved
-    return (
+    scores = r.scores
+    return [
         q.id, q.question, q.tags, q.unanswerable, s.status, sorted(q.gold), s.stale, s.values,
-        s.first_gold_rank, written_value(r.scores[0]) if r.scores else None,
+        s.first_gold_rank, written_value(scores[0]) if scores else None,
         None if r.latency_ms is None else round(r.latency_ms, 3),
-        answer, written_value(s.judged), r.error, r.warnings, tuple(zip(r.ids, r.scores)),
-    )
+        None, written_value(s.judged), r.error, r.warnings, tuple(zip(r.ids, scores)),
+    ]
 
 
-def _measure(batch: list[Scored], resolved, level) -> None:
-    measured = [s for s in batch if s.in_means]
-    if not measured:
-        return
-    from ci_eval.core.metrics import compute
-
-    values = compute(resolved, [s.retrieved.ids for s in measured], [s.live for s in measured], level)
-    columns = [_written(values[m.name]) for m in resolved]
-    for i, s in enumerate(measured):
-        s.values = [column[i] for column in columns]
-
-
-def _written(column) -> list:
-    """A metric's values (a float array) as rows hold them: whole ones as ints, as
-    question_row.written_value writes them, found for the whole column at once."""
+def _table(measured: list[Scored], level):
+    """The batch's grade table (core.metrics.GradeTable) from each question's hits, as
+    metrics.build_table builds it from rankings and judgments."""
     import numpy as np
 
-    values = column.tolist()
-    whole = np.flatnonzero((column == np.trunc(column)) & (np.abs(column) < EXACT_INTEGERS) & ~np.signbit(column))
-    for i, v in zip(whole.tolist(), column[whole].astype(np.int64).tolist()):
-        values[i] = v
-    return values
+    from ci_eval.core.metrics import GradeTable, judged_matrix
+
+    n = len(measured)
+    hit_query, hit_rank, hit_grade = [], [], []
+    for i, s in enumerate(measured):
+        for rank, grade in s.hits:
+            if not grade < 0:  # a negative judgment is the same as none
+                hit_query.append(i)
+                hit_rank.append(rank)
+                hit_grade.append(grade)
+    lengths = np.fromiter([len(s.retrieved.ids) for s in measured], dtype=np.int64, count=n)
+    counts = np.fromiter([len(s.live) for s in measured], dtype=np.int64, count=n)
+    grades = np.array([grade for s in measured for _, grade in s.live], dtype=np.float64)
+    judged = judged_matrix(n, np.repeat(np.arange(n), counts), grades)
+    return GradeTable.from_hits(n, np.array(hit_query, dtype=np.int64), np.array(hit_rank, dtype=np.int64),
+                                np.array(hit_grade, dtype=np.float64), lengths, judged, level)
+
+
+def _measure(measured: list[Scored], resolved, level) -> None:
+    """Each measured question's metric values, into its ``values`` list (its row's)."""
+    if not measured:
+        return
+    import numpy as np
+
+    from ci_eval.core.metrics import compute_table
+
+    values = compute_table(resolved, _table(measured, level))
+    table = np.column_stack([values[m.name] for m in resolved])
+    for s, row in zip(measured, _written(table)):
+        s.values.extend(row)
+
+
+def _written(values) -> list:
+    """Metric values (a float array, one row a question) as rows hold them: whole ones as
+    ints, as question_row.written_value writes them, found for the whole array at once."""
+    import numpy as np
+
+    whole = (values == np.trunc(values)) & (np.abs(values) < EXACT_INTEGERS) & ~np.signbit(values)
+    if not whole.any():
+        return values.tolist()
+    out = values.astype(object)
+    out[whole] = values[whole].astype(np.int64).astype(object)
+    return out.tolist()
 
 
 Judge = Callable[[Scored, Mapping[str, float]], "bool | None"]
@@ -147,7 +205,7 @@ def evaluate_rows(
     answers: Mapping[str, bool] | None = None,
     judge: Judge | None = None,
     batch: int = BATCH,
-) -> Iterator[tuple]:
+) -> Iterator[list]:
     """Version 2 rows in the order of ``retrieved``, ``batch`` questions at a time.
     ``judge(scored, metric values)`` decides answer_correct when given (the demo's
     stand-in judge); else ``answers`` (the team's end-to-end eval) does, or nothing."""
@@ -156,23 +214,35 @@ def evaluate_rows(
     by_id = gold.by_id()
     resolved = [resolve_metric(m) for m in metrics]
     names = [m.name for m in resolved]
-    pending: list[Scored] = []
+    missing = missing_from_index(index_ids, gold.questions)
+    rows: list[list] = []
+    measured: list[Scored] = []  # of the batch's questions, those in the means
+    for_judge: list[Scored] = []  # every question of the batch, when a judge decides
     for qid, r in retrieved:
-        pending.append(score(by_id[qid], r, k, relevance_level, index_ids))
-        if len(pending) >= batch:
-            yield from _emit(pending, resolved, relevance_level, names, answers, judge)
-            pending = []
-    yield from _emit(pending, resolved, relevance_level, names, answers, judge)
-
-
-def _emit(pending, resolved, level, names, answers, judge) -> Iterator[tuple]:
-    _measure(pending, resolved, level)
-    for s in pending:
+        s = score(by_id[qid], r, k, relevance_level, index_ids, missing)
+        rows.append(_row(s))
+        if s.in_means:
+            measured.append(s)
         if judge is not None:
-            answer = judge(s, dict(zip(names, s.values)))
-        else:
-            answer = None if answers is None else answers.get(s.question.id)
-        yield _row(s, answer)
+            for_judge.append(s)
+        if len(rows) >= batch:
+            yield from _emit(rows, measured, for_judge, resolved, relevance_level, names, answers, judge)
+            rows, measured, for_judge = [], [], []
+    yield from _emit(rows, measured, for_judge, resolved, relevance_level, names, answers, judge)
+
+
+_ANSWER = QUESTION_FIELDS.index("answer_correct")  # where a row holds it
+
+
+def _emit(rows, measured, for_judge, resolved, level, names, answers, judge) -> list:
+    _measure(measured, resolved, level)
+    if judge is not None:
+        for row, s in zip(rows, for_judge):
+            row[_ANSWER] = judge(s, dict(zip(names, s.values)))
+    elif answers is not None:
+        for row in rows:
+            row[_ANSWER] = answers.get(row[0])
+    return rows
 
 
 def evaluate(gold: GoldSet, retrieved: Iterable[tuple[str, Retrieved]], *, k: int, metrics: tuple[str, ...],

@@ -208,9 +208,21 @@ class GoldSetBuilder:
 
     def add(self, raw: Any) -> bool:
         """One element of the ``questions`` list, in file order."""
-        if not _question_valid(raw) or _question_problems(raw, len(self._questions), self._seen, ""):
+        if not _question_valid(raw):
             return False
-        self._questions.append(_question(raw, self._names))
+        qid, gold, seen, names = raw["id"], raw["gold"], self._seen, self._names
+        if (type(gold) is list and gold and qid not in seen and raw.get("unanswerable") is not True
+                and (len(gold) == 1 or len(set(gold)) == len(gold))):
+            # the common case, checked here once (what _question_problems and _question
+            # would find and build): a new answerable question with distinct gold ids
+            seen[qid] = len(self._questions)
+            tags = raw.get("tags")
+            self._questions.append(Question(qid, raw["question"], tuple(zip(map(names.setdefault, gold, gold), repeat(1))),
+                                            tuple(map(names.setdefault, tags, tags)) if tags else (), False))
+            return True
+        if _question_problems(raw, len(self._questions), seen, ""):
+            return False
+        self._questions.append(_question(raw, names))
         return True
 
     def finish(self, head: dict) -> GoldSet | None:

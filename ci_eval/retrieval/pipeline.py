@@ -89,6 +89,7 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
     from ci_eval.core.evaluation import evaluate_rows
     from ci_eval.core.run_columns import RunColumns
     from ci_eval.inputs.artefact_out import RunWritten, write_rows
+    from ci_eval.inputs.collector import collections_spaced
     from ci_eval.retrieval.progress import Progress
     from ci_eval.retrieval.sharding import open_cache, part_questions
 
@@ -121,7 +122,8 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
         return tail
 
     try:
-        size = write_rows(out, head, rows, columns, end, len(questions))
+        with collections_spaced():
+            size = write_rows(out, head, rows, columns, end, len(questions))
     finally:
         progress.close()
     return RunWritten(str(out), {**head, **tail}, columns, size)

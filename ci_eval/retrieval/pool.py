@@ -22,8 +22,8 @@ class _Pool:
     def __init__(self, call, items, concurrency, timeout, total_timeout):
         self.call, self.items, self.concurrency = call, items, concurrency
         self.timeout, self.total_timeout = timeout, total_timeout
-        self.inbox: queue.Queue = queue.Queue()
-        self.done: queue.Queue = queue.Queue()
+        self.inbox: queue.SimpleQueue = queue.SimpleQueue()
+        self.done: queue.SimpleQueue = queue.SimpleQueue()
         self.started: dict[int, float] = {}  # written by workers when they pick an item up
         self.finished: dict[int, object] = {}
         self.abandoned: set[int] = set()

@@ -12,6 +12,7 @@ from factories import ranked_with_gold_at as at
 from suite_paths import PACKAGE
 
 from ci_eval.core.artefact import Artefact, read_artefact, validate_artefact
+from ci_eval.errors import InputErrors
 
 HISTORY = [{"sha": "b" * 40, "created_at": "2026-11-29T02:00:00Z", "means": {"hit@5": 0.5}}]
 SHAPES = {
@@ -50,6 +51,14 @@ def test_the_schema_check_would_catch_a_factory_mistake():
     del data["questions"][0]["status"]
     with pytest.raises(Exception, match="status"):
         validate_artefact(data, "factory")
+
+
+@pytest.mark.parametrize("version", [[2], {"v": 2}, "2", None])
+def test_a_schema_version_of_the_wrong_type_is_a_worded_problem(version):
+    data = artefact(SHAPES["hits and misses"])
+    data["schema_version"] = version
+    with pytest.raises(InputErrors, match="schema_version"):
+        validate_artefact(data, "base.json")
 
 
 def test_the_reader_types_every_part():

@@ -4,6 +4,8 @@ Expected values are derived by hand from the rankings below."""
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ci_eval.core.evaluation import abstains, evaluate
 from ci_eval.core.goldset import GoldSet, Question
@@ -165,3 +167,48 @@ def test_judged_at_k_per_question_and_its_mean():
                    k=3, metrics=("hit@3",))
     assert [q["judged_at_k"] for q in got.questions] == [2 / 3, 0 / 1, None]
     assert got.summary["judged_at_k"] == {"k": 3, "mean": (2 / 3 + 0) / 2}
+
+
+# --------------------------------------------------------------------------- the batch path
+
+
+_IDS = [f"c{i}" for i in range(12)]
+
+
+@st.composite
+def _question_and_ranking(draw, i: int = 0):
+    unanswerable = draw(st.booleans()) and draw(st.booleans())
+    gold = () if unanswerable else tuple(draw(st.dictionaries(st.sampled_from(_IDS), st.integers(-1, 3),
+                                                              min_size=1, max_size=10)).items())
+    ids = tuple(draw(st.lists(st.sampled_from(_IDS + ["new"]), unique=True, max_size=15)))
+    r = (failed("boom") if draw(st.integers(0, 9)) == 0
+         else Retrieved(ids, tuple(float(len(ids) - j) for j in range(len(ids))), 1.0))
+    return Question(f"q{i}", "?", gold, (), unanswerable), r
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_question_and_ranking(), min_size=1, max_size=12), st.integers(0, 2), st.integers(1, 6),
+       st.sets(st.sampled_from(_IDS)) | st.none(), st.integers(1, 5))
+def test_batches_hold_each_question_to_the_definitions(pairs, level, k, index, batch):
+    """Stale ids, first gold rank, judged@k and every metric value as the definitions give
+    them for one question at a time (metrics.compute on its live gold), whatever the batch."""
+    from ci_eval.core.judged import judged_at_k
+    from ci_eval.core.metrics import compute
+
+    pairs = [(Question(f"q{i}", q.question, q.gold, q.tags, q.unanswerable), r) for i, (q, r) in enumerate(pairs)]
+    gold = GoldSet(1, None, tuple(q for q, _ in pairs))
+    index_ids = None if index is None else frozenset(index)
+    metrics = ("hit@2", "recall@3", "precision@2", "ndcg@3", "mrr", "map")
+    got = evaluate(gold, [(q.id, r) for q, r in pairs], k=k, metrics=metrics, relevance_level=level,
+                   index_ids=index_ids, batch=batch).questions
+    for (q, r), row in zip(pairs, got):
+        stale = sorted({g for g, _ in q.gold if index_ids is not None and g not in index_ids})
+        live = {g: grade for g, grade in q.gold if g not in stale}
+        assert row["stale"] == stale
+        assert row["first_gold_rank"] == next((n for n, c in enumerate(r.ids, 1) if live.get(c, 0) >= level), None)
+        if row["status"] in ("ok", "error"):
+            judged = judged_at_k(r.ids, dict(q.gold), k)
+            assert row["judged_at_k"] == judged and type(row["judged_at_k"]) is type(judged)
+        if row["metrics"]:
+            expected = compute(metrics, [r.ids], [live], level)
+            assert row["metrics"] == {m: float(expected[m][0]) for m in metrics}

@@ -1,4 +1,6 @@
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ci_eval.core.goldset import parse_gold_set
 from ci_eval.errors import InputErrors
@@ -111,3 +113,28 @@ def test_labelling_provenance_is_checked_like_the_rest():
                                          "judgements": {"q1": {"chunks": {"x": {"grade": "high"}}}}}))
     assert any("provenance.pending[0]" in line and "question" in line for line in lines)
     assert any("provenance.judgements.q1.chunks.x.grade" in line for line in lines)
+
+
+_ID = st.sampled_from(["q1", "q2", "q3"])
+_CHUNK = st.sampled_from(["a", "b", "c"])
+_RAW_QUESTION = st.fixed_dictionaries(
+    {"id": _ID, "question": st.just("?"),
+     "gold": st.lists(_CHUNK, max_size=3) | st.dictionaries(_CHUNK, st.integers(-1, 2), max_size=3)},
+    optional={"tags": st.lists(st.sampled_from(["t", "u"]), max_size=2), "unanswerable": st.booleans()})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_RAW_QUESTION, max_size=4))
+def test_the_builder_accepts_and_builds_what_the_whole_parse_does(questions):
+    """A question at a time (the streamed load) against the whole document: the same gold
+    set when it is valid, a give-up when the whole parse finds any problem."""
+    from ci_eval.core.goldset import GoldSetBuilder
+
+    builder = GoldSetBuilder()
+    took = all([builder.add(q) for q in questions])
+    try:
+        whole = parse_gold_set({"schema_version": 1, "questions": questions}, "gold.json")
+    except InputErrors:
+        whole = None
+    built = builder.finish({"schema_version": 1}) if took else None
+    assert built == whole
