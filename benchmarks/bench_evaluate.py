@@ -12,7 +12,8 @@ times are medians. ``--trec-eval`` names a trec_eval binary you built (nothing i
 downloaded); ``--before REV`` also times ci-eval as it was at that git revision, from a
 temporary worktree. Values: every ``all`` line must equal trec_eval's (or pytrec_eval's at
 four decimals when trec_eval is not given). Then the two steps issue 16 names, in-process:
-the tie re-ordering (full lexsort vs compare-and-swap for runs of two) and ``-q``
+the tie re-ordering (a full lexsort of the tied rows vs each neighbouring pair compared
+once, runs of two swapped, longer runs sorted) and ``-q``
 formatting (a call per value vs a template per row), each checked to give identical
 results. Nothing here asserts a time.
 """
@@ -99,7 +100,10 @@ def whole_process(files, trec_eval, before, repeat, per_query) -> dict:
     for _ in range(repeat):
         for name, (argv, env) in tools.items():
             start = time.perf_counter()
-            done = subprocess.run([*argv, *files], capture_output=True, text=True, env=env, cwd=ROOT)
+            # Not from the checkout: `python -m` puts the working folder first on the path,
+            # and ci-eval at --before would then be the checkout's code again.
+            done = subprocess.run([*argv, *files], capture_output=True, text=True, env=env,
+                                  cwd=os.path.dirname(files[0]))
             times[name].append(time.perf_counter() - start)
             if done.returncode != 0:
                 raise SystemExit(f"{name} failed: {done.stderr.strip()[:300]}")
@@ -133,28 +137,41 @@ def steps(files) -> dict:
     from ci_eval.trec.parse import read_qrels, read_run
 
     qrels, run = read_qrels(files[0]), read_run(files[1])
-    ids = run.words
+    n = len(run.scores)
 
-    def lexsort_all(key, run_id, starts, pairs):
-        return np.lexsort([~key[:, k] for k in reversed(range(key.shape[1]))] + [run_id])
+    def lexsort_all():
+        # The reference: every row of a run of tied scores, lexsorted by (run, id descending).
+        boundary = np.zeros(n, dtype=bool)
+        boundary[run.heads[1:] - 1] = True
+        tied = (run.scores[1:] == run.scores[:-1]) & ~boundary[:-1]  # rows i and i + 1
+        tie = np.flatnonzero(tied)
+        rows = np.unique(np.concatenate((tie, tie + 1)))
+        run_id = np.cumsum(~tied[np.maximum(rows - 1, 0)] | (rows == 0))  # a run starts
+        key = np.ascontiguousarray(run.words[rows]).view(">u8").astype(np.uint64)
+        inner = np.lexsort([~key[:, k] for k in reversed(range(key.shape[1]))] + [run_id])
+        return rows, inner
 
-    new_fn = ranking._id_descending_within
-    timings = {}
-    results = {}
-    for label, fn in (("full lexsort", lexsort_all), ("compare-and-swap networks by run length", new_fn)):
-        ranking._id_descending_within = fn
-        try:
-            samples = []
-            for _ in range(3):
-                start = time.perf_counter()
-                results[label] = ranking.order_moves(None, run.scores, ids, run.heads, run.head_codes)
-                samples.append(time.perf_counter() - start)
-        finally:
-            ranking._id_descending_within = new_fn
+    def pairs_then_runs():
+        return ranking.order_moves(None, run.scores, run.words, run.heads, run.head_codes)[1]
+
+    def final_order(moves):
+        fixed = np.arange(n)
+        fixed[moves[0]] = moves[0][moves[1]]
+        return fixed
+
+    timings, results = {}, {}
+    for label, fn in (("full lexsort", lexsort_all),
+                      ("pairs compared once, runs of two swapped, longer runs sorted",
+                       pairs_then_runs)):
+        samples = []
+        for _ in range(3):
+            start = time.perf_counter()
+            results[label] = fn()
+            samples.append(time.perf_counter() - start)
         timings[label] = statistics.median(samples)
-    (_, a), (_, b) = results.values()
-    same_order = bool(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]))
-    tied = int(len(a[0])) if a is not None else 0
+    reference, ours = results.values()
+    same_order = bool(np.array_equal(final_order(reference), final_order(ours)))
+    tied = int(len(reference[0]))
 
     judged = judge(qrels, run)
     spec = m.parse_measures(["P", "recall", "ndcg_cut", "success", "recip_rank", "map"])

@@ -9,6 +9,7 @@ import numpy as np
 
 from ci_eval.core.metrics import GradeTable, judged_matrix
 from ci_eval.core.ranking import order_moves
+from ci_eval.trec.heap import held_heap
 from ci_eval.trec.parse import Qrels, Run, _pad
 
 
@@ -70,7 +71,8 @@ def _lookup(qrels: Qrels, run: Run, slot_of: np.ndarray) -> tuple[np.ndarray, np
         return none
     # The judgment in each candidate's slot: one gather, when the slot holds one judgment
     # (when it holds several, they are searched among the judgments' sorted hashes).
-    owner = np.full(1 << bits, -1, dtype=np.int64)
+    # Half the table in 32 bits: it is as big as the filter's slots, written whole.
+    owner = np.full(1 << bits, -1, dtype=np.int32 if n_j < 1 << 31 else np.int64)
     owner[slot_j] = np.arange(n_j)
     crowded = slot_j[owner[slot_j] != np.arange(n_j)]
     owner[crowded] = -2
@@ -157,8 +159,9 @@ def judge(qrels: Qrels, run: Run, *, complete: bool = False, max_per_query: int 
     present = np.zeros(n_q, dtype=bool)
     present[slot_of[slot_of >= 0]] = True  # before -M: a query cut to nothing still counts
 
-    hit, grade = _lookup(qrels, run, slot_of)
-    rank, count = _ranks(run, hit, len(slot_of))
+    with held_heap():  # the temporaries of one step are reused by the next
+        hit, grade = _lookup(qrels, run, slot_of)
+        rank, count = _ranks(run, hit, len(slot_of))
     hit_code = run.codes_of(hit)
     if max_per_query is not None:
         kept = rank < max_per_query

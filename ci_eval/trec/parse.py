@@ -35,12 +35,14 @@ Parsing never builds a Python object per line:
 from __future__ import annotations
 
 import bisect
+import functools
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
 from ci_eval.errors import InputError
+from ci_eval.trec.heap import held_heap
 
 _BLOCK = 1 << 20  # bytes of text per splitting step: the temporaries stay in cache
 _ROWS = 1 << 14  # rows per step of the column-wise work, for the same reason
@@ -195,8 +197,15 @@ def _window(buf: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
     return out
 
 
-# _KEEP[v]: a word whose first v bytes (in memory order) are 0xff and the rest 0.
-_KEEP = np.frombuffer(b"".join(b"\xff" * v + b"\0" * (8 - v) for v in range(9)), dtype=np.uint64)
+_KEEP_TABLE_WORDS = 4  # tokens up to 32 bytes are masked through one table row
+
+
+@functools.cache
+def _keep(nw: int) -> np.ndarray:
+    """(8 nw + 1) x nw words: row v keeps the first v bytes (in memory order) of nw words
+    and zeroes the rest, so one gather by token length masks a whole row."""
+    return np.frombuffer(b"".join(b"\xff" * v + b"\0" * (8 * nw - v) for v in range(8 * nw + 1)),
+                         dtype=np.uint64).reshape(8 * nw + 1, nw)
 
 
 def _field(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, nw: int = 0) -> np.ndarray:
@@ -215,7 +224,10 @@ def _field(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, nw: int = 0) -
     for lo in range(0, n, _ROWS):
         hi = min(n, lo + _ROWS)
         block = _window(buf, starts[lo:hi], 8 * nw).view(np.uint64)
-        keep = _KEEP[np.minimum(np.maximum(lengths[lo:hi, None] - offsets, 0), 8)]
+        if nw <= _KEEP_TABLE_WORDS:
+            keep = np.take(_keep(nw), lengths[lo:hi], axis=0)
+        else:  # a table for such long tokens would be big: word by word
+            keep = _keep(1)[np.minimum(np.maximum(lengths[lo:hi, None] - offsets, 0), 8), 0]
         np.bitwise_and(block, keep, out=out[lo:hi])
     return out
 
@@ -695,11 +707,13 @@ def _map(path: str, what: str):
 
 
 def read_qrels(path: str) -> Qrels:
-    return parse_qrels(_map(path, "qrels file"), str(path))
+    with held_heap():
+        return parse_qrels(_map(path, "qrels file"), str(path))
 
 
 def read_run(path: str) -> Run:
-    return parse_run(_map(path, "run file"), str(path))
+    with held_heap():
+        return parse_run(_map(path, "run file"), str(path))
 
 
 def _require_utf8(data, source: str) -> None:

@@ -129,6 +129,27 @@ def test_short_tie_runs_are_put_in_id_order_like_order(seed):
         assert tuple(got) == expected
 
 
+@pytest.mark.parametrize("step", [1, 2, 5, 40])
+def test_tie_work_in_steps_of_whole_groups_orders_like_order(step, monkeypatch):
+    # The ties are put in order a step of whole groups at a time; a step can hold one
+    # row, a group bigger than the step, or several groups, and the order is `order`'s.
+    from ci_eval.core import ranking
+
+    monkeypatch.setattr(ranking, "_CHUNK", step)
+    rng = np.random.default_rng(300 + step)
+    ids = list(dict.fromkeys(f"d{int(x)}" for x in rng.integers(0, 5_000, 300)))
+    n = len(ids)
+    groups = np.sort(rng.integers(0, 12, n))
+    scores = -np.sort(-rng.integers(0, 4, n).astype(float))
+    scores = np.concatenate([-np.sort(-scores[groups == g]) for g in np.unique(groups)])
+    perm = order_rows(groups, scores, _bytes(ids))
+    assert perm is not None
+    for g in np.unique(groups):
+        got = [ids[i] for i in perm if groups[i] == g]
+        expected = order([(ids[i], scores[i]) for i in range(n) if groups[i] == g]).ids
+        assert tuple(got) == expected
+
+
 @pytest.mark.parametrize("seed", range(10))
 def test_ids_as_words_order_like_ids_as_bytes(seed):
     # The TREC parser hands its ids over as rows of uint64 words of their bytes; the order
