@@ -90,10 +90,13 @@ _STAGES_END = textwrap.dedent(
     from ci_eval.core.render_context import ReportContext
     from ci_eval.core.judged import judged_report
     d = stage("diff", lambda: diff(typed[0], typed[1]))
+    def regression_ids(d):  # as report.build_report passes them, at either revision
+        ids = getattr(d.regressions, "ids", None)
+        return ids() if ids else (q.id for q in d.regressions)
     policy = policy_from({}, [], [])
     gate = stage("gate", lambda: evaluate_gate(policy, d))
     ctx = stage("judged", lambda: ReportContext(d, gate, BaselineInfo(kind="file"), "", "",
-                judged_report(*judged_inputs, (q.id for q in d.regressions)), "", None))
+                judged_report(*judged_inputs, regression_ids(d)), "", None))
     stage("budgeted comment", lambda: render_markdown(ctx))
     stage("full comment", lambda: render_markdown(ctx, None))
     stage("JSON report", lambda: render_json(ctx))

@@ -82,7 +82,7 @@ class Report:
         return (not d.has_base or not self.passed or d.index_changed or d.goldset.any
                 or bool(d.stale.new or d.stale.resolved)
                 or bool(d.no_comparison)
-                or any(q.kind != "same" for q in d.questions)
+                or d.moved > 0
                 or any(m.moved for m in d.metrics))
 
 
@@ -108,7 +108,7 @@ def build_report(base: dict | Artefact | None, head: dict | Artefact, policy: Ga
     if baseline_info is None:
         baseline_info = BaselineInfo(kind="file" if base is not None else "none")
     ctx = ReportContext(d, evaluate_gate(policy, d), baseline_info, marker_suffix, title,
-                        judged_report(base_run, head_run, (q.id for q in d.regressions)),
+                        judged_report(base_run, head_run, d.regressions.ids()),
                         gate_source, gate_path)
     return Report(context=ctx, head=head_run, budget=budget)
 

@@ -71,6 +71,9 @@ def run(args) -> int:
     head = read_run(paths[-1], shared=base)  # one string per id both name
     if base is not None and base.depth < head.header.k:  # judged@k reads the base at head's k
         base = read_run(paths[0], top=head.header.k, shared=head)
+    for read in (base, head):
+        if read is not None:
+            read.columns.done_reading()
     info = (BaselineInfo(kind="none", description="none was given (--no-base)")
             if args.no_base else BaselineInfo(kind="file", path=paths[0]))
     report = build_report(base, head, policy, info, marker_suffix=args.marker,

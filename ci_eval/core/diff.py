@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from ci_eval.core.artefact import MEASURED, Artefact, QuestionResult, RunHeader, read_artefact
+from ci_eval.core.change_columns import ChangeColumns, Changes
 from ci_eval.core.cutoff import CutoffReport, analyse_cutoff
 from ci_eval.core.diff_config import ConfigChange, config_diff, format_value
 from ci_eval.core.diff_goldset import (
@@ -42,8 +43,6 @@ from ci_eval.core.diff_questions import (
     REGRESSION_KINDS,
     GoldMove,
     QuestionChange,
-    question_change,
-    severity,
 )
 from ci_eval.core.diff_tags import TagChange, tag_changes
 from ci_eval.core.matrix import FailureMatrix, failure_matrix
@@ -51,7 +50,7 @@ from ci_eval.core.question_columns import ById, Questions, sorted_by_id
 from ci_eval.core.run_warnings import RunWarning, run_warnings
 
 __all__ = ["MEASURED", "MIN_SHARED", "REGRESSION_KINDS", "IMPROVEMENT_KINDS", "KIND_ORDER",
-           "ConfigChange", "Diff", "GoldMove", "GoldSetChanges", "MetricChange",
+           "Changes", "ConfigChange", "Diff", "GoldMove", "GoldSetChanges", "MetricChange",
            "QuestionChange", "QuestionRef", "RunWarning", "StaleChanges", "StaleQuestion",
            "TagChange", "config_diff", "diff", "format_value"]
 
@@ -63,7 +62,7 @@ class Diff:
     base_info: RunHeader | None
     metrics: tuple[MetricChange, ...]
     compared: tuple[str, ...]
-    questions: tuple[QuestionChange, ...]  # one per compared question, sorted by id
+    questions: Changes  # one per compared question, sorted by id, built when read
     tags: tuple[TagChange, ...]
     goldset: GoldSetChanges
     stale: StaleChanges
@@ -98,25 +97,40 @@ class Diff:
         return next((m for m in self.metrics if m.name == name), None)
 
     @cached_property
-    def regressions(self) -> tuple[QuestionChange, ...]:
-        return tuple(sorted((q for q in self.questions if q.regression), key=severity))
+    def regressions(self) -> Changes:
+        """Most severe first (``diff_questions.severity``), built when read."""
+        return Changes(self.questions.columns, self.questions.columns.regressions())
 
     @cached_property
     def lost(self) -> int:
         """How many regressions lost their hit at k or failed."""
-        return sum(1 for q in self.regressions if q.kind in ("lost", "error"))
+        return len(self.lost_changes)
 
     @cached_property
-    def improvements(self) -> tuple[QuestionChange, ...]:
-        return tuple(sorted((q for q in self.questions if q.improvement), key=severity))
+    def lost_changes(self) -> Changes:
+        """The regressions that lost their hit at k or failed, most severe first."""
+        regressions = self.regressions
+        kinds = self.questions.columns.kind[regressions.order]
+        return regressions.where((kinds == KIND_ORDER.index("error"))
+                                 | (kinds == KIND_ORDER.index("lost")))
 
     @cached_property
-    def unchanged(self) -> tuple[QuestionChange, ...]:
-        return tuple(q for q in self.questions if q.kind == "same")
+    def improvements(self) -> Changes:
+        return Changes(self.questions.columns, self.questions.columns.improvements())
 
-    def fell_on(self, metric: str) -> tuple[QuestionChange, ...]:
+    @cached_property
+    def unchanged(self) -> Changes:
+        return Changes(self.questions.columns, self.questions.columns.of_kinds(("same",)))
+
+    @cached_property
+    def moved(self) -> int:
+        """How many compared questions changed in any way."""
+        return len(self.questions) - len(self.unchanged)
+
+    def fell_on(self, metric: str) -> Changes:
         """The compared questions whose ``metric`` went down (regressions are per metric)."""
-        return tuple(q for q in self.regressions if q.delta(metric) < 0)
+        regressions = self.regressions
+        return regressions.where(self.questions.columns.delta(metric, regressions.order) < 0)
 
     @cached_property
     def errors(self) -> tuple[QuestionResult, ...]:
@@ -155,29 +169,33 @@ def _reason(goldset, compared, bq, hq, base_info, head_info) -> str | None:
     return no_comparison_reason(goldset, len(compared), base_info, head_info, stale, unmeasured)
 
 
-_DELTA_BLOCK = 4096
-
-
-def _deltas(paired: dict, metrics: tuple[str, ...], n: int):
-    """Per compared question, head minus base for each metric: one subtraction per column,
-    then handed out a block of rows at a time (as a whole list, a million questions' deltas
-    were a float object each, gigabytes at once, before equal tuples were shared)."""
-    if not metrics:
-        yield from [()] * n
-        return
+def _positions(compared, bq: ById | None, hq: ById):
+    """Each compared question's position in base's and in head's columns."""
     import numpy as np
 
-    table = np.stack([paired[m][1] - paired[m][0] for m in metrics], axis=1)
-    for start in range(0, n, _DELTA_BLOCK):
-        yield from map(tuple, table[start: start + _DELTA_BLOCK].tolist())
+    if bq is None or not compared:
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
+    return tuple(np.fromiter(map(w.__getitem__, compared), dtype=np.intp, count=len(compared))
+                 for w in (bq.where, hq.where))
 
 
-def _changes(compared, bq, hq, k, on_both, paired) -> tuple[QuestionChange, ...]:
-    """Equal deltas share one tuple: safe because no delta is -0.0 (equal to 0.0 but written
-    "-0.000"), the columns holding +0.0 for every zero (``QuestionResult.value``)."""
-    shared: dict = {}
-    return tuple(question_change(bq[i], hq[i], k, on_both, d, shared)
-                 for i, d in zip(compared, _deltas(paired, on_both, len(compared))))
+def _changes(compared, base, head, at, k, on_both, paired) -> Changes:
+    """The per-question changes as columns (``core/change_columns``)."""
+    return Changes(ChangeColumns(compared, base, head, *at, k, on_both, paired))
+
+
+def _align(base: Artefact | None, head: Artefact):
+    """The gold-set changes, the compared ids, why no comparison is possible, the stale
+    changes and the compared questions' positions on each side. The id -> position maps
+    are dropped on return: at a million questions they are 140 MB the rest does not need."""
+    hq = ById(head.questions)
+    if base is None:
+        return (GoldSetChanges(head_sha256=head.header.gold_sha256), (), None,
+                stale_changes(None, hq), _positions((), None, hq))
+    bq = ById(base.questions)
+    goldset, compared = partition(bq, hq, base.header, head.header)
+    reason = _reason(goldset, compared, bq, hq, base.header, head.header)
+    return goldset, compared, reason, stale_changes(bq, hq), _positions(compared, bq, hq)
 
 
 def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | None = None) -> Diff:
@@ -187,34 +205,28 @@ def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | Non
     base = read_artefact(base) if base is not None else None
     head_info = head.header
     base_info = base.header if base is not None else None
-    hq = ById(head.questions)
-    bq = ById(base.questions) if base is not None else None
-    goldset, compared, reason = GoldSetChanges(head_sha256=head_info.gold_sha256), (), None
-    if bq is not None:
-        goldset, compared = partition(bq, hq, base_info, head_info)
-        reason = _reason(goldset, compared, bq, hq, base_info, head_info)
+    goldset, compared, reason, stale, at = _align(base, head)
     on_both = tuple(m for m in head_info.metrics if base_info and m in base_info.metrics)
-    paired = paired_values(compared, base, head, on_both, (bq.where, hq.where) if bq else None)
+    paired = paired_values(compared, base, head, on_both, at)
     k = head_info.k
     head_questions = sorted_by_id(head.questions)
-    base_questions = sorted_by_id(base.questions) if bq else ()
+    base_questions = sorted_by_id(base.questions) if base is not None and base.questions else ()
+    on_base = base_questions if base is not None else None
+    changes = _changes(compared, base, head, at, k, on_both, paired)
     return Diff(
         k=k, head_info=head_info, base_info=base_info,
         metrics=metric_changes(head_info.metrics, base_info.metrics if base_info else None,
                                paired, head, base, seed),
-        compared=compared,
-        questions=_changes(compared, bq, hq, k, on_both, paired),
-        tags=tag_changes(compared, {i: hq.tags(i) for i in compared}, paired),
-        goldset=goldset, stale=stale_changes(bq, hq),
+        compared=compared, questions=changes,
+        tags=tag_changes(head.columns.tags_at(at[1]), head.columns.tag_lists, paired),
+        goldset=goldset, stale=stale,
         config=config_diff(base.config, head.config) if base else (),
         latency=_latency(base, head), head_questions=head_questions,
         base_questions=base_questions,
         # with no answer verdict on head there is no matrix: not a record made to see that
-        matrix=failure_matrix(base_questions if bq is not None else None,
-                              head_questions if head.columns.answered else (), k,
+        matrix=failure_matrix(on_base, head_questions if head.columns.answered else (), k,
                               compared, base_info.k if base_info else None),
-        cutoff=analyse_cutoff(base_questions if bq is not None else None,
-                              base_info.abstain_below if base_info else None,
+        cutoff=analyse_cutoff(on_base, base_info.abstain_below if base_info else None,
                               head_questions, head_info.abstain_below),
         history=_history(head), no_comparison=reason,
         warnings=run_warnings(head_questions, head_info, reason),

@@ -35,16 +35,13 @@ class MetricChange:
 
 
 def paired_values(compared: tuple[str, ...], base: Artefact | None, head: Artefact,
-                  metrics, where: tuple[dict, dict] | None = None) -> dict:
+                  metrics, at: tuple | None = None) -> dict:
     """``{metric: (base values, head values)}`` over the compared questions, in their order:
-    each side's metric column taken at the compared questions' positions (``where``: each
-    side's id -> position map, when the caller holds them)."""
+    each side's metric column taken at the compared questions' positions (``at``: each
+    side's positions as index arrays, when the caller holds them)."""
     if base is None or not compared:
         return {name: (np.array([]), np.array([])) for name in metrics}
-    if where is None:
-        at_base, at_head = base.positions(compared), head.positions(compared)
-    else:
-        at_base, at_head = (np.array([w[i] for i in compared], dtype=np.intp) for w in where)
+    at_base, at_head = at if at is not None else (base.positions(compared), head.positions(compared))
     return {name: (base.column(name)[at_base], head.column(name)[at_head]) for name in metrics}
 
 

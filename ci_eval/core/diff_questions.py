@@ -21,7 +21,7 @@ REGRESSION_KINDS = ("error", "lost", "dropped", "down", "mixed")
 IMPROVEMENT_KINDS = ("gained", "fixed", "rose", "up", "mixed")
 KIND_ORDER = ("error", "lost", "dropped", "down", "mixed", "gained", "fixed", "rose", "up",
               "same")
-_TOLERANCE = 1e-12  # float noise, not a change
+TOLERANCE = 1e-12  # float noise, not a change
 # One string per phrase ("left the top 5", "metrics fell"; a handful for each k), not one
 # made anew for each of a million changed questions.
 _PHRASES: dict[str, str] = {}
@@ -75,11 +75,11 @@ class QuestionChange:
 
     @property
     def worse(self) -> tuple[str, ...]:
-        return tuple(m for m, d in self.deltas if d < -_TOLERANCE)
+        return tuple(m for m, d in self.deltas if d < -TOLERANCE)
 
     @property
     def better(self) -> tuple[str, ...]:
-        return tuple(m for m, d in self.deltas if d > _TOLERANCE)
+        return tuple(m for m, d in self.deltas if d > TOLERANCE)
 
     @property
     def detail(self) -> str:
@@ -130,47 +130,71 @@ def _hits(b: QuestionResult, h: QuestionResult, k: int):
     return [(x, y) if x is not None and y is not None else (None, None) for x, y in pairs]
 
 
-def _kind(b: QuestionResult, h: QuestionResult, k: int, worse, better) -> tuple[str, str]:
-    k3 = 3 * k
+# What ``question_case`` can find, most severe first: (kind, summary), the summary with the
+# top 3k as ``{k3}``. ``core/change_columns`` decides the same cases over columns.
+CASES = (
+    ("error", "retriever error"),
+    ("gained", "retriever error fixed"),
+    ("fixed", "retriever error fixed"),
+    ("lost", "fell just past k, still in the top {k3}"),
+    ("lost", "vanished (not in the top {k3})"),
+    ("gained", "back within k (was in the top {k3})"),
+    ("gained", "found again (was not in the top {k3})"),
+    ("dropped", "left the top {k3}"),
+    ("rose", "entered the top {k3}"),
+    ("mixed", "some metrics fell, others rose"),
+    ("down", "metrics fell"),
+    ("up", "metrics rose"),
+    ("same", ""),
+)
+
+
+def case_text(case: int, k: int) -> tuple[str, str]:
+    """A case's kind and its summary for this k (one string per phrase)."""
+    kind, summary = CASES[case]
+    return kind, intern(summary.format(k3=3 * k))
+
+
+def question_case(b: QuestionResult, h: QuestionResult, k: int, worse, better) -> int:
+    """Which of ``CASES`` a compared question is: the reference the column version is held to."""
     if h.status == "error":
-        return "error", "retriever error"
+        return 0
     (bk, hk), (b3, h3) = _hits(b, h, k)
     if b.status == "error":
-        return ("gained" if hk else "fixed"), "retriever error fixed"
+        return 1 if hk else 2
     if bk and hk is False:
-        return "lost", (f"fell just past k, still in the top {k3}" if h3
-                        else f"vanished (not in the top {k3})")
+        return 3 if h3 else 4
     if hk and bk is False:
-        return "gained", (f"back within k (was in the top {k3})" if b3
-                          else f"found again (was not in the top {k3})")
+        return 5 if b3 else 6
     if not hk and b3 and h3 is False:
-        return "dropped", f"left the top {k3}"
+        return 7
     if not hk and h3 and b3 is False:
-        return "rose", f"entered the top {k3}"
+        return 8
     if worse and better:
-        return "mixed", "some metrics fell, others rose"
-    if worse:
-        return "down", "metrics fell"
-    if better:
-        return "up", "metrics rose"
-    return "same", ""
+        return 9
+    return 10 if worse else 11 if better else 12
 
 
 def question_change(b: QuestionResult, h: QuestionResult, k: int,
                     metrics: tuple[str, ...], differences: tuple[float, ...] | None = None,
                     shared: dict | None = None) -> QuestionChange:
-    """``differences``: head minus base for each of ``metrics`` when already computed (the
-    diff takes them from the metric columns). ``shared``: equal deltas share one tuple
-    (most questions of a large run move in one of a few ways, or not at all)."""
+    """``differences``: head minus base for each of ``metrics`` when already computed.
+    ``shared``: equal deltas share one tuple (most questions of a large run move in one of a
+    few ways, or not at all)."""
     if differences is None:
         differences = tuple(h.value(m) - b.value(m) for m in metrics)
     deltas = tuple(zip(metrics, differences))
     if shared is not None:
         deltas = shared.setdefault(deltas, deltas)
-    worse = [m for m, d in deltas if d < -_TOLERANCE]
-    better = [m for m, d in deltas if d > _TOLERANCE]
-    kind, summary = _kind(b, h, k, worse, better)
-    summary = intern(summary)  # a few phrases, made anew for each of a million questions
+    worse = [m for m, d in deltas if d < -TOLERANCE]
+    better = [m for m, d in deltas if d > TOLERANCE]
+    kind, summary = case_text(question_case(b, h, k, worse, better), k)
+    return change_of(b, h, k, deltas, kind, summary)
+
+
+def change_of(b: QuestionResult, h: QuestionResult, k: int, deltas: tuple, kind: str,
+              summary: str) -> QuestionChange:
+    """The change of a question whose kind is already known, with its gold moves."""
     graded = any(g != 1 for _, g in h.gold)
     return QuestionChange(h.id, h.question, h.tags, kind, summary, b.first_gold_rank,
                           h.first_gold_rank, deltas, gold_moves(b, h, k) if kind != "same"

@@ -27,15 +27,18 @@ class TagChange:
         return min(deltas, default=0.0)
 
 
-def tag_changes(compared: tuple[str, ...], tags_of: dict[str, tuple[str, ...]],
+def tag_changes(codes: np.ndarray, tag_lists: list[tuple[str, ...]],
                 paired: dict) -> tuple[TagChange, ...]:
-    by_tag: dict[str, list[int]] = {}
-    for pos, qid in enumerate(compared):
-        for tag in set(tags_of[qid]):
-            by_tag.setdefault(tag, []).append(pos)
+    """``codes``: per compared question (in order), its index into ``tag_lists`` (the head's
+    distinct tag lists): a tag's questions are found a tag list at a time, not a question
+    at a time."""
+    lists_of: dict[str, list[int]] = {}
+    for code in np.unique(codes).tolist():
+        for tag in set(tag_lists[code]):
+            lists_of.setdefault(tag, []).append(code)
     out = []
-    for tag in sorted(by_tag):
-        rows = np.array(by_tag[tag], dtype=np.intp)
+    for tag in sorted(lists_of):
+        rows = np.flatnonzero(np.isin(codes, lists_of[tag]))
         out.append(TagChange(tag, len(rows), tuple(
             (name, mean(b[rows].tolist()), mean(h[rows].tolist()))
             for name, (b, h) in paired.items())))

@@ -144,7 +144,7 @@ def _one_drop(policy: GatePolicy, diff: Diff, metric: str, allowed: float) -> Ru
         return RuleOutcome("max_drop", PASSED, f"{moved}, within the {f3(allowed)} allowed)",
                            (), metric, drop, allowed)
     t = mc.test
-    lowered = tuple(q.id for q in diff.fell_on(metric))
+    lowered = tuple(diff.fell_on(metric).ids())
     if policy.regressions == "always" or t.significant:
         label = "significant" if t.significant else "counted although within noise"
         return RuleOutcome("max_drop", FAILED, f"{metric} fell {f3(mc.base)} → {f3(mc.head)} "
@@ -201,8 +201,7 @@ def rule_max_new_misses(policy: GatePolicy, diff: Diff) -> list[RuleOutcome]:
     blocked = _relative_blocked("max_new_misses", diff)
     if blocked:
         return [blocked]
-    lost = tuple(q.id for q in diff.regressions if q.kind in ("lost", "error")
-                 and q.base_rank is not None and q.base_rank <= diff.k)
+    lost = tuple(q.id for q in diff.lost_changes if q.base_rank is not None and q.base_rank <= diff.k)
     status = FAILED if len(lost) > cap else PASSED
     return [RuleOutcome("max_new_misses", status, f"{plural(len(lost), 'question')} lost "
                         f"{'its' if len(lost) == 1 else 'their'} gold chunk at k={diff.k} "

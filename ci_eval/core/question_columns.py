@@ -65,6 +65,11 @@ class QuestionColumns:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def done_reading(self) -> None:
+        """Forget the id -> string map once no other artefact will be read against it
+        (about 80 MB at a million questions; the strings themselves stay in the columns)."""
+        self.strings = {}
+
     def status_code(self, status: str) -> int:
         names = self.status_names
         if status not in names:
@@ -140,6 +145,12 @@ class QuestionColumns:
     def top(self, i: int) -> tuple[str, ...]:
         return tuple(self.top_ids[self.top_start[i]:self.top_start[i + 1]])
 
+    def tags_at(self, positions):
+        """Each question's index into ``tag_lists`` at ``positions``, as an array."""
+        import numpy as np
+
+        return np.frombuffer(self.tags, dtype=np.uint32)[positions]
+
     def status_of(self, i: int) -> str:
         return self.status_names[self.status[i]]
 
@@ -178,11 +189,29 @@ class QuestionColumns:
             self.warnings.get(i, ()), self.top(i)))
 
 
-class Questions(Sequence):
+class BuiltOnRead(Sequence):
+    """A sequence whose items are made when read: equal to any sequence of equal items."""
+
+    __slots__ = ()
+    noun = "items"
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self)} {self.noun})"
+
+
+class Questions(BuiltOnRead):
     """The questions of one artefact as records made on demand (``order``: positions to
     show them in, e.g. by id; all of them in reading order by default)."""
 
     __slots__ = ("columns", "order")
+    noun = "questions"
 
     def __init__(self, columns: QuestionColumns, order=None):
         self.columns, self.order = columns, order
@@ -206,15 +235,6 @@ class Questions(Sequence):
         positions = range(len(self.columns)) if self.order is None else self.order
         return (record(int(p)) for p in positions)
 
-    def __eq__(self, other) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-
-    __hash__ = None
-
-    def __repr__(self) -> str:
-        return f"Questions({len(self)} questions)"
 
 
 class ById(Mapping):

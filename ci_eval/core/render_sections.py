@@ -206,4 +206,4 @@ def unchanged(ctx: ReportContext, limit: int | None) -> str:
     if not same:
         return ""
     return details(f"Unchanged ({len(same)}: every metric as before)",
-                   ids((q.id for q in same), limit))
+                   ids(same.ids(), limit))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ci_eval.core.diff import Diff, MetricChange, QuestionChange
+from ci_eval.core.diff import Changes, Diff, MetricChange
 from ci_eval.core.escape import code_span, escape_md
 from ci_eval.core.markdown import ids, metric, short_sha
 from ci_eval.core.render_context import ReportContext
@@ -24,21 +24,27 @@ def headline_metric(diff: Diff) -> MetricChange | None:
     return None
 
 
-def _where(questions: tuple[QuestionChange, ...]) -> str:
-    tags = Counter(t for q in questions for t in set(q.tags))
+def _where(questions: Changes) -> str:
+    """Where the lost questions are: each of up to three named, else the commonest tags (read
+    from the columns: no change is built)."""
     if len(questions) <= 3:
         return ": " + ", ".join(
-            code_span(q.id, 40, in_table=False)
-            + (f" ({', '.join(escape_md(t, 30) for t in q.tags[:2])})" if q.tags else "")
-            for q in questions)
+            code_span(qid, 40, in_table=False)
+            + (f" ({', '.join(escape_md(t, 30) for t in tags[:2])})" if tags else "")
+            for qid, tags in zip(questions.ids(), questions.tags()))
+    tags = Counter(t for q_tags in questions.tags() for t in set(q_tags))
     if tags:
         top = sorted(tags.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
         return "; by tag: " + ", ".join(f"{escape_md(t, 30)} {n}" for t, n in top)
-    return ": " + ids((q.id for q in questions), 3)
+    return ": " + ids(questions.ids(), 3)
 
 
-def lost_questions(diff: Diff) -> tuple[QuestionChange, ...]:
-    return tuple(q for q in diff.regressions if q.kind in ("lost", "error"))
+def lost_questions(diff: Diff) -> Changes:
+    return diff.lost_changes
+
+
+def _gained(diff: Diff) -> int:
+    return sum(1 for kind in diff.improvements.kinds() if kind == "gained")
 
 
 def _lost_clause(diff: Diff) -> str:
@@ -141,23 +147,23 @@ def _passed(ctx: ReportContext) -> str:
         return (f"⚠️ Gate passed, but retrieval regressed: {_moved(downs[0], 'fell')}"
                 f"{_lost_clause(diff)}{_aside(diff)}.")
     if ups:
-        gained = [q for q in diff.improvements if q.kind == "gained"]
-        tail = (f"; {plural(len(gained), 'question')} found "
-                f"{'its' if len(gained) == 1 else 'their'} gold chunk again at k={diff.k}"
+        gained = _gained(diff)
+        tail = (f"; {plural(gained, 'question')} found "
+                f"{'its' if gained == 1 else 'their'} gold chunk again at k={diff.k}"
                 if gained else "")
         return f"✅ Retrieval improved: {_moved(ups[0], 'rose')}{tail}{_aside(diff)}."
-    moved = [q for q in diff.questions if q.kind != "same"]
+    moved = diff.moved
     m = headline_metric(diff)
     if not moved and not any(x.moved for x in diff.metrics):
         what = f" ({metric(m.name)} {f3(m.head)})" if m and m.head is not None else ""
         return (f"✅ No change: every metric of all "
                 f"{plural(len(diff.compared), 'compared question')} is as before"
                 f"{what}{_aside(diff)}.")
-    lost = len(lost_questions(diff))
-    gained = sum(1 for q in diff.improvements if q.kind == "gained")
+    lost = diff.lost
+    gained = _gained(diff)
     head = f"{_moved(m, 'moved')}; " if m and m.test and m.delta else ""
     return (f"✅ No significant change: {head}{lost} lost and {gained} gained "
-            f"their gold chunk at k={diff.k}, {plural(len(moved), 'question')} moved"
+            f"their gold chunk at k={diff.k}, {plural(moved, 'question')} moved"
             f"{_aside(diff)}.")
 
 

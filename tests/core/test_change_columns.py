@@ -1,0 +1,71 @@
+"""The diff's changes as columns agree with ``question_change``, one question at a time."""
+
+from __future__ import annotations
+
+from factories import artefact, as_v2, default_metrics, spec
+from factories import ranked_with_gold_at as at
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ci_eval.core.artefact import read_artefact
+from ci_eval.core.diff import diff
+from ci_eval.core.diff_questions import question_change, severity
+from ci_eval.core.question_columns import ById
+
+_RANK = st.one_of(st.none(), st.integers(1, 15))
+_SIDE = st.fixed_dictionaries({"rank": _RANK, "error": st.booleans(), "grade": st.sampled_from([1, 2])})
+_QUESTION = st.tuples(_SIDE, _SIDE, st.sampled_from([(), ("a",), ("a", "b")]))
+
+
+def _side(questions, pick: int, k: int, dropped: str | None) -> dict:
+    specs = []
+    for n, (base, head, tags) in enumerate(questions):
+        q = (base, head)[pick]
+        specs.append(spec(f"q{n:02d}", {"g": q["grade"], "h": 1}, at(q["rank"]),
+                          tags=list(tags), error="boom" if q["error"] else None))
+    metrics = [m for m in default_metrics(k) if m != dropped]
+    return artefact(specs, k=k, metrics=metrics)
+
+
+def _reference(b: dict, h: dict, compared, k: int, on_both):
+    bq, hq = ById(read_artefact(b).questions), ById(read_artefact(h).questions)
+    return [question_change(bq[i], hq[i], k, on_both) for i in compared]
+
+
+@settings(max_examples=60, deadline=None)
+@given(questions=st.lists(_QUESTION, min_size=3, max_size=12),
+       k=st.sampled_from([1, 2, 5]),
+       dropped=st.tuples(st.sampled_from([None, "hit@k", "hit@3k"]), st.booleans()))
+def test_kinds_summaries_and_orders_match_question_change(questions, k, dropped):
+    name, on_base = dropped
+    missing = {"hit@k": f"hit@{k}", "hit@3k": f"hit@{3 * k}"}.get(name)
+    b = _side(questions, 0, k, missing if on_base else None)
+    h = _side(questions, 1, k, None if on_base else missing)
+    for pair in ((b, h), (as_v2(b), as_v2(h))):
+        d = diff(*pair)
+        on_both = tuple(m for m in d.head_info.metrics if m in d.base_info.metrics)
+        want = _reference(*pair, d.compared, k, on_both)
+        assert list(d.questions) == want
+        regressions = sorted((q for q in want if q.regression), key=severity)
+        assert list(d.regressions) == regressions and len(d.regressions) == len(regressions)
+        assert list(d.improvements) == sorted((q for q in want if q.improvement), key=severity)
+        assert list(d.unchanged.ids()) == [q.id for q in want if q.kind == "same"]
+        assert d.lost == sum(1 for q in regressions if q.kind in ("lost", "error"))
+        assert list(d.lost_changes.tags()) == [q.tags for q in regressions
+                                               if q.kind in ("lost", "error")]
+        for metric in on_both:
+            assert list(d.fell_on(metric).ids()) == [q.id for q in regressions
+                                                    if q.delta(metric) < 0]
+        assert d.moved == sum(1 for q in want if q.kind != "same")
+
+
+def test_a_change_is_built_only_when_read_and_reads_alike_each_time():
+    specs = [spec(f"q{n}", ["g"], at(r)) for n, r in enumerate([1, 2, 7, None])]
+    head = [spec(f"q{n}", ["g"], at(r)) for n, r in enumerate([7, 1, 7, 3])]
+    d = diff(artefact(specs), artefact(head))
+    built = d.questions.columns.change.cache_info
+    assert len(d.questions) == 4 and d.lost == 1 and d.moved == 3 and built().currsize == 0
+    assert d.questions[1] == d.questions[-3] and built().currsize == 1
+    assert [q.kind for q in d.questions] == list(d.questions.kinds())
+    assert d.questions[1:3] == tuple(d.questions)[1:3]
+    assert [q.id for q in d.regressions] == ["q0"] and d.regressions[0].kind == "lost"
