@@ -13,6 +13,7 @@ rendering shows build only what they show, counts and filters read the columns.
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import repeat
 
 import numpy as np
 
@@ -75,6 +76,21 @@ def question_cases(base, head, at_base, at_head, k: int, worse, better) -> np.nd
     return np.select(conditions, list(range(len(conditions))), default=len(CASES) - 1).astype(np.uint8)
 
 
+_BLOCK = 4096
+
+
+def _values_at(run, metric: str, positions: np.ndarray) -> np.ndarray:
+    """``run.column(metric)[positions]`` without making the whole column (a block of a
+    long list asks for a few thousand values of a million)."""
+    table = run.columns.table
+    if table is None:  # version 1: the artefact keeps its columns
+        return run.column(metric)[positions]
+    j = table.where.get(metric)
+    if j is None:
+        return np.zeros(len(positions))
+    return np.nan_to_num(table.values[positions, j], nan=0.0) + 0.0  # +0.0: as ``column``
+
+
 class ChangeColumns:
     """The changes of the compared questions (``ids``, in id order): ``at_base``/``at_head``
     their positions in each artefact (``Artefact``), ``metrics`` those both runs measured,
@@ -102,13 +118,27 @@ class ChangeColumns:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def _change(self, i: int) -> QuestionChange:
+    def _change(self, i: int, differences=None) -> QuestionChange:
+        """``differences``: head minus base for each of ``metrics``, when ``changes_at``
+        has cut them for a block already."""
         b = self.base.record(int(self.at_base[i]))
         h = self.head.record(int(self.at_head[i]))
         # ``value`` reads what the metric columns hold (0 for none, +0.0 for -0.0)
-        deltas = tuple((m, h.value(m) - b.value(m)) for m in self.metrics)
+        deltas = (tuple((m, h.value(m) - b.value(m)) for m in self.metrics)
+                  if differences is None else tuple(zip(self.metrics, differences)))
         kind, summary = case_text(int(self.case[i]), self.k)
         return change_of(b, h, self.k, deltas, kind, summary)
+
+    def changes_at(self, positions: np.ndarray):
+        """The changes at ``positions``, a block at a time: each block's deltas cut from the
+        metric columns at once (a rendering that lists every change asked each question's
+        values one metric at a time, most of its time)."""
+        for start in range(0, len(positions), _BLOCK):
+            block = positions[start:start + _BLOCK]
+            columns = [self.delta(m, block).tolist() for m in self.metrics]
+            rows = zip(*columns) if columns else repeat(())  # no metric on both sides
+            for i, differences in zip(block.tolist(), rows):
+                yield self._change(i, differences)
 
     def of_kinds(self, kinds) -> np.ndarray:
         """The positions whose kind is one of ``kinds``, in id order."""
@@ -127,8 +157,8 @@ class ChangeColumns:
         """Head minus base on ``metric`` at ``positions``, as ``QuestionChange.delta``."""
         if metric not in self.metrics:
             return np.zeros(len(positions))
-        head = self.head_run.column(metric)[self.at_head[positions]]
-        return head - self.base_run.column(metric)[self.at_base[positions]]
+        head = _values_at(self.head_run, metric, self.at_head[positions])
+        return head - _values_at(self.base_run, metric, self.at_base[positions])
 
     def regressions(self) -> np.ndarray:
         return self.by_severity(self.of_kinds(REGRESSION_KINDS))
@@ -164,7 +194,7 @@ class Changes(BuiltOnRead):
         return self.columns.change(int(self.order[i % n]))
 
     def __iter__(self):
-        return map(self.columns.change, self.order.tolist())
+        return self.columns.changes_at(self.order)
 
     def ids(self):
         """The changes' question ids, without building them."""
