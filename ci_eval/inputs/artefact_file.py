@@ -19,13 +19,13 @@ refuses, it only steps aside.
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 
 from ci_eval.core.artefact import (
     SCHEMAS,
     Artefact,
+    add_block,
     add_row,
     kept_depth,
     read_artefact,
@@ -35,7 +35,7 @@ from ci_eval.core.artefact import (
 )
 from ci_eval.core.metric_table import MetricTable
 from ci_eval.core.question_columns import QuestionColumns, Questions
-from ci_eval.core.question_row import FIELD
+from ci_eval.core.row_blocks import checked_block, row_acceptable, row_finite  # noqa: F401 (merge's part reader)
 from ci_eval.errors import InputError
 from ci_eval.inputs.collector import collector_paused
 from ci_eval.inputs.files import SURROGATE_ESCAPE, decode, parse_json, read_blocks, read_bytes, reject_constant
@@ -220,8 +220,12 @@ def _read_rows(layout: _Layout, metrics: tuple, level, depth: int, strings: dict
         if parsed is None:
             return None
         rows, open_comma = parsed
-        for row in rows:
-            ids = _acceptable(row, len(metrics))
+        block = checked_block(rows, len(metrics))
+        if block is not None:
+            add_block(columns, block, level, depth)
+            continue
+        for row in rows:  # a row the block check cannot vouch for: each row on its own
+            ids = row_acceptable(row, len(metrics))
             if ids is None:
                 return None
             add_row(columns, row, level, depth, ids)
@@ -231,34 +235,3 @@ def _read_rows(layout: _Layout, metrics: tuple, level, depth: int, strings: dict
         return None
     columns.table.finish()
     return Questions(columns)
-
-
-_TOP, _LATENCY, _JUDGED = FIELD["top_score"], FIELD["latency_ms"], FIELD["judged_at_k"]
-_VALUES, _GOLD, _RANKING = FIELD["metrics"], FIELD["gold"], FIELD["ranking"]
-
-
-def _acceptable(row, metrics: int):
-    """The ranking's chunk ids of a row valid by the schema, with no number overflowed to inf
-    and nothing check_row would say; None otherwise."""
-    from ci_eval.core.artefact_checks import row_means
-    from ci_eval.core.artefact_rows import question_row_v2_valid
-
-    if not question_row_v2_valid(row):
-        return None
-    values, ranking = row[_VALUES], row[_RANKING]
-    ids = next(zip(*ranking)) if ranking else ()
-    if not row_means(values, [cid for cid, _ in row[_GOLD]], ids, metrics):
-        return None
-    return ids if row_finite(row) else None
-
-
-def row_finite(row: list) -> bool:
-    """Whether no number of a valid row overflowed to inf: then their sum is finite (a sum
-    that overflows only sends the row to the full parse, which finds nothing)."""
-    values = row[_VALUES]
-    total = sum(score for _, score in row[_RANKING])
-    total += sum(values) if None not in values else sum(v for v in values if v is not None)
-    for extra in (row[_TOP], row[_LATENCY], row[_JUDGED]):
-        if extra is not None:
-            total += extra
-    return math.isfinite(total)
