@@ -183,7 +183,7 @@ def _early(head: bytes, source: str) -> dict | None:
 def _by_lines(chunks, source: str, top: int, strings: dict | None = None) -> Artefact | None:
     """The artefact by the writer's line layout, or None to take the full parse (``chunks``:
     the file's bytes, whole or in chunks)."""
-    from ci_eval.core.artefact_checks import header_problems, new_problems, whole_problems
+    from ci_eval.core.artefact_checks import column_problems, header_problems, new_problems
 
     layout = _Layout((chunks,) if isinstance(chunks, bytes) else chunks)
     if not layout.ok or layout.head.startswith(b"\xef\xbb\xbf"):
@@ -205,8 +205,7 @@ def _by_lines(chunks, source: str, top: int, strings: dict | None = None) -> Art
     columns = questions.columns
     if len(set(columns.ids)) != len(columns):
         return None
-    whole_problems(data, [{"id": qid, "status": columns.status_of(i), "tags": columns.tag_lists[t]}
-                          for i, (qid, t) in enumerate(zip(columns.ids, columns.tags))], problems)
+    column_problems(data, columns, problems)
     return None if problems.found else typed_artefact(data, questions, depth)
 
 
