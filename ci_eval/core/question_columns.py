@@ -203,10 +203,9 @@ class QuestionColumns:
         row's ranking, _NO_RANK when it did not, _NOT_RELEVANT below the level or stale."""
         counts = block.gold_lens
         owners = list(chain.from_iterable(map(repeat, block.rankings, counts)))  # each pair's ranking
-        if all(map(dict.__contains__, owners, ids)):  # every gold chunk came back
-            ranks = list(map(add, map(list.index, map(list, owners), ids), repeat(1)))
-        else:
-            ranks = list(map(_rank_in, owners, ids))
+        back = list(map(dict.__contains__, owners, ids))  # whether each gold chunk came back
+        places = map(add, map(list.index, map(list, compress(owners, back)), compress(ids, back)), repeat(1))
+        ranks = list(places) if all(back) else [next(places) if came else _NO_RANK for came in back]
         if grades and min(grades) < relevance:
             ranks = [_NOT_RELEVANT if g < relevance else r for g, r in zip(grades, ranks)]
         stale = block.field("stale")
@@ -296,13 +295,6 @@ class QuestionColumns:
             self.first_gold_rank(i), None if top != top else top,
             self.errors.get(i), _ANSWER_OF[self.answer[i]], self._ranks(i), self.returned[i],
             self.warnings.get(i, ()), self.top(i)))
-
-
-def _rank_in(ranking: dict, cid: str) -> int:
-    """The place (from 1) ``cid`` came back in a ranking given as chunk id -> score."""
-    if cid not in ranking:
-        return _NO_RANK
-    return list(ranking).index(cid) + 1
 
 
 def _ends(counts, first: int):

@@ -150,9 +150,10 @@ def _values_valid(values, metrics: int) -> bool:
     if not _lists(values) or not set(map(len, values)) <= {0, metrics} or _longest(values) > 200:
         return False
     flat = list(chain.from_iterable(values))
-    if not _kinds_are(flat, int, float, _NONE):
+    kinds = set(map(type, flat))
+    if not all(issubclass(kind, (int, float, _NONE)) and kind is not bool for kind in kinds):
         return False
-    present = _present(flat) if None in flat else flat
+    present = _present(flat) if _NONE in kinds else flat
     lo, hi = METRIC_RANGE
     return not present or (lo <= min(present) and max(present) <= hi)
 
