@@ -3,8 +3,9 @@
 A version 2 artefact is written one question row per line (docs/design.md). It is read from
 the file a chunk at a time (``read_blocks``), never held whole: the keys before the rows and
 after them are parsed as one small document with every hostile-input check of
-``parse_json``; the rows a block of whole lines at a time (about a megabyte, one call of
-json's C parser with no hooks), each row checked, typed and dropped, so no ranking is held
+``parse_json``; the rows a piece of whole lines at a time (about 32 KB, one call of json's
+C parser with no hooks), each piece checked a field at a time over its rows
+(core/row_blocks.py, the per-row verdict exactly), typed and dropped, so no ranking is held
 either. That is only safe because a row holds no object (so no key can repeat), because NaN
 and Infinity are refused by ``parse_constant``, a number that overflowed to inf is caught by
 the sum of the row's numbers not being finite, and a lone surrogate escape, found by a search
