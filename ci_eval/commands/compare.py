@@ -78,6 +78,8 @@ def run(args) -> int:
             if args.no_base else BaselineInfo(kind="file", path=paths[0]))
     report = build_report(base, head, policy, info, marker_suffix=args.marker,
                           gate_source=source, gate_path=gate_path)
+    if args.summary_out and (args.json_out or args.format == "json"):
+        report.keep_listed()  # both list every change: each is built once
     if args.summary_out:
         atomic_write(args.summary_out, report.full_markdown)
     if args.svg_out:

@@ -84,3 +84,19 @@ def gold_runs(columns, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def measured_rows(columns) -> np.ndarray:
     """The positions of the measured questions, in reading order."""
     return np.flatnonzero(columns.measured_mask()) if len(columns) else np.zeros(0, np.int64)
+
+
+class ChangeSide:
+    """What ``diff_questions.change_of`` reads of one side's question, read straight from
+    the columns: no metric mapping, no ranking, none of a record's other fields. Of the
+    base side (``head=False``) it reads only the first gold rank and the gold ranks."""
+
+    __slots__ = ("id", "question", "tags", "status", "first_gold_rank", "gold", "gold_ranks",
+                 "error")
+
+    def __init__(self, columns, i: int, head: bool = True):
+        self.first_gold_rank, self.gold_ranks = columns.first_gold_rank(i), columns._ranks(i)
+        if head:
+            self.id, self.question = columns.ids[i], columns.text(i)
+            self.tags, self.status = columns.tag_lists[columns.tags[i]], columns.status_of(i)
+            self.gold, self.error = columns.gold(i), columns.errors.get(i)
