@@ -39,16 +39,17 @@ def _finite(x: float) -> str:
 
 
 def _plain_with(floats):
+    # the exact built-in types by one lookup; a subclass goes through json's own checks
+    exact = {str: encode_basestring, int: int.__repr__, float: floats,
+             bool: lambda v: "true" if v else "false", type(None): lambda v: "null"}
+
     def plain(v) -> str:
         """One plain value as json writes it (the order of checks is json's own)."""
+        write = exact.get(type(v))
+        if write is not None:
+            return write(v)
         if isinstance(v, str):
             return encode_basestring(v)
-        if v is None:
-            return "null"
-        if v is True:
-            return "true"
-        if v is False:
-            return "false"
         if isinstance(v, int):
             return int.__repr__(v)
         if isinstance(v, float):
