@@ -15,9 +15,11 @@ from itertools import count
 import numpy as np
 
 
-def offsets(starts) -> np.ndarray:
-    """A column's offsets (``top_start``, ``gold_start``: an ``array`` of n + 1) as int64."""
-    return np.asarray(starts).astype(np.int64)
+def bounds(starts, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where the runs of the questions at ``rows`` begin and end in a flat column, from its
+    offsets (``top_start``, ``gold_start``: an ``array`` of n + 1), as int64."""
+    view = np.asarray(starts)  # no copy: only the rows asked for are gathered and cast
+    return view[rows].astype(np.int64), view[rows + 1].astype(np.int64)
 
 
 def run_positions(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -31,23 +33,18 @@ def run_positions(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 class IdCodes:
-    """Id string -> an integer code, shared by everything one comparison encodes (codes
-    are unique per string, not dense)."""
+    """Id string -> an integer code, shared by everything one block of a comparison encodes
+    (codes are unique per string, not dense; a new one per block bounds the map's size)."""
 
     def __init__(self):
         self._codes: dict[str, int] = {}
         self._next = count()
-        # id(list) -> (the list, its codes): holding the list keeps its id from being reused
-        self._done: dict[int, tuple[list[str], np.ndarray]] = {}
 
-    def of(self, strings: list[str]) -> np.ndarray:
-        """The code of each string of ``strings`` (a column's id list, encoded once)."""
-        kept = self._done.get(id(strings))
-        if kept is None or len(kept[1]) != len(strings):
-            codes = np.fromiter(map(self._codes.setdefault, strings, self._next),
-                                dtype=np.int64, count=len(strings))
-            kept = self._done[id(strings)] = (strings, codes)
-        return kept[1]
+    def of(self, strings: list[str], positions: np.ndarray) -> np.ndarray:
+        """The codes of ``strings[p]`` for each p in ``positions``."""
+        picked = map(strings.__getitem__, positions.tolist())
+        return np.fromiter(map(self._codes.setdefault, picked, self._next), dtype=np.int64,
+                           count=len(positions))
 
 
 def member(owner: np.ndarray, codes: np.ndarray, set_owner: np.ndarray,
@@ -66,19 +63,26 @@ def member(owner: np.ndarray, codes: np.ndarray, set_owner: np.ndarray,
 def top_runs(columns, rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The kept top ids' runs (at most k each) of the questions at ``rows``, -1 for none:
     flat positions into ``columns.top_ids`` and the index into ``rows`` each belongs to."""
-    starts = offsets(columns.top_start)
     present = rows >= 0
-    safe = np.where(present, rows, 0)
-    start = np.where(present, starts[safe], 0)
-    end = np.where(present, np.minimum(start + k, starts[safe + 1]), 0)
-    return run_positions(start, end)
+    start, end = bounds(columns.top_start, np.where(present, rows, 0))
+    start = np.where(present, start, 0)
+    return run_positions(start, np.where(present, np.minimum(start + k, end), 0))
 
 
 def gold_runs(columns, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The gold ids' runs of the questions at ``rows``: flat positions into
     ``columns.gold_ids`` and the index into ``rows`` each belongs to."""
-    starts = offsets(columns.gold_start)
-    return run_positions(starts[rows], starts[rows + 1])
+    return run_positions(*bounds(columns.gold_start, rows))
+
+
+# Questions worked on at once: what the arrays and the id map of one block take stays a few
+# megabytes however many questions a comparison has.
+BLOCK = 1 << 15
+
+
+def blocks(n: int):
+    """(start, stop) of each block of ``n`` positions."""
+    return ((a, min(a + BLOCK, n)) for a in range(0, n, BLOCK))
 
 
 def measured_rows(columns) -> np.ndarray:

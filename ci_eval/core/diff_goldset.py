@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ci_eval.core.artefact import QuestionResult, RunHeader
-from ci_eval.core.column_views import IdCodes, offsets, run_positions
+from ci_eval.core.column_views import IdCodes, blocks, bounds, run_positions
 from ci_eval.core.question_columns import ById, QuestionColumns, same_label
 from ci_eval.core.stats import min_shared_questions
 
@@ -88,17 +88,22 @@ def _positions(ids, where: dict) -> np.ndarray:
 
 def _same_gold(bc: QuestionColumns, i: np.ndarray, hc: QuestionColumns, j: np.ndarray):
     """Whether base question i[n] and head question j[n] have the same unanswerable flag
-    and the same gold pairs (``same_label`` but for stale ids), for every n at once."""
-    b_start, h_start = offsets(bc.gold_start), offsets(hc.gold_start)
-    b_len, h_len = b_start[i + 1] - b_start[i], h_start[j + 1] - h_start[j]
+    and the same gold pairs (``same_label`` but for stale ids), for every n, a block at a
+    time."""
     flags = (np.frombuffer(bytes(bc.unanswerable), np.uint8)[i]
              == np.frombuffer(bytes(hc.unanswerable), np.uint8)[j])
-    pb, owner = run_positions(b_start[i], np.where(b_len == h_len, b_start[i + 1], b_start[i]))
-    ph = run_positions(h_start[j], np.where(b_len == h_len, h_start[j + 1], h_start[j]))[0]
-    codes = IdCodes()
-    differ = ((codes.of(bc.gold_ids)[pb] != codes.of(hc.gold_ids)[ph])
-              | (np.asarray(bc.gold_grades)[pb] != np.asarray(hc.gold_grades)[ph]))
-    return flags & (b_len == h_len) & (np.bincount(owner, weights=differ, minlength=len(i)) == 0)
+    b_grades, h_grades = np.asarray(bc.gold_grades), np.asarray(hc.gold_grades)
+    same = np.zeros(len(i), dtype=bool)
+    for a, z in blocks(len(i)):
+        (b_from, b_to), (h_from, h_to) = bounds(bc.gold_start, i[a:z]), bounds(hc.gold_start, j[a:z])
+        equal = b_to - b_from == h_to - h_from
+        pb, owner = run_positions(b_from, np.where(equal, b_to, b_from))
+        ph = run_positions(h_from, np.where(equal, h_to, h_from))[0]
+        codes = IdCodes()
+        differ = ((codes.of(bc.gold_ids, pb) != codes.of(hc.gold_ids, ph))
+                  | (b_grades[pb] != h_grades[ph]))
+        same[a:z] = equal & (np.bincount(owner, weights=differ, minlength=z - a) == 0)
+    return flags & same
 
 
 def _labels(bq: ById, hq: ById, shared: list[str], i: np.ndarray, j: np.ndarray):

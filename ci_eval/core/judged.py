@@ -20,7 +20,7 @@ from itertools import repeat
 import numpy as np
 
 from ci_eval.core.artefact import Artefact
-from ci_eval.core.column_views import IdCodes, gold_runs, measured_rows, member, top_runs
+from ci_eval.core.column_views import IdCodes, blocks, gold_runs, measured_rows, member, top_runs
 
 
 def judged_at_k(ranking: Sequence[str], judged: Collection[str], k: int) -> float | None:
@@ -70,13 +70,13 @@ def _judged_mean(shares: np.ndarray) -> float | None:
 
 
 def _shares(columns, rows: np.ndarray, k: int, codes: IdCodes):
-    """For the questions at ``rows``: their top-k runs (positions, owner), the top ids'
-    codes, whether each is judged (in its own question's gold), and each question's judged@k
-    (NaN when it returned nothing)."""
+    """For the questions at ``rows``: their top-k runs' owners, the top ids' codes, whether
+    each is judged (in its own question's gold), and each question's judged@k (NaN when it
+    returned nothing)."""
     positions, owner = top_runs(columns, rows, k)
-    top = codes.of(columns.top_ids)[positions]
+    top = codes.of(columns.top_ids, positions)
     gold_positions, gold_owner = gold_runs(columns, rows)
-    judged = member(owner, top, gold_owner, codes.of(columns.gold_ids)[gold_positions])
+    judged = member(owner, top, gold_owner, codes.of(columns.gold_ids, gold_positions))
     returned = np.bincount(owner, minlength=len(rows))
     hits = np.bincount(owner, weights=judged, minlength=len(rows))
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -84,13 +84,19 @@ def _shares(columns, rows: np.ndarray, k: int, codes: IdCodes):
     return owner, top, judged, shares
 
 
+def _mean(columns, k: int) -> float | None:
+    """The mean judged@k of the measured questions, a block at a time."""
+    rows = measured_rows(columns)
+    parts = [_shares(columns, rows[a:b], k, IdCodes())[3] for a, b in blocks(len(rows))]
+    return _judged_mean(np.concatenate(parts) if parts else np.zeros(0))
+
+
 def artefact_judged_mean(artefact: Artefact) -> float | None:
     """Read from the columns: each measured question's kept top ids and gold ids (judged at
     any grade, stale ids included)."""
     k = artefact.header.k
     _top_check(artefact, k)
-    columns = artefact.columns
-    return _judged_mean(_shares(columns, measured_rows(columns), k, IdCodes())[3])
+    return _mean(artefact.columns, k)
 
 
 def _base_rows(base: Artefact, ids: list[str], rows: np.ndarray) -> np.ndarray:
@@ -100,27 +106,40 @@ def _base_rows(base: Artefact, ids: list[str], rows: np.ndarray) -> np.ndarray:
                        dtype=np.int64, count=len(rows))
 
 
-def judged_report(base: Artefact | None, head: Artefact, regressions: Iterable[str]) -> JudgedReport:
-    """Computed from the top of the rankings and the gold, so base artefacts written before
-    judged@k existed are read the same way. Over the columns at once: a head top-k id is
-    new when its question's base top k lacks it, and unjudged when its gold lacks it."""
-    k = head.header.k
-    _top_check(head, k)
-    hc, codes = head.columns, IdCodes()
-    rows = measured_rows(hc)
-    owner, top, judged, shares = _shares(hc, rows, k, codes)
+def _block_counts(head, base, rows: np.ndarray, at_base, k: int):
+    """For the head questions at ``rows`` (base positions ``at_base``, None without a base):
+    each one's judged@k, its new results and how many of them are unjudged."""
+    codes = IdCodes()
+    owner, top, judged, shares = _shares(head.columns, rows, k, codes)
     new = np.ones(len(owner), dtype=bool)
     if base is not None:
+        base_positions, base_owner = top_runs(base.columns, at_base, k)
+        new = ~member(owner, top, base_owner, codes.of(base.columns.top_ids, base_positions))
+    return (shares, np.bincount(owner, weights=new, minlength=len(rows)),
+            np.bincount(owner, weights=new & ~judged, minlength=len(rows)))
+
+
+def judged_report(base: Artefact | None, head: Artefact, regressions: Iterable[str]) -> JudgedReport:
+    """Computed from the top of the rankings and the gold, so base artefacts written before
+    judged@k existed are read the same way. Over the columns a block of questions at once:
+    a head top-k id is new when its question's base top k lacks it, and unjudged when its
+    gold lacks it."""
+    k = head.header.k
+    _top_check(head, k)
+    if base is not None:
         _top_check(base, k)
-        base_positions, base_owner = top_runs(base.columns, _base_rows(base, hc.ids, rows), k)
-        new = ~member(owner, top, base_owner, codes.of(base.columns.top_ids)[base_positions])
-    new_count = np.bincount(owner, weights=new, minlength=len(rows))
-    unjudged = np.bincount(owner, weights=new & ~judged, minlength=len(rows))
+    hc = head.columns
+    rows = measured_rows(hc)
+    at_base = _base_rows(base, hc.ids, rows) if base is not None else None
+    new_unjudged, questions, suspect, shares = 0, 0, [], [np.zeros(0)]
+    for a, b in blocks(len(rows)):
+        share, new, unjudged = _block_counts(head, base, rows[a:b],
+                                             at_base[a:b] if base is not None else None, k)
+        shares.append(share)
+        new_unjudged, questions = new_unjudged + int(unjudged.sum()), questions + int((unjudged > 0).sum())
+        suspect += rows[a:b][(new > 0) & (unjudged == new)].tolist()
     wanted = set(regressions)
-    suspect = rows[(new_count > 0) & (unjudged == new_count)].tolist()
     suspects = frozenset(hc.ids[j] for j in suspect if hc.ids[j] in wanted)
-    base_mean = (_judged_mean(_shares(base.columns, measured_rows(base.columns), k, codes)[3])
-                 if base is not None else None)
-    return JudgedReport(k, _judged_mean(shares), base_mean,
-                        int(unjudged.sum()), int((unjudged > 0).sum()), suspects,
-                        base is not None)
+    return JudgedReport(k, _judged_mean(np.concatenate(shares)),
+                        _mean(base.columns, k) if base is not None else None,
+                        new_unjudged, questions, suspects, base is not None)

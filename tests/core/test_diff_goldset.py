@@ -7,6 +7,7 @@ from factories import run, spec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ci_eval.core import column_views
 from ci_eval.core.diff_goldset import QuestionRef, partition, relabel_note
 from ci_eval.core.question_columns import ById
 
@@ -46,7 +47,12 @@ def _side(questions: list[dict]):
 def test_the_partition_over_columns_is_the_one_made_a_question_at_a_time(pairs):
     base, head = _side([b for b, _ in pairs]), _side([h for _, h in pairs])
     bq, hq = ById(base.questions), ById(head.questions)
-    changes, compared, (i, j) = partition(bq, hq, base.header, head.header)
-    assert (changes.added, changes.removed, changes.relabelled, compared) == _one_at_a_time(bq, hq)
-    assert changes.shared == len(bq.keys() & hq.keys())
-    assert [base.columns.ids[p] for p in i] == [head.columns.ids[p] for p in j] == list(compared)
+    for block in (column_views.BLOCK, 2):  # in one block, and a few questions a block
+        column_views.BLOCK, was = block, column_views.BLOCK
+        try:
+            changes, compared, (i, j) = partition(bq, hq, base.header, head.header)
+        finally:
+            column_views.BLOCK = was
+        assert (changes.added, changes.removed, changes.relabelled, compared) == _one_at_a_time(bq, hq)
+        assert changes.shared == len(bq.keys() & hq.keys())
+        assert [base.columns.ids[p] for p in i] == [head.columns.ids[p] for p in j] == list(compared)

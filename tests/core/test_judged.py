@@ -1,8 +1,11 @@
+from contextlib import contextmanager
+
 import pytest
 from factories import artefact, as_v2, run, spec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ci_eval.core import column_views
 from ci_eval.core.artefact import read_artefact
 from ci_eval.core.judged import judged_at_k, judged_report, mean_judged, unjudged_in_top_k
 
@@ -116,7 +119,18 @@ def test_the_columns_give_what_each_question_gives_one_at_a_time(sides, k, wante
 
     base, head = side(0), side(1)
     regressions = [f"q{n}" for n in wanted]
-    report = judged_report(base if len(base.columns) else None, head, regressions)
     want = _one_at_a_time(base if len(base.columns) else None, head, set(regressions))
-    assert (report.head_mean, report.base_mean, report.new_unjudged, report.questions,
-            set(report.suspects)) == want
+    for block in (column_views.BLOCK, 2):  # in one block, and a few questions a block
+        with _blocks_of(block):
+            report = judged_report(base if len(base.columns) else None, head, regressions)
+        assert (report.head_mean, report.base_mean, report.new_unjudged, report.questions,
+                set(report.suspects)) == want
+
+
+@contextmanager
+def _blocks_of(n: int):
+    was, column_views.BLOCK = column_views.BLOCK, n
+    try:
+        yield
+    finally:
+        column_views.BLOCK = was
