@@ -301,6 +301,13 @@ def add_row(columns, row: list, relevance_level: float = 1, depth: int = 0, ids=
                 error, answer_correct, warnings, ids, depth, relevance_level)
 
 
+def add_block(columns, block, relevance_level: float = 1, depth: int = 0) -> None:
+    """A checked block of version 2 rows (core/row_blocks.py) into ``columns``: the same
+    columns as ``add_row`` of each of its rows in turn, filled a field at a time."""
+    columns.table.extend(block.field("metrics"))
+    columns.add_block(block, depth, relevance_level)
+
+
 # A frozen dataclass's __init__ sets each field through object.__setattr__: 10 µs for a
 # QuestionResult, half of reading a row. Its fields' slot descriptors set them in half that;
 # the record is the same (every field given, in declaration order, as __init__ would).

@@ -18,7 +18,9 @@ Grades are bounded by the schema itself (the gold set's bounds); see artefact.sc
 from __future__ import annotations
 
 from collections import Counter
+from itertools import compress
 
+from ci_eval.core.artefact import MEASURED
 from ci_eval.core.question_row import FIELD
 from ci_eval.core.validate import json_path
 from ci_eval.errors import InputError
@@ -172,39 +174,63 @@ def row_view(row: list) -> dict:
     return {"id": row[FIELD["id"]], "status": row[FIELD["status"]], "tags": row[FIELD["tags"]]}
 
 
-def _measured(questions: list) -> list[dict]:
-    # The summary's means and counts are over answered questions, errors scoring 0.
-    return [q for q in questions if isinstance(q, dict) and q.get("status") in ("ok", "error")]
-
-
 def _check_count(problems: _Problems, stated: object, actual: int, what: str, *path) -> None:
     if problems.counts and isinstance(stated, int) and not isinstance(stated, bool) and stated != actual:
         problems.add(f"says {stated} but the artefact holds {actual} {what}", *path)
 
 
-def _check_summary(data: dict, questions: list, problems: _Problems) -> None:
+class _Counts:
+    """What the summary's counts are held to: how many questions, how many answered or
+    failed (the summary's means and counts are over those, errors scoring 0), how many of
+    those carry each tag, how many failed."""
+
+    def __init__(self, questions: int, measured: int, tagged: Counter, errors: int):
+        self.questions, self.measured, self.tagged, self.errors = questions, measured, tagged, errors
+
+    @classmethod
+    def of_views(cls, questions: list) -> _Counts:
+        """From each question's {"id", "status", "tags"} (``row_view``, or a version 1 object)."""
+        measured = [q for q in questions if isinstance(q, dict) and q.get("status") in MEASURED]
+        tagged = Counter(t for q in measured for t in (q.get("tags") or ()) if isinstance(t, str))
+        errors = sum(1 for q in questions if isinstance(q, dict) and q.get("status") == "error")
+        return cls(len(questions), len(measured), tagged, errors)
+
+    @classmethod
+    def of_columns(cls, columns) -> _Counts:
+        """From a QuestionColumns: its status codes and tag lists counted, not a question at
+        a time."""
+        codes = Counter(columns.status)
+        names = columns.status_names
+        measured_codes = {code for code, name in enumerate(names) if name in MEASURED}
+        lists = Counter(compress(columns.tags, map(measured_codes.__contains__, columns.status)))
+        tagged: Counter = Counter()
+        for where, n in lists.items():
+            for tag in columns.tag_lists[where]:
+                tagged[tag] += n
+        errors = codes[names.index("error")] if "error" in names else 0
+        return cls(len(columns), sum(codes[c] for c in measured_codes), tagged, errors)
+
+
+def _check_summary(data: dict, counts: _Counts, problems: _Problems) -> None:
     summary = data.get("summary")
     if not isinstance(summary, dict):
         return
-    measured = _measured(questions)
     overall = summary.get("overall")
     if isinstance(overall, dict):
-        _check_count(problems, overall.get("count"), len(measured), "answered or failed questions",
+        _check_count(problems, overall.get("count"), counts.measured, "answered or failed questions",
                      "summary", "overall", "count")
         _check_means(overall.get("means"), problems, "summary", "overall", "means")
     by_tag = summary.get("by_tag")
     if isinstance(by_tag, dict):
-        tagged = Counter(t for q in measured for t in (q.get("tags") or ()) if isinstance(t, str))
         for position, (tag, group) in enumerate(by_tag.items()):
             if not isinstance(group, dict):
                 continue
             # A tag is untrusted text: the path names its position, never the tag itself.
             place = ("summary", "by_tag", f"[tag {position + 1}]")
-            _check_count(problems, group.get("count"), tagged.get(tag, 0),
+            _check_count(problems, group.get("count"), counts.tagged.get(tag, 0),
                          "answered or failed questions with this tag", *place, "count")
             _check_means(group.get("means"), problems, *place, "means")
-    errors = sum(1 for q in questions if isinstance(q, dict) and q.get("status") == "error")
-    _check_count(problems, summary.get("errors"), errors, "questions with an error", "summary", "errors")
+    _check_count(problems, summary.get("errors"), counts.errors, "questions with an error", "summary", "errors")
 
 
 def new_problems(data: dict, source: str) -> _Problems:
@@ -220,11 +246,21 @@ def header_problems(data: dict, problems: _Problems) -> None:
 
 
 def whole_problems(data: dict, views: list[dict], problems: _Problems) -> None:
-    """The checks across questions: ids unique, counts agreeing with the questions."""
-    _check_summary(data, views, problems)
+    """The checks across questions (given as ``row_view``s or version 1 objects): counts
+    agreeing with the questions, the history's means."""
+    _whole_checks(data, _Counts.of_views(views), problems)
+
+
+def column_problems(data: dict, columns, problems: _Problems) -> None:
+    """``whole_problems`` of the questions read into ``columns`` (core/question_columns.py)."""
+    _whole_checks(data, _Counts.of_columns(columns), problems)
+
+
+def _whole_checks(data: dict, counts: _Counts, problems: _Problems) -> None:
+    _check_summary(data, counts, problems)
     gold_set = data.get("gold_set")
     if isinstance(gold_set, dict):
-        _check_count(problems, gold_set.get("questions"), len(views), "questions",
+        _check_count(problems, gold_set.get("questions"), counts.questions, "questions",
                      "gold_set", "questions")
     for i, entry in enumerate(data.get("history") or []):
         if isinstance(entry, dict):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Mapping
+from itertools import chain
 
 import numpy as np
 
@@ -47,6 +48,15 @@ class MetricTable:
             self._flat.extend([_NAN if v is None else v for v in values])
         else:
             self._flat.extend(values)
+
+    def extend(self, rows) -> None:
+        """``append`` of each of ``rows`` in turn: at once when no value is None."""
+        full = [values or self._empty for values in rows]
+        flat = list(chain.from_iterable(full))
+        if None in flat:
+            flat = [_NAN if v is None else v for v in flat]
+        self._rows += len(rows)
+        self._flat.extend(flat)
 
     def row(self, i: int) -> MetricRow:
         return MetricRow(self, i)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Mapping, Sequence
+from itertools import accumulate, chain, compress, count, islice, pairwise, repeat
+from operator import add, ge
 
 from ci_eval.core.artefact import MEASURED, GoldRank, QuestionResult, built_question
 
@@ -25,6 +27,9 @@ _GRADES = {grade: float(grade) for grade in (0, 1, 2, 3)}
 _BIG = 1 << 31  # a first gold rank this large (the schema sets no bound) is kept aside
 _ANSWER = {False: 0, True: 1, None: 2}
 _ANSWER_OF = (False, True, None)
+_NONE_IS_NAN = {None: _NAN}  # .get(v, v): v, or NaN for None
+_NONE_IS_NO_RANK = {None: _NO_RANK}
+_INT_OR_NONE = {int, type(None)}
 
 
 class QuestionColumns:
@@ -126,6 +131,109 @@ class QuestionColumns:
                 self.gold_ranks.append(_NO_RANK)
         self.gold_start.append(len(self.gold_ids))
 
+    # ------------------------------------------------------------------ a block at a time
+    def add_block(self, block, depth: int, relevance: float) -> None:
+        """A checked block of version 2 rows (core/row_blocks.py): the same columns as
+        ``add`` of each of its questions in turn, each filled for the whole block at once
+        (the metric values go to the table separately, ``MetricTable.extend``)."""
+        start, field = len(self.ids), block.field
+        strings = self.strings
+        qids = field("id")
+        self.ids.extend(map(strings.setdefault, qids, qids))
+        self._texts(field("question"))
+        self._tag_block(field("tags"))
+        self.status.extend(map(self._codes(field("status")).__getitem__, field("status")))
+        self.unanswerable += bytes(field("unanswerable"))
+        self._ranks_block(field("first_gold_rank"), start)
+        tops = field("top_score")
+        self.top_score.extend(map(_NONE_IS_NAN.get, tops, tops))
+        answers = field("answer_correct")
+        self.answer.extend(map(_ANSWER.__getitem__, answers))
+        self.answered = self.answered or answers.count(None) != len(answers)
+        self.returned.extend(block.ranking_lens)
+        self._gold_block(block, relevance, start)
+        self._top_block(block.rankings, block.ranking_lens, depth)
+        self._by_position(start, field("error"), field("warnings"), field("stale"))
+
+    def _texts(self, texts) -> None:
+        joined = "".join(texts)
+        if joined.isascii():  # a character a byte: the lengths are the strings'
+            self.text_bytes += joined.encode("ascii")
+            lengths = map(len, texts)
+        else:
+            encoded = list(map(str.encode, texts, repeat("utf-8"), repeat("surrogatepass")))
+            self.text_bytes += b"".join(encoded)
+            lengths = map(len, encoded)
+        self.text_start.extend(_ends(lengths, self.text_start[-1]))
+
+    def _tag_block(self, tag_lists) -> None:
+        tags = list(map(tuple, tag_lists))
+        index = self._tag_index
+        for tag_list in dict.fromkeys(tags):
+            if tag_list not in index:
+                index[tag_list] = len(self.tag_lists)
+                self.tag_lists.append(tag_list)
+        self.tags.extend(map(index.__getitem__, tags))
+
+    def _codes(self, statuses) -> dict:
+        """Each status of the block -> its code, new names added in first-seen order."""
+        return {status: self.status_code(status) for status in dict.fromkeys(statuses)}
+
+    def _ranks_block(self, ranks, start: int) -> None:
+        if set(map(type, ranks)) <= _INT_OR_NONE and max(filter(None, ranks), default=0) < _BIG:
+            self.first_rank.extend(map(_NONE_IS_NO_RANK.get, ranks, ranks))
+            return
+        for i, rank in enumerate(ranks, start):  # a whole float, or a rank past 32 bits
+            rank = None if rank is None else int(rank)
+            if rank is not None and rank >= _BIG:
+                self.big_ranks[i], rank = rank, _NO_RANK
+            self.first_rank.append(_NO_RANK if rank is None else rank)
+
+    def _gold_block(self, block, relevance: float, start: int) -> None:
+        ids, grades = _sorted_gold(block.gold_ids, block.gold_grades, block.gold_lens)
+        strings = self.strings
+        self.gold_ids.extend(map(strings.setdefault, ids, ids))
+        self.gold_grades.extend(grades)
+        self.gold_ranks.extend(self._gold_rank_block(block, ids, grades, relevance))
+        self.gold_start.extend(_ends(block.gold_lens, self.gold_start[-1]))
+
+    @staticmethod
+    def _gold_rank_block(block, ids, grades, relevance: float) -> list:
+        """Each gold pair's rank (``_gold``): the place its chunk came back in its own
+        row's ranking, _NO_RANK when it did not, _NOT_RELEVANT below the level or stale."""
+        counts = block.gold_lens
+        owners = list(chain.from_iterable(map(repeat, block.rankings, counts)))  # each pair's ranking
+        back = list(map(dict.__contains__, owners, ids))  # whether each gold chunk came back
+        places = map(add, map(list.index, map(list, compress(owners, back)), compress(ids, back)), repeat(1))
+        ranks = list(places) if all(back) else [next(places) if came else _NO_RANK for came in back]
+        if grades and min(grades) < relevance:
+            ranks = [_NOT_RELEVANT if g < relevance else r for g, r in zip(grades, ranks)]
+        stale = block.field("stale")
+        if any(stale):
+            rows = chain.from_iterable(map(repeat, stale, counts))
+            ranks = [_NOT_RELEVANT if cid in row else r for row, cid, r in zip(rows, ids, ranks)]
+        return ranks
+
+    def _top_block(self, rankings, counts, depth: int) -> None:
+        """The kept top ids: each ranking's first ``depth``."""
+        if max(counts, default=0) > depth:
+            ids = list(chain.from_iterable(map(islice, rankings, repeat(depth))))
+            counts = list(map(min, counts, repeat(depth)))
+        else:
+            ids = list(chain.from_iterable(rankings))
+        strings = self.strings
+        self.top_ids.extend(map(strings.setdefault, ids, ids))
+        self.top_start.extend(_ends(counts, self.top_start[-1]))
+
+    def _by_position(self, start: int, errors, warnings, stale) -> None:
+        """What few questions have, by position."""
+        if errors.count(None) != len(errors):
+            self.errors.update((i, e) for i, e in enumerate(errors, start) if e is not None)
+        if any(warnings):
+            self.warnings.update((i, tuple(w)) for i, w in enumerate(warnings, start) if w)
+        if any(stale):
+            self.stale.update((i, tuple(sorted(s))) for i, s in enumerate(stale, start) if s)
+
     # ------------------------------------------------------------------ reading back
     def text(self, i: int) -> str:
         raw = self.text_bytes[self.text_start[i]:self.text_start[i + 1]]
@@ -187,6 +295,25 @@ class QuestionColumns:
             self.first_gold_rank(i), None if top != top else top,
             self.errors.get(i), _ANSWER_OF[self.answer[i]], self._ranks(i), self.returned[i],
             self.warnings.get(i, ()), self.top(i)))
+
+
+def _ends(counts, first: int):
+    """The running ends of runs of ``counts`` items after ``first`` (an offset column's
+    next entries)."""
+    return islice(accumulate(counts, initial=first), 1, None)
+
+
+def _sorted_gold(ids, grades, counts):
+    """The gold pairs sorted by id within each row (``add`` is given them sorted): as they
+    are when every row's ids ascend, as the writer writes them."""
+    if max(counts, default=0) < 2:
+        return ids, grades
+    row_starts = set(accumulate(counts))
+    if set(compress(count(1), map(ge, ids, islice(ids, 1, None)))) <= row_starts:
+        return ids, grades
+    pairs = [sorted(zip(ids[a:b], grades[a:b])) for a, b in pairwise(accumulate(counts, initial=0))]
+    flat = list(chain.from_iterable(pairs))
+    return [cid for cid, _ in flat], [grade for _, grade in flat]
 
 
 class BuiltOnRead(Sequence):

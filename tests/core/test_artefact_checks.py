@@ -85,3 +85,37 @@ def test_a_shards_part_is_held_to_names_and_values_but_not_to_the_whole_runs_cou
 
     assert problems(change) == [
         "base.json:summary.overall.means.hit@2: 7.0 is out of range: hit@2 lies in [0, 1]"]
+
+
+# The counts from the columns a read fills say what the counts from each question's view say.
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from ci_eval.core.artefact import read_artefact  # noqa: E402
+from ci_eval.core.artefact_checks import column_problems, new_problems, row_view, whole_problems  # noqa: E402
+from ci_eval.core.question_row import FIELD  # noqa: E402
+
+QUESTIONS = st.lists(st.tuples(st.sampled_from(["ok", "error", "stale", "unanswerable"]),
+                               st.lists(st.sampled_from(["faq", "how-to", "@org/team"]), max_size=3)),
+                     max_size=8)
+COUNTS = st.none() | st.integers(0, 6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(QUESTIONS, COUNTS, COUNTS, COUNTS, st.dictionaries(st.sampled_from(["faq", "how-to", "x"]), COUNTS))
+def test_the_counts_of_the_columns_are_worded_as_the_counts_of_the_views(questions, overall, errors, listed, tags):
+    from factories import artefact, as_v2, spec
+
+    data = as_v2(artefact([spec(f"q{i}", ["g"], tags=tags_) for i, (_, tags_) in enumerate(questions)]))
+    for row, (status, _) in zip(data["questions"], questions):
+        row[FIELD["status"]] = status
+    summary = data["summary"]
+    for value, place in ((overall, summary["overall"]), (listed, data["gold_set"])):
+        place.update({} if value is None else {"count" if place is summary["overall"] else "questions": value})
+    if errors is not None:
+        summary["errors"] = errors
+    summary["by_tag"] = {tag: {"count": n, "means": {}} for tag, n in tags.items() if n is not None}
+    from_views, from_columns = new_problems(data, "a.json"), new_problems(data, "a.json")
+    whole_problems(data, [row_view(row) for row in data["questions"]], from_views)
+    column_problems(data, read_artefact(data).columns, from_columns)
+    assert list(map(str, from_columns.found)) == list(map(str, from_views.found))

@@ -89,7 +89,7 @@ def test_hit_at_k_is_the_measured_value_never_recomputed():
 ARTEFACT_JSON = {
     "core/artefact.py", "core/run_head.py", "inputs/artefact_file.py", "inputs/artefact_stream.py",  # read
     "core/artefact_writer.py", "inputs/artefact_out.py",  # write
-    "core/artefact_checks.py", "core/artefact_rows.py", "core/question_row.py",  # check, rows
+    "core/artefact_checks.py", "core/artefact_rows.py", "core/row_blocks.py", "core/question_row.py",  # check, rows
     "core/remap.py",  # builds and reads the index.remap value an artefact records
 }
 # Keys of other formats ci-eval reads that the artefact schemas also use, so a read of one

@@ -96,3 +96,38 @@ def test_the_same_label_needs_the_same_gold_grades_stale_ids_and_flag():
     b, h = read_artefact(base).columns, read_artefact(head).columns
     assert [same_label(b, i, h, i) for i in range(4)] == [False, False, True, True]
     assert same_label(b, 0, b, 0) and not same_label(b, 2, b, 3)
+
+
+# --------------------------------------------------------------------------- a block at a time
+from array import array  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from v2_rows import METRICS, ROWS  # noqa: E402
+
+from ci_eval.core.artefact import add_block, add_row  # noqa: E402
+from ci_eval.core.metric_table import MetricTable  # noqa: E402
+from ci_eval.core.question_columns import QuestionColumns  # noqa: E402
+from ci_eval.core.row_blocks import checked_block  # noqa: E402
+
+VALID_BLOCKS = st.lists(st.lists(ROWS, min_size=1, max_size=5).filter(lambda rows: checked_block(rows, METRICS)),
+                        min_size=1, max_size=3)
+
+
+def _column_values(columns: QuestionColumns) -> dict:
+    """Every column, arrays as their bytes (a NaN equals itself there), and the table's."""
+    values = {name: value.tobytes() if isinstance(value, array) else value for name, value in vars(columns).items()
+              if name != "table"}
+    return {**values, "table": (columns.table._rows, columns.table._flat.tobytes())}
+
+
+@settings(max_examples=400, deadline=None)
+@given(VALID_BLOCKS, st.integers(0, 6), st.sampled_from([1, 2, 0.5]))
+def test_a_block_fills_the_columns_as_its_rows_do_one_by_one(blocks, depth, relevance):
+    one_by_one, by_block = (QuestionColumns(MetricTable(["mrr", "hit@5", "map"])) for _ in range(2))
+    for rows in blocks:
+        for row in rows:
+            add_row(one_by_one, row, relevance, depth)
+        add_block(by_block, checked_block(rows, METRICS), relevance, depth)
+    assert _column_values(by_block) == _column_values(one_by_one)
+    assert [by_block.record(i) for i in range(len(by_block))] == [one_by_one.record(i) for i in range(len(by_block))]
