@@ -17,6 +17,7 @@ Grades are bounded by the schema itself (the gold set's bounds); see artefact.sc
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from itertools import compress
 
@@ -124,6 +125,9 @@ def _check_questions(questions: list, problems: _Problems) -> None:
         if not isinstance(q, dict):
             continue
         _report_repeat(q.get("id"), i, counts, reported, problems)
+        ranking = q.get("ranking") or []
+        _check_sizes(q.get("top_score"), q.get("latency_ms"), (entry.get("score") for entry in ranking if isinstance(entry, dict)),
+                     problems, "questions", i)
         _check_means(q.get("metrics"), problems, "questions", i, "metrics")
 
 
@@ -140,8 +144,35 @@ def _check_pairs(pairs: list, problems: _Problems, *path) -> None:
         seen.add(pair[0])
 
 
+def _too_large(value: object) -> bool:
+    """An integer beyond a double's range: JSON allows it, but a score is held as a double."""
+    return type(value) is int and not -_DOUBLE_MAX <= value <= _DOUBLE_MAX
+
+
+_DOUBLE_MAX = int(sys.float_info.max)
+
+
+def _too_large_text(value: int, what: str) -> str:
+    return (f"an integer of {len(str(abs(value)))} digits is too large for a {what} "
+            "(at most about 1.8e308)")
+
+
+def _check_sizes(top: object, latency: object, scores, problems: _Problems, *path) -> None:
+    """The numbers a reader holds as doubles fit one (``scores``: the ranking's, in order)."""
+    for key, value in (("top_score", top), ("latency_ms", latency)):
+        if _too_large(value):
+            problems.add(_too_large_text(value, "number"), *path, key)
+    for j, score in enumerate(scores):
+        if _too_large(score):
+            problems.add(_too_large_text(score, "score"), *path, "ranking", j)
+            return
+
+
 def check_row(row: list, i: int, metrics: list, problems: _Problems) -> None:
     """What one schema-valid version 2 row must also mean."""
+    ranking = row[FIELD["ranking"]]
+    _check_sizes(row[FIELD["top_score"]], row[FIELD["latency_ms"]], (pair[1] for pair in ranking),
+                 problems, "questions", i)
     values = row[FIELD["metrics"]]
     if values and len(values) != len(metrics):
         problems.add(f"holds {len(values)} metric values but the artefact names {len(metrics)} metrics",

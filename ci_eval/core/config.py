@@ -229,12 +229,22 @@ def _metric_problems(data: dict, out: _Problems) -> None:
             out.add(place, f"{canonical!r} is not measured, so this rule could never be checked"
                            f"{did_you_mean(canonical, measured)}; measured: {', '.join(measured)} "
                            "(add it to metrics)")
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        # An int is exact at any size (math.isfinite would overflow converting it to float).
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and (
+                isinstance(value, int) or math.isfinite(value)):
             if 1 < value <= 100:
                 out.add(place, f"{value!r} is out of range: metrics are shares between 0 and 1, "
                                f"not percents (for {value:g} % write {value / 100:g})")
             elif not 0 <= value <= 1:
-                out.add(place, f"{value!r} is out of range: metrics are shares between 0 and 1")
+                out.add(place, f"{_number_text(value)} is out of range: metrics are shares between 0 and 1")
+
+
+def _number_text(value: int | float) -> str:
+    """The value as written, or its size for an integer too long to quote (past 4,300 digits
+    Python will not print one)."""
+    if isinstance(value, int) and value.bit_length() > 200:
+        return f"an integer of about {round(value.bit_length() * math.log10(2))} digits"
+    return repr(value)
 
 
 def _measured(data: dict) -> tuple[str, ...] | None:

@@ -1,3 +1,5 @@
+import math
+
 import pytest
 
 from ci_eval.core.config import parse_config
@@ -77,3 +79,13 @@ def test_invalid_toml_names_line(tmp_path):
     with pytest.raises(InputError) as info:
         load_config(p)
     assert str(info.value).startswith(f"{p}:line 2") and "invalid TOML" in str(info.value)
+
+
+@pytest.mark.parametrize("value", [10**400, -(10**400), 7])
+def test_a_gate_value_too_large_for_a_float_is_out_of_range_not_a_crash(value):
+    with pytest.raises(InputErrors) as caught:
+        parse_config(minimal(gate={"min": {"hit@5": value}}), "c.toml")
+    (problem,) = [str(p) for p in caught.value.problems]
+    assert "gate.min.hit@5" in problem and "out of range" in problem
+    if abs(value) > 100:
+        assert f"an integer of about {round(value.bit_length() * math.log10(2))} digits" in problem
