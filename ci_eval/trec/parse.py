@@ -41,6 +41,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ci_eval.core.ranking import distinct_sorted
 from ci_eval.errors import InputError
 from ci_eval.trec.heap import held_heap
 
@@ -114,10 +115,10 @@ def _split_plain(chunk: np.ndarray, k: int, wanted: np.ndarray):
     if np.any(at[1:] - at[:-1] == 1):
         return None
     seps = at.reshape(-1, k)
-    kinds = chunk[at]
     # Each group of k separators ends on a newline and there are no other newlines: the
-    # groups are exactly the lines.
-    if not np.all(kinds[k - 1::k] == 10) or np.count_nonzero(kinds == 10) != len(seps):
+    # groups are exactly the lines. (Counting the block's newlines reads it once more, in
+    # order, which is cheaper than gathering the byte at every separator.)
+    if not np.all(chunk[seps[:, -1]] == 10) or np.count_nonzero(chunk == 10) != len(seps):
         return None
     line_start = np.empty(len(seps), dtype=np.int64)
     line_start[0] = 0
@@ -503,7 +504,7 @@ def _shared_slots(h: np.ndarray, heads: np.ndarray) -> np.ndarray | None:
         return np.zeros(0, dtype=np.int64)
     # Steps start on a query's first row, about _DUP_ROWS apart; a bigger query is one step.
     marks = np.arange(0, n, _DUP_ROWS)
-    cuts = np.unique(heads[np.searchsorted(heads, marks, side="right") - 1])
+    cuts = distinct_sorted(heads[np.searchsorted(heads, marks, side="right") - 1])
     bounds = np.append(cuts, n).tolist()
     longest = max(b - a for a, b in zip(bounds[:-1], bounds[1:]))
     if longest > 64 * _DUP_ROWS:
@@ -530,6 +531,7 @@ def _shared_slots(h: np.ndarray, heads: np.ndarray) -> np.ndarray | None:
 def _first_duplicate(words: np.ndarray, h: np.ndarray, heads: np.ndarray,
                      head_codes: np.ndarray) -> tuple[int, int] | None:
     """Rows (earlier, later) of the first repeated (query, id) pair, or None.
+    ``head_codes`` number the distinct qids 0..k-1, each one used (``np.unique``'s inverse).
 
     When each query's rows are contiguous a filter (``_shared_slots``) picks the rows
     worth a look. Among those, a repeated hash nominates rows; they are then ordered by
@@ -540,7 +542,7 @@ def _first_duplicate(words: np.ndarray, h: np.ndarray, heads: np.ndarray,
     if n < 2:
         return None
     rows = None
-    if len(np.unique(head_codes)) == len(heads):
+    if int(head_codes.max()) + 1 == len(heads):  # codes 0..k-1, each qid a code: distinct
         rows = _shared_slots(h, heads)
         if rows is not None and len(rows) < 2:
             return None
@@ -653,7 +655,10 @@ class _Rows:
         qid = _pad(qid, width)
         change = np.empty(m, dtype=bool)
         change[0] = prev is None or bool(np.any(_pad(prev, width)[0] != qid[0]))
-        np.any(qid[1:] != qid[:-1], axis=1, out=change[1:])
+        if width == 1:  # qids of up to 8 bytes (the usual): one comparison per row
+            np.not_equal(qid[1:, 0], qid[:-1, 0], out=change[1:])
+        else:
+            np.any(qid[1:] != qid[:-1], axis=1, out=change[1:])
         heads = np.flatnonzero(change)
         self.head_rows.append(heads + lo)
         self.head_words.append(qid[heads])
