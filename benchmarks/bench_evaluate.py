@@ -104,21 +104,24 @@ def _tools(trec_eval: str | None, before: str | None, per_query: bool):
 def whole_process(files, trec_eval, before, repeat, per_query) -> dict:
     tools = _tools(trec_eval, before, per_query)
     times: dict[str, list[float]] = {name: [] for name in tools}
+    cpu: dict[str, list[float]] = {name: [] for name in tools}
     printed: dict[str, str] = {}
     for _ in range(repeat):
         for name, (argv, env) in tools.items():
-            start = time.perf_counter()
+            start, used = time.perf_counter(), _children_cpu()
             # Not from the checkout: `python -m` puts the working folder first on the path,
             # and ci-eval at --before would then be the checkout's code again.
             done = subprocess.run([*argv, *files], capture_output=True, text=True, env=env,
                                   cwd=os.path.dirname(files[0]))
             times[name].append(time.perf_counter() - start)
+            cpu[name].append(_children_cpu() - used)
             if done.returncode != 0:
                 raise SystemExit(f"{name} failed: {done.stderr.strip()[:300]}")
             printed[name] = done.stdout
     reference_name = "trec_eval (C)" if trec_eval else ("pytrec_eval" if "pytrec_eval" in tools else None)
     medians = {name: statistics.median(t) for name, t in times.items()}
-    result = {"seconds": medians}
+    cpu_medians = {name: statistics.median(t) for name, t in cpu.items()}
+    result = {"seconds": medians, "CPU seconds (user + system)": cpu_medians}
     if reference_name:
         ref = _all_lines(printed[reference_name])
         for name in tools:
@@ -131,10 +134,20 @@ def whole_process(files, trec_eval, before, repeat, per_query) -> dict:
             result["-q output identical to trec_eval"] = {
                 name: printed[name].replace(" ", "") == printed["trec_eval (C)"].replace(" ", "")
                 for name in tools}
-        for name in tools:
-            if name != "ci-eval":
-                result[f"ci-eval / {name}"] = medians["ci-eval"] / medians[name]
+    for name in tools:
+        if name != "ci-eval":
+            result[f"ci-eval / {name}"] = medians["ci-eval"] / medians[name]
+            result[f"CPU ci-eval / {name}"] = cpu_medians["ci-eval"] / cpu_medians[name]
     return result
+
+
+def _children_cpu() -> float:
+    """CPU seconds of the finished child processes so far: on a machine other jobs load,
+    a steadier measure than the wall clock."""
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def steps(files) -> dict:
