@@ -5,13 +5,15 @@ and compare, each command a whole process; and where `run`'s own time goes.
     python benchmarks/bench_shards.py --slow 400 --scale 10000   # a quick look
     python benchmarks/bench_shards.py --slow 0 --scale 100000,1000000 --before 73e68d3
     python benchmarks/bench_shards.py --slow 0 --scale 1000000 --stages 0 --run-only --before REV
+    python benchmarks/bench_shards.py --slow 0 --scale 10000,100000 --stages 0 --run-only --before REV --repeat 3
 
 ``--before REV`` measures the same commands at that git revision too, from a temporary git
 worktree, on the same gold sets (its artefacts are its own format: their bytes per question
 are the before figure). ``--stages`` (on by default at 100,000 questions or fewer) times
 `run`'s stages in this process: gold-set loading, retrieval with result cleaning,
 evaluation, serialisation. ``--run-only`` measures only the unsharded `run` at each scale:
-its wall and CPU seconds, its peak and its artefact's bytes a question.
+its wall and CPU seconds, its peak and its artefact's bytes a question; ``--repeat N``
+alternates this ci-eval and ``--before``'s N times, and ``--bytecode`` compiles both first.
 
 100,000 questions against a 50 ms retriever is 21 minutes at concurrency 4 on one job: too
 long for this shared machine. The slow figure is measured at ``--slow`` questions (1 job,
@@ -219,6 +221,22 @@ def stages(questions: int) -> dict:
             "cpu_s": {k: round(v, 2) for k, v in cpu.items()}}
 
 
+def _runs_alone(figures: dict, args, before: str | None) -> None:
+    """``run_alone`` at each scale, ``args.repeat`` times, this ci-eval then ``before``'s."""
+    codes = {"now": REPO, **({"before": Path(before)} if before else {})}
+    if args.bytecode:
+        for code in codes.values():
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(code / "ci_eval")], check=True)
+    for n in (int(x) for x in args.scale.split(",")):
+        runs = figures[f"run_{n}"] = {name: [] for name in codes if name == "now" or n <= args.before_up_to}
+        for _ in range(args.repeat):
+            for name in runs:
+                runs[name].append(run_alone(n, codes[name]))
+        if args.repeat == 1:
+            figures[f"run_{n}"] = {name: measured[0] for name, measured in runs.items()}
+        print(json.dumps({f"run_{n}": figures[f"run_{n}"]}), file=sys.stderr, flush=True)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Benchmark sharded runs and the merge.")
     parser.add_argument("--slow", type=int, default=4000, help="questions for the 50 ms comparison (0: skip it)")
@@ -237,14 +255,17 @@ def main(argv=None) -> int:
                         help="questions for the in-process stage timings (0: skip them; default: %(default)s)")
     parser.add_argument("--run-only", action="store_true",
                         help="at each --scale measure only the unsharded run (and --before's)")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                        help="with --run-only: measure each scale N times, this ci-eval and --before's "
+                             "alternated (default: %(default)s)")
+    parser.add_argument("--bytecode", action="store_true",
+                        help="compile each measured ci-eval's modules first, as an installed package has "
+                             "them (where PYTHONDONTWRITEBYTECODE is set, every process compiles them again)")
     args = parser.parse_args(argv)
     figures: dict = {}
     if args.run_only:
         with _worktree(args.before) as before:
-            for n in (int(x) for x in args.scale.split(",")):
-                figures[f"run_{n}"] = {"now": run_alone(n)}
-                if before and n <= args.before_up_to:
-                    figures[f"run_{n}"]["before"] = run_alone(n, Path(before))
+            _runs_alone(figures, args, before)
         print(json.dumps(figures, indent=1))
         return 0
     if args.stages:

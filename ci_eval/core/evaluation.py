@@ -109,6 +109,18 @@ def score(q: Question, r: Retrieved, k: int, level, index_ids, missing: frozense
     metric values come later, for its batch at once). ``missing``: missing_from_index."""
     if missing is None:
         missing = missing_from_index(index_ids, (q,))
+    gold, ids = q.gold, r.ids
+    if missing or r.error is not None or q.unanswerable or level <= 0 or len(gold) > _FEW:
+        return _score(q, r, k, level, index_ids, missing)
+    # The common case, in one pass: answerable, answered, nothing missing from the index, a
+    # few gold ids (status "ok", live = gold), as _score finds it.
+    hits = [(ids.index(g), grade) for g, grade in gold if g in ids]
+    first = min([rank for rank, grade in hits if grade >= level], default=-1) + 1 or None
+    top = len(ids) if len(ids) < k else k
+    return Scored(q, r, "ok", [], gold, hits, first, sum([rank < k for rank, _ in hits]) / top if top else None, [])
+
+
+def _score(q: Question, r: Retrieved, k: int, level, index_ids, missing: frozenset) -> Scored:
     stale, live, relevant_stale = _split(q, level, index_ids, missing)
     status = _status(q, any(grade >= level for _, grade in live), relevant_stale, r)
     ids = r.ids
@@ -132,12 +144,16 @@ def _row(s: Scored) -> list:
     """The question's version 2 row, its metric values the list ``s.values`` (filled in
     place once its batch is measured) and answer_correct still None."""
     q, r = s.question, s.retrieved
-    scores = r.scores
+    scores, judged, latency = r.scores, s.judged, r.latency_ms
+    top = scores[0] if scores else None
     return [
-        q.id, q.question, q.tags, q.unanswerable, s.status, sorted(q.gold), s.stale, s.values,
-        s.first_gold_rank, written_value(scores[0]) if scores else None,
-        None if r.latency_ms is None else round(r.latency_ms, 3),
-        None, written_value(s.judged), r.error, r.warnings, tuple(zip(r.ids, scores)),
+        q.id, q.question, q.tags, q.unanswerable, s.status, sorted(q.gold) if len(q.gold) > 1 else list(q.gold),
+        s.stale, s.values, s.first_gold_rank,
+        # a whole score or judged@k is written as an int: written_value, its common cases first
+        top if type(top) is float and not top.is_integer() else written_value(top),
+        None if latency is None else round(latency, 3),
+        None, judged if type(judged) is float and not judged.is_integer() else written_value(judged),
+        r.error, r.warnings, tuple(zip(r.ids, scores)) if r.pairs is None else r.pairs,
     ]
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ci_eval.core.text import LONE_SURROGATE
@@ -25,6 +25,9 @@ class Retrieved:
     latency_ms: float | None = None
     error: str | None = None
     warnings: tuple[str, ...] = ()
+    # The same ranking as (id, score) tuples when the retriever gave exactly those (its own
+    # immutable tuples, so a row takes them instead of making a tuple a pair); else None.
+    pairs: tuple | None = field(default=None, compare=False, repr=False)
 
     @property
     def failed(self) -> bool:
@@ -85,18 +88,19 @@ def parse_pair(item: Any, position: int) -> tuple[str, float]:
     return cid, score
 
 
-_PAIR_TYPES = {tuple, list}
+_PAIR_TYPES, _TUPLE = {tuple, list}, {tuple}
 _STR, _FLOAT, _TWO = {str}, {float}, {2}
 
 
-def _plain(raw: Any) -> tuple[tuple, tuple] | None:
-    """(ids, scores) when ``raw`` is the common case, a list of (str, float) pairs with
-    distinct non-empty ids and finite scores strictly descending (already trec_eval's
-    order): checked in a few passes that stay in C. None: anything else, which ``clean``
-    takes the long way, naming what is wrong."""
+def _plain(raw: Any) -> tuple[tuple, tuple, bool] | None:
+    """(ids, scores, whether every pair is a tuple) when ``raw`` is the common case, a list
+    of (str, float) pairs with distinct non-empty ids and finite scores strictly descending
+    (already trec_eval's order): checked in a few passes that stay in C. None: anything
+    else, which ``clean`` takes the long way, naming what is wrong."""
     if type(raw) is not list or not raw:
         return None
-    if not set(map(type, raw)) <= _PAIR_TYPES or set(map(len, raw)) != _TWO:
+    kinds = set(map(type, raw))
+    if not kinds <= _PAIR_TYPES or set(map(len, raw)) != _TWO:
         return None
     ids, scores = zip(*raw)
     if set(map(type, ids)) != _STR or set(map(type, scores)) != _FLOAT or not all(ids):
@@ -109,7 +113,7 @@ def _plain(raw: Any) -> tuple[tuple, tuple] | None:
     joined = "".join(ids)
     if not joined.isascii() and LONE_SURROGATE.search(joined):
         return None
-    return ids, scores
+    return ids, scores, kinds == _TUPLE
 
 
 def _not_in_index(ids, known_ids) -> list[str]:
@@ -124,7 +128,8 @@ def clean(raw: Any, depth: int, latency_ms: float | None = None, known_ids=None)
     plain = _plain(raw)
     if plain is not None:
         ids, scores = plain[0][:depth], plain[1][:depth]
-        return Retrieved(ids, scores, latency_ms, None, tuple(_not_in_index(ids, known_ids)))
+        pairs = tuple(raw[:depth]) if plain[2] else None
+        return Retrieved(ids, scores, latency_ms, None, tuple(_not_in_index(ids, known_ids)), pairs)
     return _clean(raw, depth, latency_ms, known_ids)
 
 
