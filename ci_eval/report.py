@@ -58,6 +58,11 @@ class Report:
 
         return render_trend_svg(self.head, _trend_metrics(self.head))
 
+    def keep_listed(self) -> None:
+        """Build each change once for every rendering that lists them all (asked before
+        writing both the job summary and the JSON report)."""
+        self.context.diff.questions.columns.keep_listed()
+
     @property
     def passed(self) -> bool:
         return self.context.gate.passed

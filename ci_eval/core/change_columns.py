@@ -17,6 +17,7 @@ from itertools import repeat
 
 import numpy as np
 
+from ci_eval.core.column_views import ChangeSide
 from ci_eval.core.diff_questions import (
     CASES,
     IMPROVEMENT_KINDS,
@@ -114,6 +115,13 @@ class ChangeColumns:
         # the budget renders a list at several lengths: the few dozen changes it shows are
         # built once, not at each length (a bound, so listing every change keeps none)
         self.change = lru_cache(maxsize=4096)(self._change)
+        self._kept: dict[int, QuestionChange] | None = None  # see keep_listed
+
+    def keep_listed(self) -> None:
+        """Keep every change a full listing builds, for the next listing to reuse (two
+        renderings that each list every change, the job summary and the JSON report)."""
+        if self._kept is None:
+            self._kept = {}
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -121,11 +129,15 @@ class ChangeColumns:
     def _change(self, i: int, differences=None) -> QuestionChange:
         """``differences``: head minus base for each of ``metrics``, when ``changes_at``
         has cut them for a block already."""
-        b = self.base.record(int(self.at_base[i]))
-        h = self.head.record(int(self.at_head[i]))
-        # ``value`` reads what the metric columns hold (0 for none, +0.0 for -0.0)
-        deltas = (tuple((m, h.value(m) - b.value(m)) for m in self.metrics)
-                  if differences is None else tuple(zip(self.metrics, differences)))
+        if differences is None:
+            b = self.base.record(int(self.at_base[i]))
+            h = self.head.record(int(self.at_head[i]))
+            # ``value`` reads what the metric columns hold (0 for none, +0.0 for -0.0)
+            deltas = tuple((m, h.value(m) - b.value(m)) for m in self.metrics)
+        else:  # the deltas are known: read only what the change says of each side
+            b = ChangeSide(self.base, int(self.at_base[i]), head=False)
+            h = ChangeSide(self.head, int(self.at_head[i]))
+            deltas = tuple(zip(self.metrics, differences))
         kind, summary = case_text(int(self.case[i]), self.k)
         return change_of(b, h, self.k, deltas, kind, summary)
 
@@ -137,8 +149,15 @@ class ChangeColumns:
             block = positions[start:start + _BLOCK]
             columns = [self.delta(m, block).tolist() for m in self.metrics]
             rows = zip(*columns) if columns else repeat(())  # no metric on both sides
+            kept = self._kept
             for i, differences in zip(block.tolist(), rows):
-                yield self._change(i, differences)
+                if kept is None:
+                    yield self._change(i, differences)
+                    continue
+                change = kept.get(i)
+                if change is None:
+                    change = kept[i] = self._change(i, differences)
+                yield change
 
     def of_kinds(self, kinds) -> np.ndarray:
         """The positions whose kind is one of ``kinds``, in id order."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -80,23 +80,25 @@ class CutoffSide:
         g = self.gap
         return None if g is None else (g[0] + g[1]) / 2
 
-    @property
+    @cached_property
     def overlap(self) -> tuple[int, int]:
         """(answerable at or below the highest unanswerable, unanswerable at or above the
         lowest answerable): how many questions sit on the wrong side of each other."""
         lo, hi = self.highest_unanswerable, self.lowest_answerable
         if lo is None or hi is None or lo < hi:
             return (0, 0)
-        return (sum(1 for s in self.answerable_scores if s <= lo),
-                sum(1 for s in self.unanswerable_scores if s >= hi))
+        # both lists are sorted: count by bisecting rather than by reading every score
+        return (bisect_right(self.answerable_scores, lo),
+                len(self.unanswerable_scores) - bisect_left(self.unanswerable_scores, hi))
 
-    @property
+    # The lists below are read by every rendering of the cutoff section: worked out once.
+    @cached_property
     def false_not_found(self) -> tuple[str, ...]:
         if self.cutoff is None:
             return ()
         return tuple(i for i, s in self.answerable if s is None or s < self.cutoff)
 
-    @property
+    @cached_property
     def false_answers(self) -> tuple[str, ...]:
         if self.cutoff is None:
             return ()
@@ -117,18 +119,28 @@ class CutoffSide:
         unanswerable = sorted(x for _, x in self.unanswerable if x is not None)
         return answerable, len(self.answerable) - len(answerable), unanswerable
 
-    @property
+    @cached_property
     def least_wrong(self) -> tuple[float, int, int] | None:
         """When the scores overlap: the cutoff with the fewest false "not found" plus false
         answers (fewer false answers on a tie: an answer to the unanswerable is the worse
         mistake), as (cutoff, false "not found", false answers). Candidates are the
         midpoints between neighbouring distinct scores, so the cutoff sits between two
-        observed scores rather than on one."""
+        observed scores rather than on one. Every candidate's errors are counted at once by
+        searching the sorted scores; the first of equal keys wins, as ``min`` would pick."""
         if not self.checkable or self.has_gap:
             return None
+        import numpy as np
+
         scores = sorted(set(self.answerable_scores + self.unanswerable_scores))
-        candidates = [(a + b) / 2 for a, b in zip(scores, scores[1:])] or scores
-        best = min(candidates, key=lambda c: (sum(self.errors_at(c)), self.errors_at(c)[1], c))
+        at = np.array(scores, dtype=float)
+        candidates = (at[:-1] + at[1:]) / 2 if len(at) > 1 else at
+        answerable, no_score, unanswerable = self._sorted_scores
+        not_found = no_score + np.searchsorted(np.array(answerable, dtype=float), candidates)
+        wrong = len(unanswerable) - np.searchsorted(np.array(unanswerable, dtype=float),
+                                                    candidates)
+        n = int(np.lexsort((candidates, wrong, not_found + wrong))[0])
+        # the value itself from the scores, as the midpoint of two Python numbers
+        best = (scores[n] + scores[n + 1]) / 2 if len(scores) > 1 else scores[0]
         return (best, *self.errors_at(best))
 
 
@@ -207,6 +219,17 @@ def _fmt(x: float) -> str:
     return f"{x:.3g}" if abs(x) < 1000 else f"{x:.0f}"
 
 
+def _bin_counts(scores: list[float], lo: float, step: float, bins: int) -> list[int]:
+    """How many scores fall in each bin: ``histogram``'s ``bin_of`` over every score at once
+    (the same float steps; every score is at least ``lo``, so truncation is the floor)."""
+    import numpy as np
+
+    if not scores:
+        return [0] * bins
+    at = np.minimum(((np.array(scores) - lo) / step).astype(np.int64), bins - 1)
+    return np.bincount(at, minlength=bins).tolist()
+
+
 def histogram(side: CutoffSide, bins: int = 10, width: int = 20) -> str:
     """Both distributions as text bars that fit a code block (ASCII and block characters)."""
     a, u = side.answerable_scores, side.unanswerable_scores
@@ -223,11 +246,7 @@ def histogram(side: CutoffSide, bins: int = 10, width: int = 20) -> str:
     def bin_of(x: float) -> int:
         return min(int((x - lo) / step), bins - 1)
 
-    ca, cu = [0] * bins, [0] * bins
-    for x in a:
-        ca[bin_of(x)] += 1
-    for x in u:
-        cu[bin_of(x)] += 1
+    ca, cu = _bin_counts(a, lo, step, bins), _bin_counts(u, lo, step, bins)
     top = max(ca + cu) or 1
     edges = [f"{_fmt(lo + i * step)}–{_fmt(lo + (i + 1) * step)}" for i in range(bins)]
     ew = max([len(e) for e in edges] + [len("top score")])
@@ -241,8 +260,7 @@ def histogram(side: CutoffSide, bins: int = 10, width: int = 20) -> str:
         if side.cutoff is not None and bin_of(side.cutoff) == i:
             note = f"  ◀ cutoff {_fmt(side.cutoff)}"
         lines.append(f"{edges[i]:>{ew}}  {cell_a:<{width + 5}}  {cell_u}{note}".rstrip())
-    none_a = sum(1 for _, s in side.answerable if s is None)
-    none_u = sum(1 for _, s in side.unanswerable if s is None)
+    none_a, none_u = len(side.answerable) - len(a), len(side.unanswerable) - len(u)
     if none_a or none_u:
         lines.append(f"{'nothing':>{ew}}  {none_a or '·'!s:<{width + 5}}  {none_u or '·'}")
     return "\n".join(lines)

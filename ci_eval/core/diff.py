@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
+
 from ci_eval.core.artefact import MEASURED, Artefact, QuestionResult, RunHeader, read_artefact
 from ci_eval.core.change_columns import ChangeColumns, Changes
 from ci_eval.core.cutoff import CutoffReport, analyse_cutoff
@@ -169,14 +171,9 @@ def _reason(goldset, compared, bq, hq, base_info, head_info) -> str | None:
     return no_comparison_reason(goldset, len(compared), base_info, head_info, stale, unmeasured)
 
 
-def _positions(compared, bq: ById | None, hq: ById):
-    """Each compared question's position in base's and in head's columns."""
-    import numpy as np
-
-    if bq is None or not compared:
-        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
-    return tuple(np.fromiter(map(w.__getitem__, compared), dtype=np.intp, count=len(compared))
-                 for w in (bq.where, hq.where))
+def _intp(at):
+    """The compared questions' positions as numpy's index type."""
+    return tuple(np.asarray(side, dtype=np.intp) for side in at)
 
 
 def _changes(compared, base, head, at, k, on_both, paired) -> Changes:
@@ -191,11 +188,11 @@ def _align(base: Artefact | None, head: Artefact):
     hq = ById(head.questions)
     if base is None:
         return (GoldSetChanges(head_sha256=head.header.gold_sha256), (), None,
-                stale_changes(None, hq), _positions((), None, hq))
+                stale_changes(None, hq), _intp(([], [])))
     bq = ById(base.questions)
-    goldset, compared = partition(bq, hq, base.header, head.header)
+    goldset, compared, at = partition(bq, hq, base.header, head.header)
     reason = _reason(goldset, compared, bq, hq, base.header, head.header)
-    return goldset, compared, reason, stale_changes(bq, hq), _positions(compared, bq, hq)
+    return goldset, compared, reason, stale_changes(bq, hq), _intp(at)
 
 
 def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | None = None) -> Diff:

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ci_eval.core.artefact import QuestionResult, RunHeader
+from ci_eval.core.column_views import IdCodes, blocks, bounds, run_positions
 from ci_eval.core.question_columns import ById, QuestionColumns, same_label
 from ci_eval.core.stats import min_shared_questions
 
@@ -79,28 +82,66 @@ def relabel_note(b: QuestionResult, h: QuestionResult) -> str | None:
     return f"{len(regraded)} gold regraded" if regraded else None
 
 
-def partition(bq: ById, hq: ById, base: RunHeader,
-              head: RunHeader) -> tuple[GoldSetChanges, tuple[str, ...]]:
-    """The gold-set changes and the ids compared: shared, same label, no stale gold on
-    either side, measured on both. Read from the columns; records are made only for a
-    question whose label differs (to word the note)."""
+def _positions(ids, where: dict) -> np.ndarray:
+    return np.fromiter(map(where.__getitem__, ids), dtype=np.int64, count=len(ids))
+
+
+def _same_gold(bc: QuestionColumns, i: np.ndarray, hc: QuestionColumns, j: np.ndarray):
+    """Whether base question i[n] and head question j[n] have the same unanswerable flag
+    and the same gold pairs (``same_label`` but for stale ids), for every n, a block at a
+    time."""
+    flags = (np.frombuffer(bytes(bc.unanswerable), np.uint8)[i]
+             == np.frombuffer(bytes(hc.unanswerable), np.uint8)[j])
+    b_grades, h_grades = np.asarray(bc.gold_grades), np.asarray(hc.gold_grades)
+    same = np.zeros(len(i), dtype=bool)
+    for a, z in blocks(len(i)):
+        (b_from, b_to), (h_from, h_to) = bounds(bc.gold_start, i[a:z]), bounds(hc.gold_start, j[a:z])
+        equal = b_to - b_from == h_to - h_from
+        pb, owner = run_positions(b_from, np.where(equal, b_to, b_from))
+        ph = run_positions(h_from, np.where(equal, h_to, h_from))[0]
+        codes = IdCodes()
+        differ = ((codes.of(bc.gold_ids, pb) != codes.of(hc.gold_ids, ph))
+                  | (b_grades[pb] != h_grades[ph]))
+        same[a:z] = equal & (np.bincount(owner, weights=differ, minlength=z - a) == 0)
+    return flags & same
+
+
+def _labels(bq: ById, hq: ById, shared: list[str], i: np.ndarray, j: np.ndarray):
+    """Which shared questions have the very same label (``same_label``) and the relabel
+    note of each that has not (None when nothing worth a note changed)."""
+    bc, hc = bq.columns, hq.columns
+    same = _same_gold(bc, i, hc, j)
+    for n in (np.flatnonzero(np.isin(i, list(bc.stale)) | np.isin(j, list(hc.stale)))
+              if bc.stale or hc.stale else ()):
+        same[n] = same_label(bc, int(i[n]), hc, int(j[n]))
+    notes = {n: relabel_note(bq[shared[n]], hq[shared[n]]) for n in np.flatnonzero(~same).tolist()}
+    return same, notes
+
+
+def _usable(columns: QuestionColumns, rows: np.ndarray) -> np.ndarray:
+    """Whether the questions at ``rows`` are measured and have no stale gold."""
+    fresh = ~np.isin(rows, list(columns.stale)) if columns.stale else True
+    return columns.measured_mask()[rows] & fresh
+
+
+def partition(bq: ById, hq: ById, base: RunHeader, head: RunHeader):
+    """The gold-set changes, the ids compared (shared, same label, no stale gold on either
+    side, measured on both) and their positions in base's and head's columns. Over the
+    columns at once; records are made only for a question whose label differs (to word
+    the note)."""
     bc, hc = bq.columns, hq.columns
     added = [QuestionRef(i, hc.text(hq.where[i])) for i in sorted(hq.keys() - bq.keys())]
     removed = [QuestionRef(i, bc.text(bq.where[i])) for i in sorted(bq.keys() - hq.keys())]
-    relabelled, compared = [], []
     shared = sorted(hq.keys() & bq.keys())
-    b_measured, h_measured = bc.measured_codes(), hc.measured_codes()
-    for qid in shared:
-        i, j = bq.where[qid], hq.where[qid]
-        note = None if same_label(bc, i, hc, j) else relabel_note(bq[qid], hq[qid])
-        if note:
-            relabelled.append(QuestionRef(qid, hc.text(j), note))
-        elif (i not in bc.stale and j not in hc.stale and bc.status[i] in b_measured
-              and hc.status[j] in h_measured):
-            compared.append(qid)
+    i, j = _positions(shared, bq.where), _positions(shared, hq.where)
+    same, notes = _labels(bq, hq, shared, i, j)
+    relabelled = [QuestionRef(shared[n], hc.text(int(j[n])), note)
+                  for n, note in notes.items() if note]
+    keep = np.flatnonzero(_usable(bc, i) & _usable(hc, j)
+                          & ~np.isin(np.arange(len(shared)), [n for n, note in notes.items() if note]))
     changes = GoldSetChanges(tuple(added), tuple(removed), tuple(relabelled),
                              base.gold_sha256, head.gold_sha256, len(shared))
-    return changes, tuple(compared)
+    return changes, tuple(map(shared.__getitem__, keep.tolist())), (i[keep], j[keep])
 
 
 def shared_unusable(bq: ById, hq: ById) -> tuple[int, int]:

@@ -15,8 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import repeat
+
+import numpy as np
 
 from ci_eval.core.artefact import Artefact
+from ci_eval.core.column_views import IdCodes, blocks, gold_runs, measured_rows, member, top_runs
 
 
 def judged_at_k(ranking: Sequence[str], judged: Collection[str], k: int) -> float | None:
@@ -58,9 +62,33 @@ def _top_check(artefact: Artefact, k: int) -> None:
                          f"judged@k needs {k}: read it with read_artefact(data, top={k})")
 
 
-def _measured(columns) -> list[int]:
-    codes = columns.measured_codes()
-    return [i for i, code in enumerate(columns.status) if code in codes]
+def _judged_mean(shares: np.ndarray) -> float | None:
+    """``mean_judged`` over per-question shares (NaN: nothing returned), summed in question
+    order as that mean sums them, so the value is the same to the last bit."""
+    present = shares[~np.isnan(shares)].tolist()
+    return sum(present) / len(present) if present else None
+
+
+def _shares(columns, rows: np.ndarray, k: int, codes: IdCodes):
+    """For the questions at ``rows``: their top-k runs' owners, the top ids' codes, whether
+    each is judged (in its own question's gold), and each question's judged@k (NaN when it
+    returned nothing)."""
+    positions, owner = top_runs(columns, rows, k)
+    top = codes.of(columns.top_ids, positions)
+    gold_positions, gold_owner = gold_runs(columns, rows)
+    judged = member(owner, top, gold_owner, codes.of(columns.gold_ids, gold_positions))
+    returned = np.bincount(owner, minlength=len(rows))
+    hits = np.bincount(owner, weights=judged, minlength=len(rows))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shares = np.where(returned > 0, hits / np.maximum(returned, 1), np.nan)
+    return owner, top, judged, shares
+
+
+def _mean(columns, k: int) -> float | None:
+    """The mean judged@k of the measured questions, a block at a time."""
+    rows = measured_rows(columns)
+    parts = [_shares(columns, rows[a:b], k, IdCodes())[3] for a, b in blocks(len(rows))]
+    return _judged_mean(np.concatenate(parts) if parts else np.zeros(0))
 
 
 def artefact_judged_mean(artefact: Artefact) -> float | None:
@@ -68,30 +96,50 @@ def artefact_judged_mean(artefact: Artefact) -> float | None:
     any grade, stale ids included)."""
     k = artefact.header.k
     _top_check(artefact, k)
-    columns = artefact.columns
-    return mean_judged(judged_at_k(columns.top(i)[:k], frozenset(columns.gold_id_list(i)), k)
-                       for i in _measured(columns))
+    return _mean(artefact.columns, k)
+
+
+def _base_rows(base: Artefact, ids: list[str], rows: np.ndarray) -> np.ndarray:
+    """The base position of each head question at ``rows`` (by id), -1 when base lacks it."""
+    where = {qid: i for i, qid in enumerate(base.columns.ids)}
+    return np.fromiter(map(where.get, map(ids.__getitem__, rows.tolist()), repeat(-1)),
+                       dtype=np.int64, count=len(rows))
+
+
+def _block_counts(head, base, rows: np.ndarray, at_base, k: int):
+    """For the head questions at ``rows`` (base positions ``at_base``, None without a base):
+    each one's judged@k, its new results and how many of them are unjudged."""
+    codes = IdCodes()
+    owner, top, judged, shares = _shares(head.columns, rows, k, codes)
+    new = np.ones(len(owner), dtype=bool)
+    if base is not None:
+        base_positions, base_owner = top_runs(base.columns, at_base, k)
+        new = ~member(owner, top, base_owner, codes.of(base.columns.top_ids, base_positions))
+    return (shares, np.bincount(owner, weights=new, minlength=len(rows)),
+            np.bincount(owner, weights=new & ~judged, minlength=len(rows)))
 
 
 def judged_report(base: Artefact | None, head: Artefact, regressions: Iterable[str]) -> JudgedReport:
     """Computed from the top of the rankings and the gold, so base artefacts written before
-    judged@k existed are read the same way."""
+    judged@k existed are read the same way. Over the columns a block of questions at once:
+    a head top-k id is new when its question's base top k lacks it, and unjudged when its
+    gold lacks it."""
     k = head.header.k
     _top_check(head, k)
-    hc = head.columns
     if base is not None:
         _top_check(base, k)
-        bc, where = base.columns, {qid: i for i, qid in enumerate(base.columns.ids)}
-    new_unjudged, questions, suspects = 0, 0, set()
+    hc = head.columns
+    rows = measured_rows(hc)
+    at_base = _base_rows(base, hc.ids, rows) if base is not None else None
+    new_unjudged, questions, suspect, shares = 0, 0, [], [np.zeros(0)]
+    for a, b in blocks(len(rows)):
+        share, new, unjudged = _block_counts(head, base, rows[a:b],
+                                             at_base[a:b] if base is not None else None, k)
+        shares.append(share)
+        new_unjudged, questions = new_unjudged + int(unjudged.sum()), questions + int((unjudged > 0).sum())
+        suspect += rows[a:b][(new > 0) & (unjudged == new)].tolist()
     wanted = set(regressions)
-    for j in _measured(hc):
-        qid, i = hc.ids[j], where.get(hc.ids[j]) if base is not None else None
-        base_top = bc.top(i)[:k] if i is not None else ()
-        new = [c for c in hc.top(j)[:k] if c not in base_top]
-        unjudged = unjudged_in_top_k(new, frozenset(hc.gold_id_list(j)), k)
-        new_unjudged += len(unjudged)
-        questions += bool(unjudged)
-        if qid in wanted and new and len(unjudged) == len(new):
-            suspects.add(qid)
-    return JudgedReport(k, artefact_judged_mean(head), artefact_judged_mean(base) if base else None,
-                        new_unjudged, questions, frozenset(suspects), base is not None)
+    suspects = frozenset(hc.ids[j] for j in suspect if hc.ids[j] in wanted)
+    return JudgedReport(k, _judged_mean(np.concatenate(shares)),
+                        _mean(base.columns, k) if base is not None else None,
+                        new_unjudged, questions, suspects, base is not None)

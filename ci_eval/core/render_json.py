@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 from ci_eval.core.cutoff import CutoffSide
 from ci_eval.core.diff import Diff, QuestionChange
+from ci_eval.core.indented_json import dumps_indented
 from ci_eval.core.judged import JudgedReport
 from ci_eval.core.render_context import ReportContext
 from ci_eval.core.render_verdict import verdict
@@ -77,8 +77,13 @@ def _sets(diff: Diff) -> dict:
 
 
 def report_dict(ctx: ReportContext) -> dict:
+    return _clean(_raw_report(ctx))
+
+
+def _raw_report(ctx: ReportContext) -> dict:
+    """The report before cleaning: NaN and the infinities still floats, tuples not lists."""
     diff, gate = ctx.diff, ctx.gate
-    return _clean({
+    return {
         "report": "ci-eval/1",
         "passed": gate.passed,
         "verdict": verdict(ctx),
@@ -104,7 +109,7 @@ def report_dict(ctx: ReportContext) -> dict:
         "failure_matrix": _matrix(diff),
         "cutoff": {"head": _side(diff.cutoff.head), "base": _side(diff.cutoff.base)},
         "judged": _judged(ctx.judged),
-    })
+    }
 
 
 def _judged(j: JudgedReport | None) -> dict | None:
@@ -116,4 +121,6 @@ def _judged(j: JudgedReport | None) -> dict | None:
 
 
 def render_json(ctx: ReportContext) -> str:
-    return json.dumps(report_dict(ctx), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    """``json.dumps(report_dict(ctx), sort_keys=True, indent=2, ensure_ascii=False)`` and a
+    newline, written without the cleaned copy and faster (``core/indented_json``)."""
+    return dumps_indented(_raw_report(ctx), 2, clean=_clean) + "\n"

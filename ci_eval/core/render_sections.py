@@ -118,10 +118,21 @@ def _changed_metrics(q: QuestionChange, limit: int = 3) -> str:
     return text + (f" (+{len(moved) - limit})" if len(moved) > limit else "")
 
 
+# A long list repeats the same few summaries and tag lists on every row: escaped once each.
+@lru_cache(maxsize=1024)
+def _summary_text(summary: str) -> str:
+    return escape_md(summary, 120)
+
+
+@lru_cache(maxsize=1024)
+def _tags_text(tags: tuple[str, ...]) -> str:
+    return ", ".join(escape_md(t, 30) for t in tags) or "—"
+
+
 def explanation(q: QuestionChange) -> str:
     """What happened to one question: the kind in words, the gold chunks that moved, the
     metrics that changed."""
-    parts = [escape_md(q.summary + (f": {q.error}" if q.error else ""), 120)]
+    parts = [_summary_text(q.summary + (f": {q.error}" if q.error else ""))]
     chunks = [move_text(m, q.graded, lambda i: code_span(i, 40)) for m in q.moves[:3]]
     if len(q.moves) > 3:
         chunks.append(f"+{len(q.moves) - 3} more")
@@ -151,7 +162,7 @@ def _row(q: QuestionChange, unjudged: bool) -> tuple[str, ...]:
     # the budget renders a list at several lengths: each row is built once
     return (question_cell(q.id, q.question), _rank_move(q),
             explanation(q) + (f" ({UNJUDGED_MARK})" if unjudged else ""),
-            ", ".join(escape_md(t, 30) for t in q.tags) or "—")
+            _tags_text(tuple(q.tags)))
 
 
 def question_rows(questions, limit: int | None,

@@ -69,3 +69,14 @@ def test_a_change_is_built_only_when_read_and_reads_alike_each_time():
     assert [q.kind for q in d.questions] == list(d.questions.kinds())
     assert d.questions[1:3] == tuple(d.questions)[1:3]
     assert [q.id for q in d.regressions] == ["q0"] and d.regressions[0].kind == "lost"
+
+
+def test_changes_kept_for_a_second_full_listing_are_the_same_changes():
+    specs = [spec(f"q{n}", ["g"], at(r)) for n, r in enumerate([1, 2, 7, None])]
+    head = [spec(f"q{n}", ["g"], at(r)) for n, r in enumerate([7, 1, 7, 3])]
+    fresh, kept = diff(artefact(specs), artefact(head)), diff(artefact(specs), artefact(head))
+    kept.questions.columns.keep_listed()
+    first, again = list(kept.questions), list(kept.questions)
+    assert first == again == list(fresh.questions)
+    assert all(a is b for a, b in zip(first, again))  # built once, listed twice
+    assert not any(a is b for a, b in zip(list(fresh.questions), list(fresh.questions)))

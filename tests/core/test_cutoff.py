@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from factories import artefact, spec
 from factories import ranked_with_gold_at as at
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ci_eval.core.artefact import read_header, read_questions
-from ci_eval.core.cutoff import NO_GAP, analyse_cutoff, histogram, render_svg
+from ci_eval.core.cutoff import NO_GAP, _bin_counts, analyse_cutoff, histogram, render_svg
 from ci_eval.core.cutoff import cutoff_side as _side_of
 
 
@@ -74,3 +76,33 @@ def test_svg_escapes_its_title_and_is_deterministic():
     assert "<b>" not in svg and "&lt;b&gt;&amp;&#39;&quot;" in svg
     assert svg == render_svg(side, title="<b>&'\"")
     assert NO_GAP in svg
+
+
+_TOPS = st.lists(st.sampled_from([0.5, 1.0, 2.25, 3.0, 4.5, 5.0, 7.75, 9.0]) | st.floats(-5, 20),
+                 max_size=8)
+
+
+@settings(max_examples=80, deadline=None)
+@given(answerable=_TOPS, unanswerable=st.lists(st.none() | st.floats(-5, 20), min_size=1, max_size=6),
+       cutoff=st.none() | st.floats(-5, 20))
+def test_counts_read_from_sorted_scores_are_the_counts_of_every_score(answerable, unanswerable,
+                                                                      cutoff):
+    side = cutoff_side(_run(answerable, unanswerable, cutoff=cutoff))
+    a, u = side.answerable_scores, side.unanswerable_scores
+    lo, hi = side.highest_unanswerable, side.lowest_answerable
+    if lo is not None and hi is not None and not lo < hi:
+        assert side.overlap == (sum(1 for s in a if s <= lo), sum(1 for s in u if s >= hi))
+    if side.checkable and not side.has_gap:
+        scores = sorted(set(a + u))
+        candidates = [(x + y) / 2 for x, y in zip(scores, scores[1:])] or scores
+        best = min(candidates, key=lambda c: (sum(side.errors_at(c)), side.errors_at(c)[1], c))
+        assert side.least_wrong == (best, *side.errors_at(best))
+    else:
+        assert side.least_wrong is None
+    if a + u:  # each score's bin, one at a time as the histogram defines it
+        lo, hi = min(a + u), max(a + u) + 1.0
+        step = (hi - lo) / 10
+        want = [0] * 10
+        for x in a:
+            want[min(int((x - lo) / step), 9)] += 1
+        assert _bin_counts(a, lo, step, 10) == want

@@ -1,6 +1,11 @@
+from contextlib import contextmanager
+
 import pytest
 from factories import artefact, as_v2, run, spec
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from ci_eval.core import column_views
 from ci_eval.core.artefact import read_artefact
 from ci_eval.core.judged import judged_at_k, judged_report, mean_judged, unjudged_in_top_k
 
@@ -72,3 +77,60 @@ def test_a_base_with_a_smaller_k_is_read_deep_enough_for_the_heads():
     assert judged_report(read_artefact(base, top=4), head, []).new_unjudged == 1
     with pytest.raises(ValueError, match="top=4"):
         judged_report(read_artefact(base), head, [])
+
+
+def _one_at_a_time(base, head, regressions):
+    """judged@k worked out question by question from the records (what the columns must match)."""
+    k = head.header.k
+    on_base = {q.id: q for q in base.questions} if base is not None else {}
+
+    def mean(artefact):
+        return mean_judged(judged_at_k(q.top[:k], {c for c, _ in q.gold}, k)
+                           for q in artefact.questions if q.measured)
+
+    new_unjudged, questions, suspects = 0, 0, set()
+    for q in head.questions:
+        if not q.measured:
+            continue
+        before = on_base[q.id].top[:k] if q.id in on_base else ()
+        new = [c for c in q.top[:k] if c not in before]
+        unjudged = unjudged_in_top_k(new, {c for c, _ in q.gold}, k)
+        new_unjudged, questions = new_unjudged + len(unjudged), questions + bool(unjudged)
+        if q.id in regressions and new and len(unjudged) == len(new):
+            suspects.add(q.id)
+    return (mean(head), mean(base) if base is not None else None, new_unjudged, questions,
+            suspects)
+
+
+_IDS = st.sampled_from("abcdefgh")
+_SIDE = st.tuples(st.lists(_IDS, unique=True, max_size=4), st.lists(_IDS, unique=True, max_size=6),
+                  st.booleans(), st.booleans())  # gold, ranking, unanswerable, on this side
+
+
+@settings(max_examples=60, deadline=None)
+@given(sides=st.lists(st.tuples(_SIDE, _SIDE), min_size=1, max_size=8), k=st.integers(1, 4),
+       wanted=st.sets(st.integers(0, 7)))
+def test_the_columns_give_what_each_question_gives_one_at_a_time(sides, k, wanted):
+    def side(which):
+        specs = [spec(f"q{n}", gold, ranking, unanswerable=unans)
+                 for n, pair in enumerate(sides) for gold, ranking, unans, present in [pair[which]]
+                 if present or which == 1]
+        return run(specs, k=k)
+
+    base, head = side(0), side(1)
+    regressions = [f"q{n}" for n in wanted]
+    want = _one_at_a_time(base if len(base.columns) else None, head, set(regressions))
+    for block in (column_views.BLOCK, 2):  # in one block, and a few questions a block
+        with _blocks_of(block):
+            report = judged_report(base if len(base.columns) else None, head, regressions)
+        assert (report.head_mean, report.base_mean, report.new_unjudged, report.questions,
+                set(report.suspects)) == want
+
+
+@contextmanager
+def _blocks_of(n: int):
+    was, column_views.BLOCK = column_views.BLOCK, n
+    try:
+        yield
+    finally:
+        column_views.BLOCK = was
