@@ -10,8 +10,9 @@ asked for the same measures (P, recall, ndcg_cut at trec_eval's cutoffs, success
 map), with and without ``-q``; the tools take turns so a busy machine slows them alike;
 times are medians. ``--trec-eval`` names a trec_eval binary you built (nothing is
 downloaded); ``--before REV`` also times ci-eval as it was at that git revision, from a
-temporary worktree. Values: every ``all`` line must equal trec_eval's (or pytrec_eval's at
-four decimals when trec_eval is not given). Then the two steps issue 16 names, in-process:
+temporary worktree. Both ci-eval trees are byte-compiled first, as an install would be.
+Values: every ``all`` line must equal trec_eval's (or pytrec_eval's at four decimals when
+trec_eval is not given). Then the two steps issue 16 names, in-process:
 the tie re-ordering (a full lexsort of the tied rows vs each neighbouring pair compared
 once, runs of two swapped, longer runs sorted) and ``-q``
 formatting (a call per value vs a template per row), each checked to give identical
@@ -76,6 +77,13 @@ def _env(path: str) -> dict:
     return {**os.environ, "PYTHONPATH": path}
 
 
+def _compiled(tree: str) -> None:
+    """Byte-compile a checkout's package once, as pip does when it installs one: with
+    PYTHONDONTWRITEBYTECODE set, every timed process would otherwise compile each module
+    from source again (about 0.05 s of start-up), which no installed ci-eval does."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(tree) / "ci_eval")], check=True)
+
+
 def _tools(trec_eval: str | None, before: str | None, per_query: bool):
     q = ["-q"] if per_query else []
     tools = {"ci-eval": ([sys.executable, "-m", "ci_eval", "evaluate", *q, *MEASURES], _env(str(ROOT)))}
@@ -96,21 +104,24 @@ def _tools(trec_eval: str | None, before: str | None, per_query: bool):
 def whole_process(files, trec_eval, before, repeat, per_query) -> dict:
     tools = _tools(trec_eval, before, per_query)
     times: dict[str, list[float]] = {name: [] for name in tools}
+    cpu: dict[str, list[float]] = {name: [] for name in tools}
     printed: dict[str, str] = {}
     for _ in range(repeat):
         for name, (argv, env) in tools.items():
-            start = time.perf_counter()
+            start, used = time.perf_counter(), _children_cpu()
             # Not from the checkout: `python -m` puts the working folder first on the path,
             # and ci-eval at --before would then be the checkout's code again.
             done = subprocess.run([*argv, *files], capture_output=True, text=True, env=env,
                                   cwd=os.path.dirname(files[0]))
             times[name].append(time.perf_counter() - start)
+            cpu[name].append(_children_cpu() - used)
             if done.returncode != 0:
                 raise SystemExit(f"{name} failed: {done.stderr.strip()[:300]}")
             printed[name] = done.stdout
     reference_name = "trec_eval (C)" if trec_eval else ("pytrec_eval" if "pytrec_eval" in tools else None)
     medians = {name: statistics.median(t) for name, t in times.items()}
-    result = {"seconds": medians}
+    cpu_medians = {name: statistics.median(t) for name, t in cpu.items()}
+    result = {"seconds": medians, "CPU seconds (user + system)": cpu_medians}
     if reference_name:
         ref = _all_lines(printed[reference_name])
         for name in tools:
@@ -123,10 +134,20 @@ def whole_process(files, trec_eval, before, repeat, per_query) -> dict:
             result["-q output identical to trec_eval"] = {
                 name: printed[name].replace(" ", "") == printed["trec_eval (C)"].replace(" ", "")
                 for name in tools}
-        for name in tools:
-            if name != "ci-eval":
-                result[f"ci-eval / {name}"] = medians["ci-eval"] / medians[name]
+    for name in tools:
+        if name != "ci-eval":
+            result[f"ci-eval / {name}"] = medians["ci-eval"] / medians[name]
+            result[f"CPU ci-eval / {name}"] = cpu_medians["ci-eval"] / cpu_medians[name]
     return result
+
+
+def _children_cpu() -> float:
+    """CPU seconds of the finished child processes so far: on a machine other jobs load,
+    a steadier measure than the wall clock."""
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def steps(files) -> dict:
@@ -213,6 +234,9 @@ def main(argv=None) -> int:
     repeat = 1 if args.quick else args.repeat
     figures = {"load before": bench_engine.load()}
     with tempfile.TemporaryDirectory() as tmp, _worktree(args.before) as before:
+        for tree in (str(ROOT), before):
+            if tree:
+                _compiled(tree)
         for queries, depth, levels in sizes:
             files = [str(f) for f in bench_engine.generate(Path(tmp), queries, depth, levels=levels)]
             label = f"{queries:,} x {depth:,}" + (" tie-heavy" if levels < 40_000 else "")

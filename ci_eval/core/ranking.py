@@ -102,7 +102,8 @@ def order_moves(group: np.ndarray | None, scores: np.ndarray, ids: np.ndarray,
     boundary = np.zeros(n, dtype=bool)  # row i + 1 starts a new run of its group
     boundary[heads[1:] - 1] = True
     boundary = boundary[:-1]
-    contiguous = len(np.unique(head_group)) == len(heads)
+    by_group = np.sort(head_group)
+    contiguous = not np.any(by_group[1:] == by_group[:-1])
     rises = np.flatnonzero(scores[1:] > scores[:-1])
     perm = None
     if not (contiguous and np.all(boundary[rises])):
@@ -125,7 +126,7 @@ def _tie_moves(scores: np.ndarray, ids: np.ndarray, heads: np.ndarray, boundary:
     groups at a time (a tie never crosses a group), so each step's temporaries are a few
     megabytes, reused from one step to the next."""
     n = len(scores)
-    cuts = np.unique(heads[np.searchsorted(heads, np.arange(0, n, _CHUNK), side="right") - 1])
+    cuts = distinct_sorted(heads[np.searchsorted(heads, np.arange(0, n, _CHUNK), side="right") - 1])
     bounds = np.append(cuts, n).tolist()
     rows, inner, total = [], [], 0
     for lo, hi in zip(bounds[:-1], bounds[1:]):
@@ -202,7 +203,7 @@ def _id_descending_within(key: np.ndarray, run_id: np.ndarray, starts: np.ndarra
     pay for a sort."""
     inner = np.arange(len(key))
     lengths = pairs + 1
-    for length in np.unique(lengths).tolist():
+    for length in distinct_sorted(np.sort(lengths)).tolist():
         first = starts[lengths == length]
         if length > _NETWORK_MAX:
             continue
@@ -219,6 +220,14 @@ def _id_descending_within(key: np.ndarray, run_id: np.ndarray, starts: np.ndarra
         keys = [~key[longer, k] for k in reversed(range(key.shape[1]))] + [run_id[longer]]
         inner[longer] = longer[np.lexsort(keys)]
     return inner
+
+
+def distinct_sorted(values: np.ndarray) -> np.ndarray:
+    """The distinct values of an ascending array. (``np.unique`` would do, but it loads
+    ``numpy.ma`` on first use, a sixth of ``evaluate``'s start-up.)"""
+    if len(values) == 0:
+        return values
+    return values[np.concatenate(([True], values[1:] != values[:-1]))]
 
 
 def _big_endian_words(ids: np.ndarray) -> np.ndarray:

@@ -41,6 +41,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ci_eval.core.ranking import distinct_sorted
 from ci_eval.errors import InputError
 from ci_eval.trec.heap import held_heap
 
@@ -114,10 +115,10 @@ def _split_plain(chunk: np.ndarray, k: int, wanted: np.ndarray):
     if np.any(at[1:] - at[:-1] == 1):
         return None
     seps = at.reshape(-1, k)
-    kinds = chunk[at]
     # Each group of k separators ends on a newline and there are no other newlines: the
-    # groups are exactly the lines.
-    if not np.all(kinds[k - 1::k] == 10) or np.count_nonzero(kinds == 10) != len(seps):
+    # groups are exactly the lines. (Counting the block's newlines reads it once more, in
+    # order, which is cheaper than gathering the byte at every separator.)
+    if not np.all(chunk[seps[:, -1]] == 10) or np.count_nonzero(chunk == 10) != len(seps):
         return None
     line_start = np.empty(len(seps), dtype=np.int64)
     line_start[0] = 0
@@ -272,6 +273,84 @@ def _high_bits_where(x: np.ndarray, at_least: int) -> np.ndarray:
 
 
 def _plain_decimals(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Plain decimal tokens (optional sign, digits, at most one point) to float64,
+    exactly as strtod rounds them; NaN for anything else. A step of rows at a time:
+    those whose points all sit in one column (``_fixed_point``), else any plain tokens
+    (``_any_point``)."""
+    n = len(starts)
+    out = np.empty(n)
+    for lo in range(0, n, _ROWS):
+        hi = min(n, lo + _ROWS)
+        got = _fixed_point(buf, starts[lo:hi], ends[lo:hi])
+        out[lo:hi] = _any_point(buf, starts[lo:hi], ends[lo:hi]) if got is None else got
+    return out
+
+
+_WIDTH = 16  # bytes of the fixed-point window: two words
+# _KEEP_2[0][:, v] keeps the first v columns of two words; _KEEP_2[1][:, v] is "0" in the rest.
+_KEEP_2 = (np.ascontiguousarray(_keep(2).T), np.ascontiguousarray(~_keep(2).T & _CHARS_0))
+
+
+def _fixed_point(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
+    """The tokens as ``_any_point`` converts them, when every one is at most 16 bytes and
+    has its point (or none) in one column, counted from the token's start or from its
+    end: scores written with a fixed number of decimals (``%.6f``), or with a fixed
+    number of integer digits (``0.83...``, repr of scores in [0, 1)). None otherwise,
+    or when any token is not plain: the caller then converts the step by ``_any_point``.
+
+    The point's place is known for the whole step, so squeezing it out is a shift by
+    constant masks, not a mask per token. Left-aligned (fixed integer digits, point in
+    column p): the 16 columns, point squeezed out and the columns past the token read
+    "0", spell N = M * 10**(15 - p - f) < 10**15, and N / 10**(15 - p) is M / 10**f.
+    Right-aligned (f decimals): N = M, over 10**f. Either way N < 2**53 and a power of
+    ten up to 10**15 are exact doubles, so one IEEE division rounds the exact quotient
+    correctly: strtod's answer, as in ``_any_point``.
+    """
+    length = ends - starts
+    if len(length) == 0 or int(length.max()) > _WIDTH:
+        return None
+    first = buf[int(starts[0]):int(ends[0])].tobytes()
+    p = first.find(b".")
+    shortest = int(length.min())
+    if 0 <= p < shortest and np.all(buf[starts + p] == 46):  # the point p bytes in
+        w = np.ascontiguousarray(_window(buf, starts, _WIDTH).view(np.uint64).T)
+        keep = np.take(_KEEP_2[0], length, axis=1)
+        w &= keep
+        w |= np.take(_KEEP_2[1], length, axis=1)  # "0" past the token
+        lead = (w[0] & _U(0xFF)).astype(np.uint8)
+        signed = (lead == 45) | (lead == 43)
+        if signed.any():  # the sign's column reads "0"
+            w[0] = np.where(signed, (w[0] & ~_U(0xFF)) | _U(0x30), w[0])
+        column, divisor = p, 10.0 ** (_WIDTH - 1 - p)
+    else:
+        f = len(first) - 1 - p if p >= 0 else -1
+        if p >= 0 and not (f < shortest and np.all(buf[ends - (f + 1)] == 46)):
+            return None
+        w = np.ascontiguousarray(_window(buf, ends - _WIDTH, _WIDTH).view(np.uint64).T)
+        lead = buf[starts]
+        signed = (lead == 45) | (lead == 43)
+        fill = np.take(_BEFORE[2], _WIDTH - length + signed, axis=1)  # left of the digits
+        w = (w & ~fill) | (_CHARS_0 & fill)
+        column, divisor = (_WIDTH - 1 - f, 10.0 ** f) if p >= 0 else (None, 1.0)
+    if column is not None:  # columns up to the point take the byte on their left
+        moved = _BEFORE[2][:, column + 1:column + 2]
+        carry = np.empty_like(w)
+        carry[0] = _U(0x30)
+        np.right_shift(w[:-1], _U(56), out=carry[1:])
+        w = (((w << _U(8)) | carry) & moved) | (w & ~moved)
+    w ^= _CHARS_0  # digit values, if they are digits
+    bad = _high_bits_where(w[0], 10) | _high_bits_where(w[1], 10)
+    digits = _eight_digits(w)
+    mantissa = digits[0] * _U(10 ** 8) + digits[1]
+    ndig = length - signed - (column is not None)
+    if bad.any() or np.any(mantissa >= _U(1 << 53)) or int(ndig.min()) <= 0:
+        return None
+    out = mantissa.astype(np.float64) / divisor
+    np.negative(out, out=out, where=lead == 45)
+    return out
+
+
+def _any_point(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     # long: one vectorised pass whose steps share large temporaries; split up, each step
     # would hand copies of them to the next.
     """Plain decimal tokens (optional sign, digits, at most one point) to float64,
@@ -425,7 +504,7 @@ def _shared_slots(h: np.ndarray, heads: np.ndarray) -> np.ndarray | None:
         return np.zeros(0, dtype=np.int64)
     # Steps start on a query's first row, about _DUP_ROWS apart; a bigger query is one step.
     marks = np.arange(0, n, _DUP_ROWS)
-    cuts = np.unique(heads[np.searchsorted(heads, marks, side="right") - 1])
+    cuts = distinct_sorted(heads[np.searchsorted(heads, marks, side="right") - 1])
     bounds = np.append(cuts, n).tolist()
     longest = max(b - a for a, b in zip(bounds[:-1], bounds[1:]))
     if longest > 64 * _DUP_ROWS:
@@ -452,6 +531,7 @@ def _shared_slots(h: np.ndarray, heads: np.ndarray) -> np.ndarray | None:
 def _first_duplicate(words: np.ndarray, h: np.ndarray, heads: np.ndarray,
                      head_codes: np.ndarray) -> tuple[int, int] | None:
     """Rows (earlier, later) of the first repeated (query, id) pair, or None.
+    ``head_codes`` number the distinct qids 0..k-1, each one used (``np.unique``'s inverse).
 
     When each query's rows are contiguous a filter (``_shared_slots``) picks the rows
     worth a look. Among those, a repeated hash nominates rows; they are then ordered by
@@ -462,7 +542,7 @@ def _first_duplicate(words: np.ndarray, h: np.ndarray, heads: np.ndarray,
     if n < 2:
         return None
     rows = None
-    if len(np.unique(head_codes)) == len(heads):
+    if int(head_codes.max()) + 1 == len(heads):  # codes 0..k-1, each qid a code: distinct
         rows = _shared_slots(h, heads)
         if rows is not None and len(rows) < 2:
             return None
@@ -575,7 +655,10 @@ class _Rows:
         qid = _pad(qid, width)
         change = np.empty(m, dtype=bool)
         change[0] = prev is None or bool(np.any(_pad(prev, width)[0] != qid[0]))
-        np.any(qid[1:] != qid[:-1], axis=1, out=change[1:])
+        if width == 1:  # qids of up to 8 bytes (the usual): one comparison per row
+            np.not_equal(qid[1:, 0], qid[:-1, 0], out=change[1:])
+        else:
+            np.any(qid[1:] != qid[:-1], axis=1, out=change[1:])
         heads = np.flatnonzero(change)
         self.head_rows.append(heads + lo)
         self.head_words.append(qid[heads])

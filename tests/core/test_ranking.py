@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from ci_eval.core.ranking import Ranking, order, order_rows
+from ci_eval.core.ranking import Ranking, distinct_sorted, order, order_rows
 from ci_eval.errors import InputError
 
 
@@ -164,3 +164,9 @@ def test_ids_as_words_order_like_ids_as_bytes(seed):
     width = 8 * -(-as_bytes.dtype.itemsize // 8)
     as_words = np.frombuffer(as_bytes.astype(f"S{width}").tobytes(), dtype=np.uint64).reshape(n, width // 8)
     assert (order_rows(groups, scores, as_words) == order_rows(groups, scores, as_bytes)).all()
+
+
+def test_distinct_sorted_keeps_each_value_once():
+    values = np.array([1, 1, 2, 5, 5, 5, 9])
+    assert distinct_sorted(values).tolist() == sorted(set(values.tolist()))
+    assert distinct_sorted(values[:0]).tolist() == []

@@ -514,3 +514,15 @@ def test_repeats_found_in_queries_bigger_than_the_filter_step(monkeypatch, dup_r
     with pytest.raises(InputError) as err:
         trec.parse_run(("\n".join(lines) + "\n").encode(), "r")
     assert err.value.place == "line 251" and "first on line 8" in err.value.message
+
+
+def test_evaluating_a_run_leaves_numpy_ma_unloaded(tmp_path):
+    # np.unique loads numpy.ma on first use: tens of milliseconds of every evaluate.
+    (tmp_path / "qrels").write_text("q1 0 a 1\nq2 0 b 1\n")
+    (tmp_path / "run").write_text("q1 Q0 a 1 0.5 t\nq1 Q0 c 2 0.5 t\nq2 Q0 b 1 1 t\n")
+    code = ("import sys\nfrom ci_eval.trec.parse import read_qrels, read_run\n"
+            "from ci_eval.trec.judge import judge\n"
+            f"judge(read_qrels({str(tmp_path / 'qrels')!r}), read_run({str(tmp_path / 'run')!r}))\n"
+            "print('numpy.ma' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
