@@ -22,6 +22,7 @@ from itertools import compress
 
 from ci_eval.core.artefact import MEASURED
 from ci_eval.core.question_row import FIELD
+from ci_eval.core.textfmt import integer_size
 from ci_eval.core.validate import json_path
 from ci_eval.errors import InputError
 
@@ -152,8 +153,7 @@ _DOUBLE_MAX = int(float.fromhex("0x1.fffffffffffffp+1023"))  # the largest doubl
 
 
 def _too_large_text(value: int, what: str) -> str:
-    return (f"an integer of {len(str(abs(value)))} digits is too large for a {what} "
-            "(at most about 1.8e308)")
+    return f"{integer_size(value)} is too large for a {what} (at most about 1.8e308)"
 
 
 def _check_sizes(top: object, latency: object, scores, problems: _Problems, *path) -> None:

@@ -240,10 +240,10 @@ def _metric_problems(data: dict, out: _Problems) -> None:
 
 
 def _number_text(value: int | float) -> str:
-    """The value as written, or its size for an integer too long to quote (past 4,300 digits
-    Python will not print one)."""
     if isinstance(value, int) and value.bit_length() > 200:
-        return f"an integer of about {round(value.bit_length() * math.log10(2))} digits"
+        from ci_eval.core.textfmt import integer_size
+
+        return integer_size(value)
     return repr(value)
 
 

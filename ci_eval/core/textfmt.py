@@ -33,3 +33,13 @@ def test_text(t) -> str:
     if t.p_value is not None:
         return p_text(t.p_value)
     return f"95% CI [{t.ci_low:+.3f}, {t.ci_high:+.3f}]"
+
+
+def integer_size(value: int) -> str:
+    """An integer too long to quote in an error line, by its length (past 4,300 digits
+    Python will not print one, so the count is then worked out from its bits)."""
+    try:
+        digits = len(str(abs(value)))
+    except ValueError:
+        return f"an integer of about {round(abs(value).bit_length() * math.log10(2))} digits"
+    return f"an integer of {digits} digits"

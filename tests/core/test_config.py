@@ -1,5 +1,3 @@
-import math
-
 import pytest
 
 from ci_eval.core.config import parse_config
@@ -88,4 +86,4 @@ def test_a_gate_value_too_large_for_a_float_is_out_of_range_not_a_crash(value):
     (problem,) = [str(p) for p in caught.value.problems]
     assert "gate.min.hit@5" in problem and "out of range" in problem
     if abs(value) > 100:
-        assert f"an integer of about {round(value.bit_length() * math.log10(2))} digits" in problem
+        assert f"an integer of {len(str(abs(value)))} digits" in problem
