@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import islice, repeat
+from itertools import compress, islice, repeat
 
 from ci_eval.core.row_blocks import RowBlock, scanned_block
 
@@ -74,12 +74,13 @@ def _cut(lines: list[str]):
 def _heads(heads: list[str]) -> list | None:
     """Each line's fields before its ranking, or None when one is not exactly one JSON list
     (``raw_decode`` from the line's start must end at its last character)."""
+    texts = list(map(str.__add__, heads, repeat("]")))
     try:
-        parsed = list(map(_DECODER.raw_decode, map(str.__add__, heads, repeat("]"))))
+        parsed = list(map(_DECODER.raw_decode, texts))
     except (ValueError, RecursionError):
         return None
     rows, ends = zip(*parsed)
-    return list(rows) if list(ends) == [len(head) + 1 for head in heads] else None
+    return list(rows) if list(ends) == list(map(len, texts)) else None
 
 
 def _ranking_ids(rankings: list[str], longest: int) -> list | None:
@@ -88,10 +89,12 @@ def _ranking_ids(rankings: list[str], longest: int) -> list | None:
     its ranking, each number one ``_NUMBER``; else None. ``longest``: the longest line's
     length (no id is longer)."""
     quotes = list(map(str.count, rankings, repeat('"')))
-    if any(n & 1 or not n and ranking != "[]" for n, ranking in zip(quotes, rankings)):
+    # two quotes a pair, and no quote only in an empty ranking ("[]" holds none)
+    if any(map(int.__and__, quotes, repeat(1))) or quotes.count(0) != rankings.count("[]"):
         return None
-    lengths = [n >> 1 for n in quotes]
-    joined = ",".join([ranking[1:-1] for ranking, n in zip(rankings, quotes) if n])
+    lengths = list(map(int.__rshift__, quotes, repeat(1)))
+    inner = map(str.__getitem__, rankings, repeat(slice(1, -1)))
+    joined = ",".join(compress(inner, quotes) if 0 in quotes else inner)
     ids = []
     if joined:
         raw = joined.encode("utf-8")  # a character below 0x80 is its byte there
