@@ -34,14 +34,15 @@ _SAFE_TOTAL = 1e300  # a block whose absolute values sum below this has no row s
 
 class RowBlock:
     """A checked block: ``fields``, one tuple per field of QUESTION_FIELDS over the rows;
-    each ranking as a dict whose keys are its chunk ids, best first, with its length, and the
-    gold pairs' ids and grades as flat runs with each row's count (``gold_lens``)."""
+    each ranking as a dict whose keys are its chunk ids, best first, those ids as one flat run
+    and each ranking's length, and the gold pairs' ids and grades as flat runs with each row's count (``gold_lens``)."""
 
-    __slots__ = ("fields", "rankings", "ranking_lens", "gold_ids", "gold_grades", "gold_lens")
+    __slots__ = ("fields", "rankings", "ranking_ids", "ranking_lens", "gold_ids", "gold_grades", "gold_lens")
 
-    def __init__(self, fields, rankings: list, gold):
+    def __init__(self, fields, rankings: list, ids: list, gold):
         self.fields = fields
         self.rankings = rankings  # each row's chunk ids as a dict's keys, best first
+        self.ranking_ids = ids  # the same ids as one flat run
         self.ranking_lens = list(map(len, rankings))
         _dicts, self.gold_ids, self.gold_grades = gold
         self.gold_lens = list(map(len, fields[FIELD["gold"]]))
@@ -187,13 +188,13 @@ def checked_block(rows: list, metrics: int) -> RowBlock | None:
     ranking = _pairs(fields[FIELD["ranking"]], 10_000, True)
     if ranking is None or not set(map(type, ranking[2])) <= {int, float} or not _finite(rows, fields, ranking[2]):
         return None
-    return RowBlock(fields, ranking[0], gold)
+    return RowBlock(fields, ranking[0], ranking[1], gold)
 
 
-def scanned_block(rows: list, rankings: list, metrics: int) -> RowBlock | None:
+def scanned_block(rows: list, rankings: list, ids: list, metrics: int) -> RowBlock | None:
     """``checked_block`` of rows whose rankings were checked as text (core/row_text.py):
     ``rows``, each row's fields before its ranking (one ``json.loads``); ``rankings``, each
-    row's chunk ids as a dict's keys, every id a str of at most 1,000 characters named once in its row, every
+    row's chunk ids as a dict's keys (``ids``: all of them in one run), every id a str of at most 1,000 characters named once in its row, every
     score a JSON number that cannot overflow (below 1e120, at most 10,000 of them a row).
     None when a row is not valid, or when its top score or latency is so large that its
     sum could overflow (the full parse of the piece then decides)."""
@@ -204,7 +205,7 @@ def scanned_block(rows: list, rankings: list, metrics: int) -> RowBlock | None:
     gold = _fields_valid(fields, metrics)
     if gold is None or not _finite((), fields, ()):
         return None
-    return RowBlock(fields, rankings, gold)
+    return RowBlock(fields, rankings, ids, gold)
 
 
 def _fields_valid(fields, metrics: int):

@@ -55,7 +55,7 @@ def block_of_lines(text: str, metrics: int) -> RowBlock | None:
     rows, rankings = _heads(cut[0]), _ranking_ids(cut[1], max(map(len, lines)))
     if rows is None or rankings is None:
         return None
-    return scanned_block(rows, rankings, metrics)
+    return scanned_block(rows, *rankings, metrics)
 
 
 def _cut(lines: list[str]):
@@ -84,7 +84,7 @@ def _heads(heads: list[str]) -> list | None:
 
 
 def _ranking_ids(rankings: list[str], longest: int) -> list | None:
-    """Each ranking's chunk ids as a dict's keys when every ranking is ``[["id",number],...]``
+    """Each ranking's chunk ids as a dict's keys, and all of them in one run, when every ranking is ``[["id",number],...]``
     or ``[]`` (no whitespace, no escape), each id at most 1,000 characters and named once in
     its ranking, each number one ``_NUMBER``; else None. ``longest``: the longest line's
     length (no id is longer)."""
@@ -108,7 +108,7 @@ def _ranking_ids(rankings: list[str], longest: int) -> list | None:
             return None
     each = iter(ids)
     kept = list(map(dict.fromkeys, map(islice, repeat(each), lengths)))
-    return kept if sum(map(len, kept)) == len(ids) else None  # shorter when an id repeats
+    return (kept, ids) if sum(map(len, kept)) == len(ids) else None  # shorter when an id repeats
 
 
 def _scores_valid(between: list[str]) -> bool:
