@@ -3,10 +3,12 @@
 A version 2 artefact is written one question row per line (docs/design.md). It is read from
 the file a chunk at a time (``read_blocks``), never held whole: the keys before the rows and
 after them are parsed as one small document with every hostile-input check of
-``parse_json``; the rows a piece of whole lines at a time (about 32 KB, one call of json's
-C parser with no hooks), each piece checked a field at a time over its rows
-(core/row_blocks.py, the per-row verdict exactly), typed and dropped, so no ranking is held
-either. That is only safe because a row holds no object (so no key can repeat), because NaN
+``parse_json``; the rows a piece of whole lines at a time (about 32 KB): each line's fields
+before its ranking parsed by json's C parser and the piece's rankings checked as text, their
+ids split out and their scores never parsed (core/row_text.py), or, when that cannot vouch
+for the piece, the piece parsed by one call of json's C parser with no hooks; either way
+checked a field at a time over its rows (core/row_blocks.py, the per-row verdict exactly),
+typed and dropped, so no ranking is held either. That is only safe because a row holds no object (so no key can repeat), because NaN
 and Infinity are refused by ``parse_constant``, a number that overflowed to inf is caught by
 the sum of the row's numbers not being finite, and a lone surrogate escape, found by a search
 of each block's bytes, sends the file to the full parse. A block is a comma-separated run of
