@@ -266,7 +266,7 @@ def _batch_rows(pairs, by_id, k, level, index_ids, missing, resolved, names, ans
 def plain_rows(pairs: list, by_id: Mapping[str, Question], k: int, level, missing: frozenset, resolved) -> list | None:
     """The rows of a batch where every question was answered and cites no id missing from
     the index, at a relevance level above 0 (statuses "ok" and "unanswerable" only), made a
-    column at a time: each gold id's rank looked up for the whole batch in one dict, first
+    column at a time: each gold id's rank found in one pass over the batch's gold, first
     gold ranks, judged@k and the grade table as array passes, the rows zipped from the
     columns. The values and rows of ``score`` and ``_row``; None for any other batch."""
     import numpy as np
