@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Mapping, Sequence
-from itertools import accumulate, chain, compress, count, islice, pairwise, repeat
+from itertools import accumulate, chain, compress, count, cycle, islice, pairwise, repeat
 from operator import add, ge
 
 from ci_eval.core.artefact import MEASURED, GoldRank, QuestionResult, built_question
@@ -152,7 +152,7 @@ class QuestionColumns:
         self.answered = self.answered or answers.count(None) != len(answers)
         self.returned.extend(block.ranking_lens)
         self._gold_block(block, relevance, start)
-        self._top_block(block.rankings, block.ranking_lens, depth)
+        self._top_block(block.rankings, block.ranking_ids, block.ranking_lens, depth)
         self._by_position(start, field("error"), field("warnings"), field("stale"))
 
     def _texts(self, texts) -> None:
@@ -214,13 +214,16 @@ class QuestionColumns:
             ranks = [_NOT_RELEVANT if cid in row else r for row, cid, r in zip(rows, ids, ranks)]
         return ranks
 
-    def _top_block(self, rankings, counts, depth: int) -> None:
-        """The kept top ids: each ranking's first ``depth``."""
-        if max(counts, default=0) > depth:
+    def _top_block(self, rankings, flat: list, counts, depth: int) -> None:
+        """The kept top ids: each ranking's first ``depth`` (``flat``: all their ids in one run)."""
+        if max(counts, default=0) <= depth:
+            ids = flat
+        elif min(counts) == max(counts):  # rankings of one length: the same places of each
+            ids = list(compress(flat, cycle([1] * depth + [0] * (counts[0] - depth))))
+            counts = [depth] * len(counts)
+        else:
             ids = list(chain.from_iterable(map(islice, rankings, repeat(depth))))
             counts = list(map(min, counts, repeat(depth)))
-        else:
-            ids = list(chain.from_iterable(rankings))
         strings = self.strings
         self.top_ids.extend(map(strings.setdefault, ids, ids))
         self.top_start.extend(_ends(counts, self.top_start[-1]))

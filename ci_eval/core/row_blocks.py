@@ -34,15 +34,16 @@ _SAFE_TOTAL = 1e300  # a block whose absolute values sum below this has no row s
 
 class RowBlock:
     """A checked block: ``fields``, one tuple per field of QUESTION_FIELDS over the rows;
-    each ranking as a dict (chunk id -> score, best first) with its length, and the gold
-    pairs' ids and grades as flat runs with each row's count (``gold_lens``)."""
+    each ranking as a dict whose keys are its chunk ids, best first, those ids as one flat run
+    and each ranking's length, and the gold pairs' ids and grades as flat runs with each row's count (``gold_lens``)."""
 
-    __slots__ = ("fields", "rankings", "ranking_lens", "gold_ids", "gold_grades", "gold_lens")
+    __slots__ = ("fields", "rankings", "ranking_ids", "ranking_lens", "gold_ids", "gold_grades", "gold_lens")
 
-    def __init__(self, fields, ranking, gold):
+    def __init__(self, fields, rankings: list, ids: list, gold):
         self.fields = fields
-        self.rankings = ranking[0]  # each row's chunk id -> score, best first
-        self.ranking_lens = list(map(len, fields[FIELD["ranking"]]))
+        self.rankings = rankings  # each row's chunk ids as a dict's keys, best first
+        self.ranking_ids = ids  # the same ids as one flat run
+        self.ranking_lens = list(map(len, rankings))
         _dicts, self.gold_ids, self.gold_grades = gold
         self.gold_lens = list(map(len, fields[FIELD["gold"]]))
 
@@ -160,8 +161,9 @@ def _values_valid(values, metrics: int) -> bool:
 
 def _finite(rows, fields, scores) -> bool:
     """``row_finite`` of every row: at once when the block's numbers are small enough that no
-    row's sum can overflow, else row by row. The metric values and judged@k are already held
-    to [0, 1] (json gives no NaN), so the scores, top scores and latencies decide."""
+    row's sum can overflow, else row by row (``rows`` empty: False then). The metric values
+    and judged@k are already held to [0, 1] (json gives no NaN), so the scores, top scores
+    and latencies decide."""
     numbers = chain(scores, *(_present(fields[FIELD[name]]) for name in ("top_score", "latency_ms")))
     try:
         total = sum(map(abs, numbers))
@@ -169,7 +171,7 @@ def _finite(rows, fields, scores) -> bool:
         total = math.inf
     if total < _SAFE_TOTAL:  # False for NaN too
         return True
-    return all(map(row_finite, rows))
+    return bool(rows) and all(map(row_finite, rows))
 
 
 def checked_block(rows: list, metrics: int) -> RowBlock | None:
@@ -180,17 +182,41 @@ def checked_block(rows: list, metrics: int) -> RowBlock | None:
     if not rows or not _lists(rows) or set(map(len, rows)) != {len(QUESTION_FIELDS)}:
         return None
     fields = list(zip(*rows))
+    gold = _fields_valid(fields, metrics)
+    if gold is None:
+        return None
+    ranking = _pairs(fields[FIELD["ranking"]], 10_000, True)
+    if ranking is None or not set(map(type, ranking[2])) <= {int, float} or not _finite(rows, fields, ranking[2]):
+        return None
+    return RowBlock(fields, ranking[0], ranking[1], gold)
+
+
+def scanned_block(rows: list, rankings: list, ids: list, metrics: int) -> RowBlock | None:
+    """``checked_block`` of rows whose rankings were checked as text (core/row_text.py):
+    ``rows``, each row's fields before its ranking (one ``json.loads``); ``rankings``, each
+    row's chunk ids as a dict's keys (``ids``: all of them in one run), every id a str of at most 1,000 characters named once in its row, every
+    score a JSON number that cannot overflow (below 1e120, at most 10,000 of them a row).
+    None when a row is not valid, or when its top score or latency is so large that its
+    sum could overflow (the full parse of the piece then decides)."""
+    if not rows or not _lists(rows) or set(map(len, rows)) != {len(QUESTION_FIELDS) - 1}:
+        return None
+    fields = list(zip(*rows))
+    fields.append(tuple(rankings))
+    gold = _fields_valid(fields, metrics)
+    if gold is None or not _finite((), fields, ()):
+        return None
+    return RowBlock(fields, rankings, ids, gold)
+
+
+def _fields_valid(fields, metrics: int):
+    """Every field but the ranking valid over the block: the gold pairs (``_pairs``), or None."""
     if not (_scalars_valid(fields) and _values_valid(fields[FIELD["metrics"]], metrics)):
         return None
     if not (_lists_of_strings(fields[FIELD["tags"]], 50, 100) and _lists_of_strings(fields[FIELD["stale"]], 1000, 1000)
             and _lists_of_strings(fields[FIELD["warnings"]], 50, 2000)):
         return None
-    gold, ranking = _pairs(fields[FIELD["gold"]], 1000, False), _pairs(fields[FIELD["ranking"]], 10_000, True)
-    if gold is None or ranking is None or not _whole(gold[2], -1000, 1000):
-        return None
-    if not set(map(type, ranking[2])) <= {int, float} or not _finite(rows, fields, ranking[2]):
-        return None
-    return RowBlock(fields, ranking, gold)
+    gold = _pairs(fields[FIELD["gold"]], 1000, False)
+    return gold if gold is not None and _whole(gold[2], -1000, 1000) else None
 
 
 def row_acceptable(row, metrics: int):

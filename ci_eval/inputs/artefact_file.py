@@ -3,10 +3,12 @@
 A version 2 artefact is written one question row per line (docs/design.md). It is read from
 the file a chunk at a time (``read_blocks``), never held whole: the keys before the rows and
 after them are parsed as one small document with every hostile-input check of
-``parse_json``; the rows a piece of whole lines at a time (about 32 KB, one call of json's
-C parser with no hooks), each piece checked a field at a time over its rows
-(core/row_blocks.py, the per-row verdict exactly), typed and dropped, so no ranking is held
-either. That is only safe because a row holds no object (so no key can repeat), because NaN
+``parse_json``; the rows a piece of whole lines at a time (about 32 KB): each line's fields
+before its ranking parsed by json's C parser and the piece's rankings checked as text, their
+ids split out and their scores never parsed (core/row_text.py), or, when that cannot vouch
+for the piece, the piece parsed by one call of json's C parser with no hooks; either way
+checked a field at a time over its rows (core/row_blocks.py, the per-row verdict exactly),
+typed and dropped, so no ranking is held either. That is only safe because a row holds no object (so no key can repeat), because NaN
 and Infinity are refused by ``parse_constant``, a number that overflowed to inf is caught by
 the sum of the row's numbers not being finite, and a lone surrogate escape, found by a search
 of each block's bytes, sends the file to the full parse. A block is a comma-separated run of
@@ -37,6 +39,7 @@ from ci_eval.core.artefact import (
 from ci_eval.core.metric_table import MetricTable
 from ci_eval.core.question_columns import QuestionColumns, Questions
 from ci_eval.core.row_blocks import checked_block, row_acceptable, row_finite  # noqa: F401 (merge's part reader)
+from ci_eval.core.row_text import block_of_lines
 from ci_eval.errors import InputError
 from ci_eval.inputs.collector import collector_paused
 from ci_eval.inputs.files import SURROGATE_ESCAPE, decode, parse_json, read_blocks, read_bytes, reject_constant
@@ -142,9 +145,10 @@ class _Layout:
             self.head = self.head.rstrip(b"\n").removesuffix(b",") + b"\n"
 
 
-def _parse_block(block: bytes, first: bool, open_comma: bool):
-    """A block of whole row lines -> (its rows, whether it ends with a comma), or None when
-    it is not a comma-separated run of rows that joins the previous block's."""
+def _piece_text(block: bytes, first: bool, open_comma: bool):
+    """A block of whole row lines -> (its text less the newline and comma after its last row,
+    whether it had that comma), or None when it cannot be a comma-separated run of rows that
+    joins the previous block's."""
     if NEEDS_FULL_PARSE.search(block):  # a lone surrogate escape: the full parse decides
         return None
     body = block.rstrip(b"\n")
@@ -154,10 +158,19 @@ def _parse_block(block: bytes, first: bool, open_comma: bool):
     if not (first or open_comma):
         return None  # a missing comma between two rows
     try:  # decoded first: json's own decoding of bytes is slower (surrogatepass)
-        rows = json.loads((b"[" + body + b"]").decode("utf-8"), parse_constant=reject_constant)
-    except (ValueError, RecursionError):  # JSON, UTF-8, NaN, a number too long
+        return body.decode("utf-8"), comma
+    except UnicodeDecodeError:
         return None
-    return (rows, comma) if rows else None
+
+
+def _parsed_rows(text: str) -> list | None:
+    """The rows of a piece's text by json's parse, or None (JSON, NaN, a number too long, no
+    row at all)."""
+    try:
+        rows = json.loads("[" + text + "]", parse_constant=reject_constant)
+    except (ValueError, RecursionError):
+        return None
+    return rows or None
 
 
 def _keys(text: bytes, source: str) -> dict | None:
@@ -217,11 +230,11 @@ def _read_rows(layout: _Layout, metrics: tuple, level, depth: int, strings: dict
     open_comma = False
     for block in layout.rows():
         for piece in _pieces(block):
-            parsed = _parse_block(piece, not len(columns), open_comma)
+            parsed = _piece_text(piece, not len(columns), open_comma)
             if parsed is None:
                 return None
-            rows, open_comma = parsed
-            if not _add_rows(columns, rows, len(metrics), level, depth):
+            text, open_comma = parsed
+            if not _add_rows(columns, text, len(metrics), level, depth):
                 return None
         if len(columns) > MAX_ROWS:
             return None
@@ -246,13 +259,23 @@ def _pieces(block: bytes):
         start = cut
 
 
-def _add_rows(columns: QuestionColumns, rows: list, metrics: int, level, depth: int) -> bool:
-    """The rows into ``columns``: checked a field at a time over all of them, or, when that
-    check cannot vouch for them, each on its own; False at a row the fast path cannot take."""
-    block = checked_block(rows, metrics)
-    if block is not None:
-        add_block(columns, block, level, depth)
-        return True
+def _add_rows(columns: QuestionColumns, text: str, metrics: int, level, depth: int) -> bool:
+    """The rows of a piece's text into ``columns``: with their rankings checked as text, or,
+    when that cannot vouch for them, parsed and checked a field at a time over all of them,
+    or each on its own; False at a row the fast path cannot take."""
+    block = block_of_lines(text, metrics)
+    if block is None:
+        rows = _parsed_rows(text)
+        if rows is None:
+            return False
+        block = checked_block(rows, metrics)
+        if block is None:
+            return _add_each(columns, rows, metrics, level, depth)
+    add_block(columns, block, level, depth)
+    return True
+
+
+def _add_each(columns: QuestionColumns, rows: list, metrics: int, level, depth: int) -> bool:
     for row in rows:
         ids = row_acceptable(row, metrics)
         if ids is None:

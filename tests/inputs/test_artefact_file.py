@@ -181,3 +181,30 @@ def test_an_artefact_read_after_another_shares_its_id_strings(tmp_path):
     assert h == read_run(head)  # the same artefact, its strings shared
     assert all(x is y for x, y in zip(h.columns.ids, b.columns.ids[1:]))
     assert not any(x is y for x, y in zip(read_run(head).columns.ids, b.columns.ids[1:]))
+
+
+# q1's ranking entry ["x",9.75] written another way: what the reader takes from the file is
+# what the full parse takes, or is refused in the full parse's words.
+RANKING_ENTRIES = {
+    "an escaped quote in an id": b'["x\\"y",9.75]', "a \\u escape in an id": b'["\\u00e9",9.75]',
+    "an id holding ,[[": b'["d,[[e",9.75]', "a non-ASCII id": b'["\xc3\xa9\xf0\x9f\x99\x82",9.75]',
+    "an id of 1,000 characters": b'["' + b"x" * 1000 + b'",9.75]', "minus zero": b'["x",-0]',
+    "an exponent": b'["x",1E+2]', "a small exponent": b'["x",1e-05]', "whitespace": b'[ "x" , 9.75 ]',
+    "an id of 1,001 characters": b'["' + b"x" * 1001 + b'",9.75]', "a raw control character": b'["x\x01",9.75]',
+    "1e400": b'["x",1e400]', "a leading zero": b'["x",01]', "a point with no digit after it": b'["x",1.]',
+    "a bool": b'["x",true]', "a null": b'["x",null]', "a nested list": b'["x",[1]]', "three entries": b'["x",9.75,1]',
+    "an id twice": b'["b",9.75]', "an integer past the largest float": b'["x",' + b"9" * 400 + b"]",
+}
+
+
+@pytest.mark.parametrize("case", sorted(RANKING_ENTRIES))
+def test_a_ranking_written_another_way_reads_as_the_full_parse_reads_it(case):
+    raw = writer_layout(as_v2(artefact(SPECS)))
+    changed = raw.replace(b'["x",9.75]', RANKING_ENTRIES[case], 1)
+    assert changed != raw, "the mutation did not apply"
+    try:
+        expected = full_parse(changed)
+    except (InputError, InputErrors):
+        assert _messages(changed) == _full_messages(changed)
+        return
+    assert run_from_bytes(changed, "a.json") == expected
