@@ -99,7 +99,7 @@ class ChangeSide:
                  "error")
 
     def __init__(self, columns, i: int, head: bool = True):
-        self.first_gold_rank, self.gold_ranks = columns.first_gold_rank(i), columns._ranks(i)
+        self.first_gold_rank, self.gold_ranks = columns.first_gold_rank(i), columns.gold_rank_records(i)
         if head:
             self.id, self.question = columns.ids[i], columns.text(i)
             self.tags, self.status = columns.tag_lists[columns.tags[i]], columns.status_of(i)

@@ -279,12 +279,16 @@ class QuestionColumns:
         codes = np.frombuffer(bytes(self.status), dtype=np.uint8)
         return np.isin(codes, list(self.measured_codes()))
 
-    def _ranks(self, i: int) -> tuple[GoldRank, ...]:
+    def gold_rank_records(self, i: int) -> tuple[GoldRank, ...]:
+        """Question i's gold ranks as ``QuestionResult.gold_ranks`` holds them: one
+        ``GoldRank`` per relevant, not stale gold pair, in gold order."""
         a, b = self.gold_start[i], self.gold_start[i + 1]
         grades = map(_GRADES.get, self.gold_grades[a:b], self.gold_grades[a:b])
         return tuple(GoldRank(cid, grade, None if rank == _NO_RANK else rank)
                      for cid, grade, rank in zip(self.gold_ids[a:b], grades, self.gold_ranks[a:b])
                      if rank != _NOT_RELEVANT)
+
+    _ranks = gold_rank_records  # the name it had before it was public
 
     def record(self, i: int) -> QuestionResult:
         top = self.top_score[i]
@@ -293,7 +297,7 @@ class QuestionColumns:
             self.ids[i], self.text(i), self.tag_lists[self.tags[i]], self.status_of(i),
             bool(self.unanswerable[i]), self.gold(i), self.stale.get(i, ()), metrics,
             self.first_gold_rank(i), None if top != top else top,
-            self.errors.get(i), _ANSWER_OF[self.answer[i]], self._ranks(i), self.returned[i],
+            self.errors.get(i), _ANSWER_OF[self.answer[i]], self.gold_rank_records(i), self.returned[i],
             self.warnings.get(i, ()), self.top(i)))
 
 
