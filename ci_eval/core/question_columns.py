@@ -341,11 +341,12 @@ class Questions(BuiltOnRead):
     """The questions of one artefact as records made on demand (``order``: positions to
     show them in, e.g. by id; all of them in reading order by default)."""
 
-    __slots__ = ("columns", "order")
+    __slots__ = ("columns", "order", "by_id")
     noun = "questions"
 
-    def __init__(self, columns: QuestionColumns, order=None):
+    def __init__(self, columns: QuestionColumns, order=None, by_id: bool = False):
         self.columns, self.order = columns, order
+        self.by_id = by_id  # ``order`` is every position, stably sorted by id
 
     def __len__(self) -> int:
         return len(self.columns) if self.order is None else len(self.order)
@@ -412,4 +413,5 @@ def same_label(a: QuestionColumns, i: int, b: QuestionColumns, j: int) -> bool:
 def sorted_by_id(questions: Questions) -> Questions:
     """The same questions in id order."""
     ids = questions.columns.ids
-    return Questions(questions.columns, array("Q", sorted(range(len(ids)), key=ids.__getitem__)))
+    return Questions(questions.columns, array("Q", sorted(range(len(ids)), key=ids.__getitem__)),
+                     by_id=True)
