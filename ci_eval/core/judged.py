@@ -21,6 +21,7 @@ import numpy as np
 
 from ci_eval.core.artefact import Artefact
 from ci_eval.core.column_views import IdCodes, blocks, gold_runs, measured_rows, member, top_runs
+from ci_eval.core.question_columns import same_ids
 
 
 def judged_at_k(ranking: Sequence[str], judged: Collection[str], k: int) -> float | None:
@@ -99,8 +100,11 @@ def artefact_judged_mean(artefact: Artefact) -> float | None:
     return _mean(artefact.columns, k)
 
 
-def _base_rows(base: Artefact, ids: list[str], rows: np.ndarray) -> np.ndarray:
+def _base_rows(base: Artefact, head: Artefact, rows: np.ndarray) -> np.ndarray:
     """The base position of each head question at ``rows`` (by id), -1 when base lacks it."""
+    if same_ids(base.columns, head.columns):
+        return rows.astype(np.int64)
+    ids = head.columns.ids
     where = {qid: i for i, qid in enumerate(base.columns.ids)}
     return np.fromiter(map(where.get, map(ids.__getitem__, rows.tolist()), repeat(-1)),
                        dtype=np.int64, count=len(rows))
@@ -130,7 +134,7 @@ def judged_report(base: Artefact | None, head: Artefact, regressions: Iterable[s
         _top_check(base, k)
     hc = head.columns
     rows = measured_rows(hc)
-    at_base = _base_rows(base, hc.ids, rows) if base is not None else None
+    at_base = _base_rows(base, head, rows) if base is not None else None
     new_unjudged, questions, suspect, shares = 0, 0, [], [np.zeros(0)]
     for a, b in blocks(len(rows)):
         share, new, unjudged = _block_counts(head, base, rows[a:b],

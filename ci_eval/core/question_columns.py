@@ -373,11 +373,19 @@ class ById(Mapping):
     """Question id -> its record, made on demand; ``where``: id -> position, the one map
     a comparison keeps per artefact while it aligns the two."""
 
-    __slots__ = ("columns", "where")
+    __slots__ = ("columns", "_where")
 
     def __init__(self, questions: Questions):
         self.columns = questions.columns
-        self.where = {qid: i for i, qid in enumerate(self.columns.ids)}
+        self._where: dict[str, int] | None = None
+
+    @property
+    def where(self) -> dict[str, int]:
+        """Made when first asked for: two artefacts with the same ids in the same order
+        (``same_ids``) are aligned without it."""
+        if self._where is None:
+            self._where = {qid: i for i, qid in enumerate(self.columns.ids)}
+        return self._where
 
     def __getitem__(self, qid: str) -> QuestionResult:
         return self.columns.record(self.where[qid])
@@ -408,6 +416,12 @@ def same_label(a: QuestionColumns, i: int, b: QuestionColumns, j: int) -> bool:
     ga, gb = slice(a.gold_start[i], a.gold_start[i + 1]), slice(b.gold_start[j], b.gold_start[j + 1])
     return (a.unanswerable[i] == b.unanswerable[j] and a.gold_ids[ga] == b.gold_ids[gb]
             and a.gold_grades[ga] == b.gold_grades[gb] and a.stale.get(i) == b.stale.get(j))
+
+
+def same_ids(a: QuestionColumns, b: QuestionColumns) -> bool:
+    """Whether ``a`` and ``b`` hold the same question ids in the same order, each once: then
+    question i of one is question i of the other, as two runs of one gold set are."""
+    return a.ids == b.ids and len(set(a.ids)) == len(a.ids)
 
 
 def sorted_by_id(questions: Questions) -> Questions:
