@@ -10,7 +10,7 @@ pairs (question, code) that numpy sorts once.
 
 from __future__ import annotations
 
-from itertools import count
+from itertools import chain, count
 
 import numpy as np
 
@@ -45,6 +45,38 @@ class IdCodes:
         picked = map(strings.__getitem__, positions.tolist())
         return np.fromiter(map(self._codes.setdefault, picked, self._next), dtype=np.int64,
                            count=len(positions))
+
+
+class ColumnCodes:
+    """Id string -> an integer code for a whole comparison: every distinct string of the
+    columns numbered once, each column coded in one pass, a run's codes gathered by numpy
+    (rather than a map per block, each id looked up again for every block and stage)."""
+
+    def __init__(self, columns: list[list[str]]):
+        index = dict.fromkeys(chain.from_iterable(columns))
+        index = dict(zip(index, count()))
+        self._codes = {id(strings): np.fromiter(map(index.__getitem__, strings), dtype=np.int64,
+                                                count=len(strings)) for strings in columns}
+
+    def of(self, strings: list[str], positions: np.ndarray) -> np.ndarray:
+        """The codes of ``strings[p]`` for each p in ``positions`` (``strings``: one of the
+        columns given)."""
+        return self._codes[id(strings)][positions]
+
+
+# Above this many ids in all, the map of every distinct id could cost more memory than a
+# block's own map (at a million questions, hundreds of megabytes): codes a block at a time.
+CODED_AT_MOST = 1 << 22
+
+
+def comparison_codes(*columns: list[str]):
+    """What gives each block of a comparison its id codes, for ids from ``columns``: one
+    ``ColumnCodes`` for every block, or past ``CODED_AT_MOST`` ids a new ``IdCodes`` per
+    block."""
+    if sum(map(len, columns)) <= CODED_AT_MOST:
+        shared = ColumnCodes(list(columns))
+        return lambda: shared
+    return IdCodes
 
 
 def member(owner: np.ndarray, codes: np.ndarray, set_owner: np.ndarray,
