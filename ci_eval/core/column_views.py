@@ -10,7 +10,7 @@ pairs (question, code) that numpy sorts once.
 
 from __future__ import annotations
 
-from itertools import chain, count
+from itertools import count
 
 import numpy as np
 
@@ -53,10 +53,10 @@ class ColumnCodes:
     (rather than a map per block, each id looked up again for every block and stage)."""
 
     def __init__(self, columns: list[list[str]]):
-        index = dict.fromkeys(chain.from_iterable(columns))
-        index = dict(zip(index, count()))
-        self._codes = {id(strings): np.fromiter(map(index.__getitem__, strings), dtype=np.int64,
-                                                count=len(strings)) for strings in columns}
+        index, numbers = {}, count()
+        self._codes = {id(strings): np.fromiter(map(index.setdefault, strings, numbers),
+                                                dtype=np.int64, count=len(strings))
+                       for strings in columns}
 
     def of(self, strings: list[str], positions: np.ndarray) -> np.ndarray:
         """The codes of ``strings[p]`` for each p in ``positions`` (``strings``: one of the
