@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import chain, repeat
+from operator import attrgetter, itemgetter
 
 from ci_eval.core.artefact import MEASURED
 from ci_eval.core.goldset import GoldSet, Question
@@ -231,20 +233,123 @@ def evaluate_rows(
     resolved = [resolve_metric(m) for m in metrics]
     names = [m.name for m in resolved]
     missing = missing_from_index(index_ids, gold.questions)
-    rows: list[list] = []
-    measured: list[Scored] = []  # of the batch's questions, those in the means
-    for_judge: list[Scored] = []  # every question of the batch, when a judge decides
-    for qid, r in retrieved:
-        s = score(by_id[qid], r, k, relevance_level, index_ids, missing)
+    pending: list = []
+    for pair in retrieved:
+        pending.append(pair)
+        if len(pending) >= batch:
+            yield from _batch_rows(pending, by_id, k, relevance_level, index_ids, missing, resolved, names, answers,
+                                   judge)
+            pending = []
+    yield from _batch_rows(pending, by_id, k, relevance_level, index_ids, missing, resolved, names, answers, judge)
+
+
+def _batch_rows(pairs, by_id, k, level, index_ids, missing, resolved, names, answers, judge) -> list:
+    """One batch's rows: its columns at once (plain_rows) when it is the common batch and
+    no judge looks at each question, else a question at a time."""
+    rows = plain_rows(pairs, by_id, k, level, missing, resolved) if judge is None else None
+    if rows is not None:
+        if answers is not None:
+            for row in rows:
+                row[_ANSWER] = answers.get(row[0])
+        return rows
+    rows, measured, for_judge = [], [], []
+    for qid, r in pairs:
+        s = score(by_id[qid], r, k, level, index_ids, missing)
         rows.append(_row(s))
         if s.in_means:
             measured.append(s)
         if judge is not None:
             for_judge.append(s)
-        if len(rows) >= batch:
-            yield from _emit(rows, measured, for_judge, resolved, relevance_level, names, answers, judge)
-            rows, measured, for_judge = [], [], []
-    yield from _emit(rows, measured, for_judge, resolved, relevance_level, names, answers, judge)
+    return _emit(rows, measured, for_judge, resolved, level, names, answers, judge)
+
+
+def plain_rows(pairs: list, by_id: Mapping[str, Question], k: int, level, missing: frozenset, resolved) -> list | None:
+    """The rows of a batch where every question was answered and cites no id missing from
+    the index, at a relevance level above 0 (statuses "ok" and "unanswerable" only), made a
+    column at a time: each gold id's rank found in one pass over the batch's gold, first
+    gold ranks, judged@k and the grade table as array passes, the rows zipped from the
+    columns. The values and rows of ``score`` and ``_row``; None for any other batch."""
+    import numpy as np
+
+    if level <= 0 or not pairs:
+        return None
+    questions = list(map(by_id.__getitem__, map(itemgetter(0), pairs)))
+    results = list(map(itemgetter(1), pairs))
+    golds = list(map(_GOLD, questions))
+    flat = list(chain.from_iterable(golds))
+    if set(map(_ERROR, results)) != _NONE or (missing and not missing.isdisjoint(map(itemgetter(0), flat))):
+        return None
+    n, ranked = len(pairs), list(map(_IDS, results))
+    lengths = list(map(len, ranked))
+    query = np.repeat(np.arange(n), np.fromiter(map(len, golds), dtype=np.int64, count=n))
+    # each gold id's 0-based rank in its question's ranking (ids distinct once cleaned), -1 if absent
+    rank = np.array([ids.index(g) if g in ids else -1
+                     for ids, (g, _) in zip(map(ranked.__getitem__, query.tolist()), flat)], dtype=np.int64)
+    grade = np.fromiter(map(itemgetter(1), flat), dtype=np.float64, count=len(flat))
+    answerable = [not q.unanswerable for q in questions]
+    columns = _gold_columns(n, query, rank, grade, np.asarray(lengths, dtype=np.int64), k, level, answerable)
+    values = iter(_batch_values(resolved, answerable, query, rank, grade, lengths, level))
+    return list(map(list, zip(
+        map(itemgetter(0), pairs), map(_QUESTION, questions), map(_TAGS, questions), map(_UNANSWERABLE, questions),
+        [_STATUS[a] for a in answerable], map(sorted, golds), map(list, repeat((), n)),
+        [next(values) if a else [] for a in answerable], columns[0],
+        _tops([scores[0] if scores else None for scores in map(_SCORES, results)]),
+        [None if latency is None else round(latency, 3) for latency in map(_LATENCY, results)],
+        repeat(None, n), columns[1], repeat(None, n), map(_WARNINGS, results),
+        [tuple(zip(r.ids, r.scores)) if r.pairs is None else r.pairs for r in results])))
+
+
+def _tops(tops: list) -> list:
+    """Top scores as rows hold them (written_value), for the whole batch at once when every
+    one is a float."""
+    import numpy as np
+
+    if set(map(type, tops)) != _FLOAT:
+        return list(map(written_value, tops))
+    return _written(np.array(tops, dtype=np.float64))
+
+
+def _gold_columns(n: int, query, rank, grade, lengths, k: int, level, answerable: list) -> tuple[list, list]:
+    """First gold ranks and judged@k of a batch (one entry a gold id in ``query``, ``rank``,
+    ``grade``; rank -1 when not retrieved), as score finds them a question at a time."""
+    import numpy as np
+
+    relevant = (rank >= 0) & (grade >= level)
+    never = np.iinfo(np.int64).max
+    first = np.full(n, never, dtype=np.int64)
+    np.minimum.at(first, query[relevant], rank[relevant])
+    in_top = np.bincount(query[(rank >= 0) & (rank < k)], minlength=n)
+    top = np.minimum(lengths, k)
+    judged = _written(in_top / np.maximum(top, 1))  # a share of at most 1: 0 and 1 are written as ints
+    return ([None if f == never else f + 1 for f in first.tolist()],
+            [j if a and t else None for a, t, j in zip(answerable, top.tolist(), judged)])
+
+
+def _batch_values(resolved, answerable: list, query, rank, grade, lengths: list, level) -> list:
+    """The metric values of a batch's answerable questions, as rows hold them, from its
+    grade table (what _table builds from each question's hits)."""
+    import numpy as np
+
+    from ci_eval.core.metrics import GradeTable, compute_table, judged_matrix
+
+    answerable = np.asarray(answerable, dtype=bool)
+    m = int(answerable.sum())
+    if not m:
+        return []
+    measured = answerable[query]  # the gold of the questions measured (an unanswerable one has none in a file)
+    position, rank, grade = (np.cumsum(answerable) - 1)[query[measured]], rank[measured], grade[measured]
+    hit = (rank >= 0) & (grade >= 0)  # a negative judgment is the same as none
+    table = GradeTable.from_hits(m, position[hit], rank[hit], grade[hit],
+                                 np.asarray(lengths, dtype=np.int64)[answerable],
+                                 judged_matrix(m, position, grade), level)
+    values = compute_table(resolved, table)
+    return _written(np.column_stack([values[metric.name] for metric in resolved]))
+
+
+_GOLD, _QUESTION, _TAGS, _UNANSWERABLE = (attrgetter(a) for a in ("gold", "question", "tags", "unanswerable"))
+_ERROR, _IDS, _SCORES, _LATENCY, _WARNINGS = (attrgetter(a) for a in ("error", "ids", "scores", "latency_ms",
+                                                                       "warnings"))
+_NONE, _FLOAT, _STATUS = {None}, {float}, {True: "ok", False: "unanswerable"}
 
 
 _ANSWER = QUESTION_FIELDS.index("answer_correct")  # where a row holds it

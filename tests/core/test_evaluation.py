@@ -212,3 +212,52 @@ def test_batches_hold_each_question_to_the_definitions(pairs, level, k, index, b
         if row["metrics"]:
             expected = compute(metrics, [r.ids], [live], level)
             assert row["metrics"] == {m: float(expected[m][0]) for m in metrics}
+
+
+@st.composite
+def _answered(draw, i: int = 0):
+    q, r = draw(_question_and_ranking(i))
+    if r.failed:
+        r = Retrieved(("c1",), (0.5,), None)
+    if q.unanswerable and draw(st.booleans()):  # built by hand: unanswerable, yet with gold
+        q = Question(q.id, q.question, (("c2", 1),), ("t",), True)
+    scores = tuple(float(len(r.ids) - j) / draw(st.sampled_from([1, 2, 3])) for j in range(len(r.ids)))
+    pairs = tuple(zip(r.ids, scores)) if draw(st.booleans()) else None
+    return q, Retrieved(r.ids, scores, draw(st.sampled_from([None, 1.0, 2.34567])), None, (), pairs)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_answered(), min_size=1, max_size=10), st.integers(1, 2), st.integers(1, 6),
+       st.sets(st.sampled_from(_IDS)) | st.none())
+def test_a_batch_made_a_column_at_a_time_is_the_batch_made_a_question_at_a_time(pairs, level, k, index):
+    """plain_rows against score and _row with the batch's metrics measured as before: the
+    same rows, to the type of every value (an int where a whole value is written as one),
+    or None when some question cites an id missing from the index."""
+    from ci_eval.core.evaluation import _emit, _row, missing_from_index, plain_rows, score
+    from ci_eval.core.metrics import resolve_metric
+
+    pairs = [(Question(f"q{i}", q.question, q.gold, q.tags, q.unanswerable), r) for i, (q, r) in enumerate(pairs)]
+    by_id = {q.id: q for q, _ in pairs}
+    index_ids = None if index is None else frozenset(index)
+    missing = missing_from_index(index_ids, by_id.values())
+    resolved = [resolve_metric(m) for m in ("hit@2", "recall@3", "ndcg@3", "mrr", "map")]
+    got = plain_rows([(q.id, r) for q, r in pairs], by_id, k, level, missing, resolved)
+    scored = [score(q, r, k, level, index_ids, missing) for q, r in pairs]
+    expected = _emit([_row(s) for s in scored], [s for s in scored if s.in_means], [], resolved, level, [], None, None)
+    if got is None:
+        assert any(s.stale for s in scored) or any(g in missing for q, _ in pairs for g, _ in q.gold)
+        return
+    assert repr(got) == repr(expected)
+
+
+def test_a_batch_with_a_failed_question_or_at_level_0_is_made_a_question_at_a_time():
+    from ci_eval.core.evaluation import plain_rows
+    from ci_eval.core.metrics import resolve_metric
+
+    q, hit = Question("q", "?", (("a", 1),)), [resolve_metric("hit@1")]
+    assert plain_rows([("q", failed("boom"))], {"q": q}, 3, 1, frozenset(), hit) is None
+    assert plain_rows([("q", Retrieved(("a",), (1.0,)))], {"q": q}, 3, 0, frozenset(), hit) is None
+    assert plain_rows([("q", Retrieved(("a",), (1.0,)))], {"q": q}, 3, 1, frozenset({"a"}), hit) is None
+    # a at rank 1 of 1: hit@1 = 1, judged@3 = 1/1, both whole and written as ints, as the top score
+    assert plain_rows([("q", Retrieved(("a",), (1.0,)))], {"q": q}, 3, 1, frozenset(), hit) == [
+        ["q", "?", (), False, "ok", [("a", 1)], [], [1], 1, 1, None, None, 1, None, (), (("a", 1.0),)]]

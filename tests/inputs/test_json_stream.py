@@ -116,3 +116,43 @@ def test_a_gold_set_with_problems_is_refused_with_every_problem_as_before(tmp_pa
         parse_gold_set(document, path)
     assert streamed.value.lines() == whole.value.lines()
     assert len(whole.value.problems) == 2
+
+
+_TRICKY = st.sampled_from(["}, {", "},{", '"}, {"', "\\", "é", "]"])
+_OBJECTS = st.dictionaries(st.sampled_from(["id", "gold", "x"]), _values | _TRICKY
+                           | st.dictionaries(st.sampled_from(["a", "b"]), _values, max_size=2), max_size=3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(questions=st.lists(_OBJECTS | _values, max_size=12), indent=st.sampled_from([None, 0, 2]),
+       size=st.integers(1, 40), piece=st.integers(8, 200), tail=st.sampled_from(["", "x", "\\u0041"]))
+def test_elements_taken_a_piece_at_a_time_are_the_ones_read_whole(questions, indent, size, piece, tail):
+    """Pieces cut at each "}, {" the text shows, strings holding one and nested objects
+    included: the elements handed on, in order, are those of the whole-file reader."""
+    import ci_eval.inputs.json_stream as json_stream
+
+    raw = json.dumps({"questions": questions, "z": tail}, indent=indent).encode("utf-8")
+    taken = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(json_stream, "PIECE", piece)
+        try:
+            head, _ = stream_object(_blocks(raw, size), "questions", lambda v: taken.append(v) or True,
+                                    lambda vs: taken.extend(vs) or True)
+        except GiveUp:  # a surrogate pair's escape: the whole-file reader decides
+            assert re.search(SURROGATE_ESCAPE, raw.decode("utf-8"))
+            return
+    assert {**head, "questions": taken} == json.loads(raw)
+
+
+def test_a_piece_of_plain_questions_is_one_parse_and_a_refused_piece_gives_up():
+    questions = [{"id": f"q{i}", "gold": ["c"]} for i in range(50)]
+    raw = json.dumps({"questions": questions}).encode("utf-8")
+    pieces, alone = [], []
+    stream_object(iter([raw]), "questions", lambda v: alone.append(v) or True,
+                  lambda vs: pieces.append(vs) or True)
+    assert [len(p) for p in pieces] == [49] and alone == questions[-1:]  # the last has no "}, {" after it
+    with pytest.raises(GiveUp):
+        stream_object(iter([raw]), "questions", lambda v: True, lambda vs: False)
+    repeated = b'{"questions": [{"id": "q", "id": "r"}, {"id": "s"}, {"id": "t"}]}'
+    with pytest.raises(GiveUp):
+        stream_object(iter([repeated]), "questions", lambda v: True, lambda vs: True)
