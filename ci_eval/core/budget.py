@@ -22,6 +22,8 @@ class Section:
     # A length the whole section is known to reach without rendering it (its rows times the
     # shortest row a table can have): over the budget, it is never rendered in full.
     at_least: int = 0
+    # len(render(n)) without rendering, or None for an n it cannot count
+    measure: Callable[[int], int | None] | None = None
 
 
 def join(head: str, sections: list[Section]) -> str:
@@ -31,29 +33,45 @@ def join(head: str, sections: list[Section]) -> str:
 
 def _fit(s: Section, room: int) -> str:
     """The section at the largest item limit whose text is at most ``room`` characters.
-    The search gallops up from the floor before it bisects: a probe never renders much more
-    than what fits, where bisecting from the middle would render half of 100,000 rows."""
+    The search gallops up from the floor before it bisects: a probe never measures much
+    more than what fits, where bisecting from the middle would measure half of 100,000
+    rows. A section that can count its length (``measure``) is rendered once, at the end."""
+    size, render = _sizer(s)
     lo, hi = min(s.floor, s.size), s.size
-    best = s.render(lo)
-    if len(best) > room:
-        return best
+    if size(lo) > room:
+        return render(lo)
     step = 1
     while lo < hi:
         probe = min(lo + step, hi)
-        candidate = s.render(probe)
-        if len(candidate) > room:
+        if size(probe) > room:
             hi = probe - 1
             break
-        best, lo, step = candidate, probe, step * 2
-    lo += 1
+        lo, step = probe, step * 2
+    lo, best = lo + 1, lo
     while lo <= hi:
         mid = (lo + hi) // 2
-        candidate = s.render(mid)
-        if len(candidate) <= room:
-            best, lo = candidate, mid + 1
+        if size(mid) <= room:
+            best, lo = mid, mid + 1
         else:
             hi = mid - 1
-    return best
+    return render(best)
+
+
+def _sizer(s: Section):
+    """The section's length at a limit, counted when it can be, else rendered; and its
+    rendering at a limit (one already made for its length is not made again)."""
+    rendered: dict[int, str] = {}
+
+    def render(n: int) -> str:
+        if n not in rendered:
+            rendered[n] = s.render(n)
+        return rendered[n]
+
+    def size(n: int) -> int:
+        counted = s.measure(n) if s.measure is not None else None
+        return len(render(n)) if counted is None else counted
+
+    return size, render
 
 
 def pack(head: str, sections: list[Section], drop_order: tuple[str, ...],

@@ -80,6 +80,24 @@ def question_cases(base, head, at_base, at_head, k: int, worse, better) -> np.nd
 _BLOCK = 4096
 
 
+def rounded_as_python(values: np.ndarray, digits: int) -> np.ndarray:
+    """``[round(x, digits) for x in values]``, the same doubles, in numpy where that is
+    provable. Python rounds the exact x * 10**digits half to even to an integer n, then
+    returns the double nearest n / 10**digits; numpy's ``rint(x * 10.0**digits) /
+    10.0**digits`` divides the same n (correctly rounded) unless the product, rounded to a
+    double, sits within an ulp of a half (then it may pick the other n) or is too large
+    to hold n exactly. Those few go through Python's ``round``."""
+    scale = 10.0 ** digits
+    with np.errstate(invalid="ignore", over="ignore"):  # both left to Python's round
+        scaled = values * scale
+        out = np.rint(scaled) / scale
+        near_half = np.abs(scaled - np.floor(scaled) - 0.5) <= np.spacing(np.abs(scaled))
+        doubtful = near_half | ~(np.abs(scaled) < 2.0 ** 52)  # NaN and infinities too
+    at = np.flatnonzero(doubtful)
+    out[at] = [round(x, digits) for x in values[at].tolist()]
+    return out
+
+
 def _values_at(run, metric: str, positions: np.ndarray) -> np.ndarray:
     """``run.column(metric)[positions]`` without making the whole column (a block of a
     long list asks for a few thousand values of a million)."""
@@ -169,7 +187,7 @@ class ChangeColumns:
         moved = np.zeros(len(positions))
         for metric in self.metrics:  # left to right, as ``sum`` adds them
             moved = moved + np.abs(self.delta(metric, positions))
-        rounded = np.array([-round(m, 9) for m in moved.tolist()], dtype=float)
+        rounded = -rounded_as_python(moved, 9)
         return positions[np.lexsort((rounded, self.kind[positions]))]
 
     def delta(self, metric: str, positions: np.ndarray) -> np.ndarray:

@@ -47,6 +47,38 @@ class IdCodes:
                            count=len(positions))
 
 
+class ColumnCodes:
+    """Id string -> an integer code for a whole comparison: every distinct string of the
+    columns numbered once, each column coded in one pass, a run's codes gathered by numpy
+    (rather than a map per block, each id looked up again for every block and stage)."""
+
+    def __init__(self, columns: list[list[str]]):
+        index, numbers = {}, count()
+        self._codes = {id(strings): np.fromiter(map(index.setdefault, strings, numbers),
+                                                dtype=np.int64, count=len(strings))
+                       for strings in columns}
+
+    def of(self, strings: list[str], positions: np.ndarray) -> np.ndarray:
+        """The codes of ``strings[p]`` for each p in ``positions`` (``strings``: one of the
+        columns given)."""
+        return self._codes[id(strings)][positions]
+
+
+# Above this many ids in all, the map of every distinct id could cost more memory than a
+# block's own map (at a million questions, hundreds of megabytes): codes a block at a time.
+CODED_AT_MOST = 1 << 22
+
+
+def comparison_codes(*columns: list[str]):
+    """What gives each block of a comparison its id codes, for ids from ``columns``: one
+    ``ColumnCodes`` for every block, or past ``CODED_AT_MOST`` ids a new ``IdCodes`` per
+    block."""
+    if sum(map(len, columns)) <= CODED_AT_MOST:
+        shared = ColumnCodes(list(columns))
+        return lambda: shared
+    return IdCodes
+
+
 def member(owner: np.ndarray, codes: np.ndarray, set_owner: np.ndarray,
            set_codes: np.ndarray) -> np.ndarray:
     """For each (owner, code): whether the set of run ``owner`` (the pairs
@@ -99,7 +131,7 @@ class ChangeSide:
                  "error")
 
     def __init__(self, columns, i: int, head: bool = True):
-        self.first_gold_rank, self.gold_ranks = columns.first_gold_rank(i), columns._ranks(i)
+        self.first_gold_rank, self.gold_ranks = columns.first_gold_rank(i), columns.gold_rank_records(i)
         if head:
             self.id, self.question = columns.ids[i], columns.text(i)
             self.tags, self.status = columns.tag_lists[columns.tags[i]], columns.status_of(i)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from ci_eval.core.artefact import QuestionResult
-from ci_eval.core.question_columns import QuestionColumns, Questions
+from ci_eval.core.question_columns import Questions
 from ci_eval.core.svg import open_chart
 from ci_eval.core.svg import xml as _xml
 
@@ -34,6 +34,8 @@ class CutoffSide:
 
     @staticmethod
     def _scores(pairs) -> list[float]:
+        if isinstance(pairs, ScoredIds):
+            return pairs.sorted_scores()
         return sorted(s for _, s in pairs if s is not None)
 
     # Sorted once: the budget asks for the cutoff section hundreds of times at 100,000
@@ -115,9 +117,8 @@ class CutoffSide:
     @cached_property
     def _sorted_scores(self) -> tuple[list[float], int, list[float]]:
         """(answerable scores sorted, answerable without a score, unanswerable scores sorted)."""
-        answerable = sorted(x for _, x in self.answerable if x is not None)
-        unanswerable = sorted(x for _, x in self.unanswerable if x is not None)
-        return answerable, len(self.answerable) - len(answerable), unanswerable
+        answerable = self.answerable_scores
+        return answerable, len(self.answerable) - len(answerable), self.unanswerable_scores
 
     @cached_property
     def least_wrong(self) -> tuple[float, int, int] | None:
@@ -152,7 +153,7 @@ class CutoffReport:
 
 def cutoff_side(questions: Sequence[QuestionResult], cutoff: float | None) -> CutoffSide:
     if isinstance(questions, Questions):  # read from the columns, no record made
-        return _side_of_columns(questions.columns, cutoff)
+        return _side_of_columns(questions, cutoff)
     answerable, unanswerable = [], []
     for q in questions:
         if q.status == "unanswerable" or q.unanswerable:
@@ -185,6 +186,14 @@ class ScoredIds(Sequence):
     def __eq__(self, other) -> bool:
         return isinstance(other, Sequence) and tuple(self) == tuple(other)
 
+    def sorted_scores(self) -> list[float]:
+        """The scores there are, ascending: ``sorted`` of them (a stable sort of the same
+        doubles, so -0.0 and 0.0 keep their order too)."""
+        import numpy as np
+
+        scores = np.frombuffer(self.scores, dtype=np.float64)
+        return np.sort(scores[~np.isnan(scores)], kind="stable").tolist()
+
     __hash__ = None
 
 
@@ -192,19 +201,28 @@ def _score(x: float) -> float | None:
     return None if x != x else x
 
 
-def _side_of_columns(columns: QuestionColumns, cutoff: float | None) -> CutoffSide:
-    names, ids, top = columns.status_names, columns.ids, columns.top_score
-    answerable, unanswerable = [], []
-    for i, (code, flag) in enumerate(zip(columns.status, columns.unanswerable)):
-        status = names[code]
-        if status == "unanswerable" or flag:
-            unanswerable.append(i)
-        elif status == "ok":
-            answerable.append(i)
+def _side_of_columns(questions: Questions, cutoff: float | None) -> CutoffSide:
+    """Both sides' questions picked by masks over the status and flag columns, in id order
+    (the questions' own order when it is ``sorted_by_id``'s, a stable sort by id otherwise)."""
+    import numpy as np
 
-    def scored(positions: list[int]) -> ScoredIds:
-        positions.sort(key=ids.__getitem__)
-        return ScoredIds([ids[i] for i in positions], array("d", [top[i] for i in positions]))
+    columns = questions.columns
+    names = columns.status_names
+    codes = np.frombuffer(columns.status, dtype=np.uint8)
+    unanswerable = ((codes == names.index("unanswerable")) if "unanswerable" in names
+                    else np.zeros(len(codes), dtype=bool))
+    unanswerable |= np.frombuffer(columns.unanswerable, dtype=np.uint8) != 0
+    answerable = ~unanswerable & ((codes == names.index("ok")) if "ok" in names else False)
+    if questions.by_id:  # sorted_by_id's order: a stable sort by id of every position
+        order = np.asarray(questions.order, dtype=np.intp)
+    else:
+        order = np.array(sorted(range(len(codes)), key=columns.ids.__getitem__), dtype=np.intp)
+    top = np.frombuffer(columns.top_score, dtype=np.float64)
+
+    def scored(mask: np.ndarray) -> ScoredIds:
+        positions = order[mask[order]]
+        return ScoredIds(list(map(columns.ids.__getitem__, positions.tolist())),
+                         array("d", top[positions].tobytes()))
 
     return CutoffSide(scored(answerable), scored(unanswerable), cutoff)
 

@@ -48,7 +48,7 @@ from ci_eval.core.diff_questions import (
 )
 from ci_eval.core.diff_tags import TagChange, tag_changes
 from ci_eval.core.matrix import FailureMatrix, failure_matrix
-from ci_eval.core.question_columns import ById, Questions, sorted_by_id
+from ci_eval.core.question_columns import ById, Questions, same_ids, sorted_by_id
 from ci_eval.core.run_warnings import RunWarning, run_warnings
 
 __all__ = ["MEASURED", "MIN_SHARED", "REGRESSION_KINDS", "IMPROVEMENT_KINDS", "KIND_ORDER",
@@ -181,18 +181,30 @@ def _changes(compared, base, head, at, k, on_both, paired) -> Changes:
     return Changes(ChangeColumns(compared, base, head, *at, k, on_both, paired))
 
 
-def _align(base: Artefact | None, head: Artefact):
+def _align(base: Artefact | None, head: Artefact, order):
     """The gold-set changes, the compared ids, why no comparison is possible, the stale
-    changes and the compared questions' positions on each side. The id -> position maps
-    are dropped on return: at a million questions they are 140 MB the rest does not need."""
+    changes and the compared questions' positions on each side (``order``: head's
+    positions in id order). The id -> position maps, made only when the two sides' ids
+    differ, are dropped on return: at a million questions they are 140 MB the rest does
+    not need."""
     hq = ById(head.questions)
     if base is None:
         return (GoldSetChanges(head_sha256=head.header.gold_sha256), (), None,
                 stale_changes(None, hq), _intp(([], [])))
     bq = ById(base.questions)
-    goldset, compared, at = partition(bq, hq, base.header, head.header)
+    goldset, compared, at = partition(bq, hq, base.header, head.header, order)
     reason = _reason(goldset, compared, bq, hq, base.header, head.header)
     return goldset, compared, reason, stale_changes(bq, hq), _intp(at)
+
+
+def _base_by_id(base: Artefact | None, head_questions: Questions) -> Questions | tuple:
+    """Base's questions in id order: head's order when both have the same ids in the same
+    order, sorted otherwise; () without a base or without questions."""
+    if base is None or not base.questions:
+        return ()
+    if same_ids(base.columns, head_questions.columns):
+        return Questions(base.columns, head_questions.order, by_id=True)
+    return sorted_by_id(base.questions)
 
 
 def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | None = None) -> Diff:
@@ -202,12 +214,12 @@ def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | Non
     base = read_artefact(base) if base is not None else None
     head_info = head.header
     base_info = base.header if base is not None else None
-    goldset, compared, reason, stale, at = _align(base, head)
+    head_questions = sorted_by_id(head.questions)
+    base_questions = _base_by_id(base, head_questions)
+    goldset, compared, reason, stale, at = _align(base, head, head_questions.order)
     on_both = tuple(m for m in head_info.metrics if base_info and m in base_info.metrics)
     paired = paired_values(compared, base, head, on_both, at)
     k = head_info.k
-    head_questions = sorted_by_id(head.questions)
-    base_questions = sorted_by_id(base.questions) if base is not None and base.questions else ()
     on_base = base_questions if base is not None else None
     changes = _changes(compared, base, head, at, k, on_both, paired)
     return Diff(

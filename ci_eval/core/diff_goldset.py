@@ -5,12 +5,13 @@ possible when too few questions are left."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import ne
 
 import numpy as np
 
 from ci_eval.core.artefact import QuestionResult, RunHeader
-from ci_eval.core.column_views import IdCodes, blocks, bounds, run_positions
-from ci_eval.core.question_columns import ById, QuestionColumns, same_label
+from ci_eval.core.column_views import blocks, bounds, run_positions
+from ci_eval.core.question_columns import ById, QuestionColumns, same_ids, same_label
 from ci_eval.core.stats import min_shared_questions
 
 # Fewer compared questions than this is "no comparison possible" (see stats).
@@ -86,31 +87,53 @@ def _positions(ids, where: dict) -> np.ndarray:
     return np.fromiter(map(where.__getitem__, ids), dtype=np.int64, count=len(ids))
 
 
-def _same_gold(bc: QuestionColumns, i: np.ndarray, hc: QuestionColumns, j: np.ndarray):
+def _gold_differs(bc: QuestionColumns, pb: np.ndarray, hc: QuestionColumns, ph: np.ndarray):
+    """Whether base's gold pair at flat position pb[n] differs from head's at ph[n]."""
+    ids = np.fromiter(map(ne, map(bc.gold_ids.__getitem__, pb.tolist()),
+                          map(hc.gold_ids.__getitem__, ph.tolist())), dtype=bool, count=len(pb))
+    return ids | (np.asarray(bc.gold_grades)[pb] != np.asarray(hc.gold_grades)[ph])
+
+
+def _same_gold_in_place(bc: QuestionColumns, hc: QuestionColumns) -> np.ndarray | None:
+    """Per question in reading order, whether its gold pairs are the same on both sides,
+    when both sides' gold runs sit at the same flat positions (same ids, same gold counts):
+    the flat columns compared element by element. None when they do not."""
+    if bc.gold_start != hc.gold_start:
+        return None
+    differ = np.fromiter(map(ne, bc.gold_ids, hc.gold_ids), dtype=bool, count=len(bc.gold_ids))
+    differ |= np.asarray(bc.gold_grades) != np.asarray(hc.gold_grades)
+    counts = np.diff(np.asarray(bc.gold_start, dtype=np.int64))
+    owner = np.repeat(np.arange(len(counts)), counts)
+    return np.bincount(owner, weights=differ, minlength=len(counts)) == 0
+
+
+def _same_gold(bc: QuestionColumns, i: np.ndarray, hc: QuestionColumns, j: np.ndarray,
+               in_place: bool = False):
     """Whether base question i[n] and head question j[n] have the same unanswerable flag
     and the same gold pairs (``same_label`` but for stale ids), for every n, a block at a
-    time."""
+    time (``in_place``: i is j, both sides the same ids in the same order)."""
     flags = (np.frombuffer(bytes(bc.unanswerable), np.uint8)[i]
              == np.frombuffer(bytes(hc.unanswerable), np.uint8)[j])
-    b_grades, h_grades = np.asarray(bc.gold_grades), np.asarray(hc.gold_grades)
+    whole = _same_gold_in_place(bc, hc) if in_place else None
+    if whole is not None:
+        return flags & whole[i]
     same = np.zeros(len(i), dtype=bool)
     for a, z in blocks(len(i)):
         (b_from, b_to), (h_from, h_to) = bounds(bc.gold_start, i[a:z]), bounds(hc.gold_start, j[a:z])
         equal = b_to - b_from == h_to - h_from
         pb, owner = run_positions(b_from, np.where(equal, b_to, b_from))
         ph = run_positions(h_from, np.where(equal, h_to, h_from))[0]
-        codes = IdCodes()
-        differ = ((codes.of(bc.gold_ids, pb) != codes.of(hc.gold_ids, ph))
-                  | (b_grades[pb] != h_grades[ph]))
+        differ = _gold_differs(bc, pb, hc, ph)
         same[a:z] = equal & (np.bincount(owner, weights=differ, minlength=z - a) == 0)
     return flags & same
 
 
-def _labels(bq: ById, hq: ById, shared: list[str], i: np.ndarray, j: np.ndarray):
+def _labels(bq: ById, hq: ById, shared: list[str], i: np.ndarray, j: np.ndarray,
+            in_place: bool = False):
     """Which shared questions have the very same label (``same_label``) and the relabel
     note of each that has not (None when nothing worth a note changed)."""
     bc, hc = bq.columns, hq.columns
-    same = _same_gold(bc, i, hc, j)
+    same = _same_gold(bc, i, hc, j, in_place)
     for n in (np.flatnonzero(np.isin(i, list(bc.stale)) | np.isin(j, list(hc.stale)))
               if bc.stale or hc.stale else ()):
         same[n] = same_label(bc, int(i[n]), hc, int(j[n]))
@@ -124,17 +147,28 @@ def _usable(columns: QuestionColumns, rows: np.ndarray) -> np.ndarray:
     return columns.measured_mask()[rows] & fresh
 
 
-def partition(bq: ById, hq: ById, base: RunHeader, head: RunHeader):
-    """The gold-set changes, the ids compared (shared, same label, no stale gold on either
-    side, measured on both) and their positions in base's and head's columns. Over the
-    columns at once; records are made only for a question whose label differs (to word
-    the note)."""
+def _shared(bq: ById, hq: ById, order):
+    """The questions added and removed, the shared ids sorted and their positions on each
+    side. ``order``: head's positions in id order (``sorted_by_id``), which are the shared
+    questions' on both sides when both have the same ids in the same order."""
     bc, hc = bq.columns, hq.columns
+    if order is not None and same_ids(bc, hc):
+        at = np.asarray(order, dtype=np.int64)
+        return [], [], list(map(hc.ids.__getitem__, at.tolist())), at, at
     added = [QuestionRef(i, hc.text(hq.where[i])) for i in sorted(hq.keys() - bq.keys())]
     removed = [QuestionRef(i, bc.text(bq.where[i])) for i in sorted(bq.keys() - hq.keys())]
     shared = sorted(hq.keys() & bq.keys())
-    i, j = _positions(shared, bq.where), _positions(shared, hq.where)
-    same, notes = _labels(bq, hq, shared, i, j)
+    return added, removed, shared, _positions(shared, bq.where), _positions(shared, hq.where)
+
+
+def partition(bq: ById, hq: ById, base: RunHeader, head: RunHeader, order=None):
+    """The gold-set changes, the ids compared (shared, same label, no stale gold on either
+    side, measured on both) and their positions in base's and head's columns. Over the
+    columns at once; records are made only for a question whose label differs (to word
+    the note). ``order``: head's positions in id order, when known (``sorted_by_id``)."""
+    bc, hc = bq.columns, hq.columns
+    added, removed, shared, i, j = _shared(bq, hq, order)
+    same, notes = _labels(bq, hq, shared, i, j, in_place=i is j)
     relabelled = [QuestionRef(shared[n], hc.text(int(j[n])), note)
                   for n, note in notes.items() if note]
     keep = np.flatnonzero(_usable(bc, i) & _usable(hc, j)

@@ -20,7 +20,16 @@ from itertools import repeat
 import numpy as np
 
 from ci_eval.core.artefact import Artefact
-from ci_eval.core.column_views import IdCodes, blocks, gold_runs, measured_rows, member, top_runs
+from ci_eval.core.column_views import (
+    IdCodes,
+    blocks,
+    comparison_codes,
+    gold_runs,
+    measured_rows,
+    member,
+    top_runs,
+)
+from ci_eval.core.question_columns import same_ids
 
 
 def judged_at_k(ranking: Sequence[str], judged: Collection[str], k: int) -> float | None:
@@ -84,10 +93,12 @@ def _shares(columns, rows: np.ndarray, k: int, codes: IdCodes):
     return owner, top, judged, shares
 
 
-def _mean(columns, k: int) -> float | None:
-    """The mean judged@k of the measured questions, a block at a time."""
+def _mean(columns, k: int, codes=None) -> float | None:
+    """The mean judged@k of the measured questions, a block at a time (``codes``: what
+    gives each block its id codes, ``comparison_codes``)."""
     rows = measured_rows(columns)
-    parts = [_shares(columns, rows[a:b], k, IdCodes())[3] for a, b in blocks(len(rows))]
+    codes = codes or comparison_codes(columns.top_ids, columns.gold_ids)
+    parts = [_shares(columns, rows[a:b], k, codes())[3] for a, b in blocks(len(rows))]
     return _judged_mean(np.concatenate(parts) if parts else np.zeros(0))
 
 
@@ -99,17 +110,19 @@ def artefact_judged_mean(artefact: Artefact) -> float | None:
     return _mean(artefact.columns, k)
 
 
-def _base_rows(base: Artefact, ids: list[str], rows: np.ndarray) -> np.ndarray:
+def _base_rows(base: Artefact, head: Artefact, rows: np.ndarray) -> np.ndarray:
     """The base position of each head question at ``rows`` (by id), -1 when base lacks it."""
+    if same_ids(base.columns, head.columns):
+        return rows.astype(np.int64)
+    ids = head.columns.ids
     where = {qid: i for i, qid in enumerate(base.columns.ids)}
     return np.fromiter(map(where.get, map(ids.__getitem__, rows.tolist()), repeat(-1)),
                        dtype=np.int64, count=len(rows))
 
 
-def _block_counts(head, base, rows: np.ndarray, at_base, k: int):
+def _block_counts(head, base, rows: np.ndarray, at_base, k: int, codes):
     """For the head questions at ``rows`` (base positions ``at_base``, None without a base):
     each one's judged@k, its new results and how many of them are unjudged."""
-    codes = IdCodes()
     owner, top, judged, shares = _shares(head.columns, rows, k, codes)
     new = np.ones(len(owner), dtype=bool)
     if base is not None:
@@ -130,16 +143,19 @@ def judged_report(base: Artefact | None, head: Artefact, regressions: Iterable[s
         _top_check(base, k)
     hc = head.columns
     rows = measured_rows(hc)
-    at_base = _base_rows(base, hc.ids, rows) if base is not None else None
+    at_base = _base_rows(base, head, rows) if base is not None else None
     new_unjudged, questions, suspect, shares = 0, 0, [], [np.zeros(0)]
+    both = (hc, base.columns) if base is not None else (hc,)
+    codes = comparison_codes(*(ids for c in both for ids in (c.top_ids, c.gold_ids)))
     for a, b in blocks(len(rows)):
         share, new, unjudged = _block_counts(head, base, rows[a:b],
-                                             at_base[a:b] if base is not None else None, k)
+                                             at_base[a:b] if base is not None else None, k,
+                                             codes())
         shares.append(share)
         new_unjudged, questions = new_unjudged + int(unjudged.sum()), questions + int((unjudged > 0).sum())
         suspect += rows[a:b][(new > 0) & (unjudged == new)].tolist()
     wanted = set(regressions)
     suspects = frozenset(hc.ids[j] for j in suspect if hc.ids[j] in wanted)
     return JudgedReport(k, _judged_mean(np.concatenate(shares)),
-                        _mean(base.columns, k) if base is not None else None,
+                        _mean(base.columns, k, codes) if base is not None else None,
                         new_unjudged, questions, suspects, base is not None)

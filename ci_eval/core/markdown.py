@@ -55,6 +55,38 @@ def table_at_least(headers: list[str], rows: int) -> int:
     return rows * (sum(len(h) + 5 for h in headers) + 1)
 
 
+class TableLengths:
+    """``len(table(headers, rows[:n]))`` for any n, without writing the table: each row's
+    cells are counted once, as they are first needed (``rows``: an iterator of rows). A
+    table's lines are all as long as its widest cells make them, so the length is the
+    line count times one line. None when a row is one tabulate lays out (not plain)."""
+
+    def __init__(self, headers: list[str], rows):
+        self._rows, self._columns = rows, len(headers)
+        self._widths = [len(h) + 2 for h in headers]
+        self._sums: list[int] = []  # the columns' widths summed, after each row
+        self._plain = True
+
+    def _extend(self, n: int) -> None:
+        widths = self._widths
+        for row in self._rows:
+            if len(row) != self._columns or not all(isinstance(c, str) and _plain(c) for c in row):
+                self._plain = False
+            widths[:] = map(max, widths, map(len, map(str.strip, row)))
+            self._sums.append(sum(widths))
+            if len(self._sums) >= n:
+                return
+
+    def length(self, n: int) -> int | None:
+        """The table of the first n rows (all there are, if fewer), 0 for no row."""
+        if len(self._sums) < n and self._plain:
+            self._extend(n)
+        n = min(n, len(self._sums))
+        if not self._plain or not n:
+            return None if not self._plain else 0
+        return (n + 2) * (self._sums[n - 1] + 3 * self._columns + 2) - 1  # lines and newlines
+
+
 def _line(cells, widths) -> str:
     return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
 

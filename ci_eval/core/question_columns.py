@@ -282,12 +282,16 @@ class QuestionColumns:
         codes = np.frombuffer(bytes(self.status), dtype=np.uint8)
         return np.isin(codes, list(self.measured_codes()))
 
-    def _ranks(self, i: int) -> tuple[GoldRank, ...]:
+    def gold_rank_records(self, i: int) -> tuple[GoldRank, ...]:
+        """Question i's gold ranks as ``QuestionResult.gold_ranks`` holds them: one
+        ``GoldRank`` per relevant, not stale gold pair, in gold order."""
         a, b = self.gold_start[i], self.gold_start[i + 1]
         grades = map(_GRADES.get, self.gold_grades[a:b], self.gold_grades[a:b])
         return tuple(GoldRank(cid, grade, None if rank == _NO_RANK else rank)
                      for cid, grade, rank in zip(self.gold_ids[a:b], grades, self.gold_ranks[a:b])
                      if rank != _NOT_RELEVANT)
+
+    _ranks = gold_rank_records  # the name it had before it was public
 
     def record(self, i: int) -> QuestionResult:
         top = self.top_score[i]
@@ -296,7 +300,7 @@ class QuestionColumns:
             self.ids[i], self.text(i), self.tag_lists[self.tags[i]], self.status_of(i),
             bool(self.unanswerable[i]), self.gold(i), self.stale.get(i, ()), metrics,
             self.first_gold_rank(i), None if top != top else top,
-            self.errors.get(i), _ANSWER_OF[self.answer[i]], self._ranks(i), self.returned[i],
+            self.errors.get(i), _ANSWER_OF[self.answer[i]], self.gold_rank_records(i), self.returned[i],
             self.warnings.get(i, ()), self.top(i)))
 
 
@@ -340,11 +344,12 @@ class Questions(BuiltOnRead):
     """The questions of one artefact as records made on demand (``order``: positions to
     show them in, e.g. by id; all of them in reading order by default)."""
 
-    __slots__ = ("columns", "order")
+    __slots__ = ("columns", "order", "by_id")
     noun = "questions"
 
-    def __init__(self, columns: QuestionColumns, order=None):
+    def __init__(self, columns: QuestionColumns, order=None, by_id: bool = False):
         self.columns, self.order = columns, order
+        self.by_id = by_id  # ``order`` is every position, stably sorted by id
 
     def __len__(self) -> int:
         return len(self.columns) if self.order is None else len(self.order)
@@ -371,11 +376,19 @@ class ById(Mapping):
     """Question id -> its record, made on demand; ``where``: id -> position, the one map
     a comparison keeps per artefact while it aligns the two."""
 
-    __slots__ = ("columns", "where")
+    __slots__ = ("columns", "_where")
 
     def __init__(self, questions: Questions):
         self.columns = questions.columns
-        self.where = {qid: i for i, qid in enumerate(self.columns.ids)}
+        self._where: dict[str, int] | None = None
+
+    @property
+    def where(self) -> dict[str, int]:
+        """Made when first asked for: two artefacts with the same ids in the same order
+        (``same_ids``) are aligned without it."""
+        if self._where is None:
+            self._where = {qid: i for i, qid in enumerate(self.columns.ids)}
+        return self._where
 
     def __getitem__(self, qid: str) -> QuestionResult:
         return self.columns.record(self.where[qid])
@@ -408,7 +421,14 @@ def same_label(a: QuestionColumns, i: int, b: QuestionColumns, j: int) -> bool:
             and a.gold_grades[ga] == b.gold_grades[gb] and a.stale.get(i) == b.stale.get(j))
 
 
+def same_ids(a: QuestionColumns, b: QuestionColumns) -> bool:
+    """Whether ``a`` and ``b`` hold the same question ids in the same order, each once: then
+    question i of one is question i of the other, as two runs of one gold set are."""
+    return a.ids == b.ids and len(set(a.ids)) == len(a.ids)
+
+
 def sorted_by_id(questions: Questions) -> Questions:
     """The same questions in id order."""
     ids = questions.columns.ids
-    return Questions(questions.columns, array("Q", sorted(range(len(ids)), key=ids.__getitem__)))
+    return Questions(questions.columns, array("Q", sorted(range(len(ids)), key=ids.__getitem__)),
+                     by_id=True)

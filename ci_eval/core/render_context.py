@@ -4,11 +4,13 @@ baseline and the gate's rules came from."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ci_eval.core.baseline import BaselineKind
-from ci_eval.core.diff import Diff
-from ci_eval.core.gate import GateResult
-from ci_eval.core.judged import JudgedReport
+if TYPE_CHECKING:  # annotations only: rendering a comment needs none of these modules' code
+    from ci_eval.core.baseline import BaselineKind
+    from ci_eval.core.diff import Diff
+    from ci_eval.core.gate import GateResult
+    from ci_eval.core.judged import JudgedReport
 
 
 @dataclass(frozen=True)

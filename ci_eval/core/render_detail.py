@@ -7,7 +7,6 @@ from ci_eval.core.cutoff import NO_GAP, CutoffSide, histogram
 from ci_eval.core.escape import code_span, escape_md
 from ci_eval.core.markdown import details, ids, metric, more, question_cell, short_sha, table
 from ci_eval.core.matrix import CELL_LABELS, CELLS
-from ci_eval.core.remap import remap_hint
 from ci_eval.core.render_context import ReportContext
 from ci_eval.core.render_verdict import headline_metric
 from ci_eval.core.stats import mean
@@ -90,6 +89,8 @@ def stale(ctx: ReportContext, limit: int | None) -> str:
         out.append(table(["question", "missing gold ids", "status"], rows))
         if len(st.head) > len(shown):
             out[-1] += more(len(st.head) - len(shown), "stale questions")
+        from ci_eval.core.remap import remap_hint  # the remap machinery: only for stale gold
+
         hint = remap_hint(diff.head_info.remap)
         if hint:
             out.append(hint)

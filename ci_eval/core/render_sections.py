@@ -10,7 +10,16 @@ from ci_eval.core.diff import Diff, QuestionChange
 from ci_eval.core.diff_questions import move_text
 from ci_eval.core.escape import code_span, escape_md
 from ci_eval.core.gate import FAILED, PASSED, GateResult
-from ci_eval.core.markdown import details, ids, metric, more, question_cell, table, table_at_least
+from ci_eval.core.markdown import (
+    TableLengths,
+    details,
+    ids,
+    metric,
+    more,
+    question_cell,
+    table,
+    table_at_least,
+)
 from ci_eval.core.render_context import ReportContext
 from ci_eval.core.textfmt import f3, p_text, plural, signed
 
@@ -175,18 +184,42 @@ def question_rows(questions, limit: int | None,
             len(questions) - len(shown))
 
 
+def _regressions_head(ctx: ReportContext) -> str:
+    regs, lost = ctx.diff.regressions, ctx.diff.lost
+    return (f"#### Regressions ({len(regs)}): {lost} lost at k={ctx.diff.k}, "
+            f"{len(regs) - lost} with a metric down")
+
+
+def _suspects(ctx: ReportContext) -> frozenset:
+    return ctx.judged.suspects if ctx.judged else frozenset()
+
+
 def regressions(ctx: ReportContext, limit: int | None) -> str:
     regs = ctx.diff.regressions
     if not regs:
         return ""
-    k = ctx.diff.k
-    lost = ctx.diff.lost
-    head = (f"#### Regressions ({len(regs)}): {lost} lost at k={k}, "
-            f"{len(regs) - lost} with a metric down")
-    suspects = ctx.judged.suspects if ctx.judged else frozenset()
-    rows, rest = question_rows(regs, limit, suspects)
-    return (head + ("\n\n" + rows if rows else "")
+    rows, rest = question_rows(regs, limit, _suspects(ctx))
+    return (_regressions_head(ctx) + ("\n\n" + rows if rows else "")
             + (more(rest, "regressions") if rest else ""))
+
+
+def regressions_length(ctx: ReportContext):
+    """``len(regressions(ctx, limit))`` as a function of the limit, from each row's cells
+    counted once (None for a limit it cannot count: the budget renders that one)."""
+    regs = ctx.diff.regressions
+    if not regs:
+        return lambda limit: 0
+    head, suspects = len(_regressions_head(ctx)), _suspects(ctx)
+    lengths = TableLengths(QUESTION_HEADERS, (list(_row(q, q.id in suspects)) for q in regs))
+
+    def length(limit: int) -> int | None:
+        rows = lengths.length(limit)
+        if rows is None:
+            return None
+        rest = len(regs) - min(limit, len(regs))
+        return head + (2 + rows if rows else 0) + (len(more(rest, "regressions")) if rest else 0)
+
+    return length
 
 
 def judged(ctx: ReportContext) -> str:

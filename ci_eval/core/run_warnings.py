@@ -29,29 +29,35 @@ def _label(text: str) -> str:
     return text.split(",")[0][:80]
 
 
+def _flagged(columns, depth: int | None) -> list[tuple[str, list[int]]]:
+    """The positions of the questions each count of results and stale gold flags (not a
+    failed question: the gate's errors rule counts those), by masks over the columns."""
+    import numpy as np
+
+    names = columns.status_names
+    failed = (np.frombuffer(columns.status, dtype=np.uint8) == names.index("error")
+              if "error" in names else np.zeros(len(columns), dtype=bool))
+    returned = np.frombuffer(columns.returned, dtype=np.uint32)
+    out = [("no result at all", np.flatnonzero(~failed & (returned == 0)).tolist())]
+    if depth is not None:
+        fewer = ~failed & (returned > 0) & (returned < depth)
+        out.append((f"fewer results than the depth ({depth}) asked for", np.flatnonzero(fewer).tolist()))
+    stale = [i for i in columns.stale if not failed[i]]
+    return out + [("stale gold ids (missing from the index)", stale)]
+
+
 def run_warnings(head: Questions, info: RunHeader,
                  no_comparison: str | None) -> tuple[RunWarning, ...]:
     """Read from head's columns: what each question recorded, how many results it
     returned, its stale gold."""
     groups: dict[str, set[str]] = {}
-
-    def add(label: str, qid: str) -> None:
-        groups.setdefault(label, set()).add(qid)
-
     columns = head.columns
     for i, warnings in columns.warnings.items():
         for w in warnings:
-            add(_label(w), columns.ids[i])
-    error = columns.status_names.index("error") if "error" in columns.status_names else -1
-    for i, (qid, code, returned) in enumerate(zip(columns.ids, columns.status, columns.returned)):
-        if code == error:
-            continue  # counted by the gate's errors rule
-        if returned == 0:
-            add("no result at all", qid)
-        elif info.depth is not None and returned < info.depth:
-            add(f"fewer results than the depth ({info.depth}) asked for", qid)
-        if i in columns.stale:
-            add("stale gold ids (missing from the index)", qid)
+            groups.setdefault(_label(w), set()).add(columns.ids[i])
+    for label, positions in _flagged(columns, info.depth):
+        if positions:
+            groups.setdefault(label, set()).update(map(columns.ids.__getitem__, positions))
     out = [RunWarning(label, tuple(sorted(ids))) for label, ids in groups.items()]
     if no_comparison:
         out.append(RunWarning("no comparison possible (the verdict says why)", ()))

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import struct
+
+import numpy as np
 from factories import artefact, as_v2, default_metrics, spec
 from factories import ranked_with_gold_at as at
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ci_eval.core.artefact import read_artefact
+from ci_eval.core.change_columns import rounded_as_python
 from ci_eval.core.diff import diff
 from ci_eval.core.diff_questions import question_change, severity
 from ci_eval.core.question_columns import ById
@@ -80,3 +84,19 @@ def test_changes_kept_for_a_second_full_listing_are_the_same_changes():
     assert first == again == list(fresh.questions)
     assert all(a is b for a, b in zip(first, again))  # built once, listed twice
     assert not any(a is b for a, b in zip(list(fresh.questions), list(fresh.questions)))
+
+
+# Doubles near a rounding tie at 9 digits (k + 1/2 billionths, and their neighbours), the
+# edges (zero of both signs, the infinities, NaN, values too large to have 9 digits) and any.
+_NEAR_TIES = st.builds(lambda k, nudge: float(np.nextafter((k + 0.5) / 1e9, nudge)),
+                       st.integers(-10**7, 10**7), st.sampled_from([-np.inf, 0.0, np.inf]))
+_DOUBLES = (_NEAR_TIES | st.floats(allow_nan=True, allow_infinity=True)
+            | st.sampled_from([0.0, -0.0, 2.5e-9, 1.0000000005, 4.5e6, 9e15, 1e300]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_DOUBLES, max_size=20))
+def test_rounding_in_numpy_gives_pythons_doubles(values):
+    got = rounded_as_python(np.array(values, dtype=float), 9).tolist()
+    want = [round(x, 9) for x in values]
+    assert [struct.pack("<d", x) for x in got] == [struct.pack("<d", x) for x in want]

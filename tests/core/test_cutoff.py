@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import math
+
 from factories import artefact, spec
 from factories import ranked_with_gold_at as at
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ci_eval.core.artefact import read_header, read_questions
+from ci_eval.core.artefact import read_artefact, read_header, read_questions
 from ci_eval.core.cutoff import NO_GAP, _bin_counts, analyse_cutoff, histogram, render_svg
 from ci_eval.core.cutoff import cutoff_side as _side_of
+from ci_eval.core.question_columns import sorted_by_id
 
 
 def cutoff_side(art):
@@ -106,3 +109,28 @@ def test_counts_read_from_sorted_scores_are_the_counts_of_every_score(answerable
         for x in a:
             want[min(int((x - lo) / step), 9)] += 1
         assert _bin_counts(a, lo, step, 10) == want
+
+
+# "unanswerable error": the flag set on a question whose status says it failed
+_KIND = st.sampled_from(["ok", "unanswerable", "error", "stale", "empty", "unanswerable error"])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 40), _KIND, st.sampled_from([0.0, -0.0, 1.5, 2.0])
+                          | st.floats(-5, 20)), max_size=12, unique_by=lambda q: q[0]))
+def test_each_side_read_from_the_columns_is_the_one_read_question_by_question(questions):
+    specs = []
+    for n, kind, top in questions:  # ids in no particular order: the side sorts them
+        extra = {"error": "boom"} if "error" in kind else {"stale": ["g"]} if kind == "stale" else {}
+        ranking = [] if kind == "empty" or "error" in kind else ["x", "g"]
+        specs.append(spec(f"q{n}", None if "unanswerable" in kind else ["g"], ranking,
+                          unanswerable="unanswerable" in kind, top=top, **extra))
+    data = artefact(specs, abstain_below=1.0)
+    columns = read_artefact(data).questions
+    records = tuple(columns)
+    want = _side_of(records, 1.0)
+    for side in (_side_of(columns, 1.0), _side_of(sorted_by_id(columns), 1.0)):
+        assert side == want
+        for got, expected in ((side.answerable_scores, want.answerable_scores),
+                              (side.unanswerable_scores, want.unanswerable_scores)):
+            assert [(x, math.copysign(1, x)) for x in got] == [(x, math.copysign(1, x)) for x in expected]

@@ -120,17 +120,20 @@ def test_the_columns_give_what_each_question_gives_one_at_a_time(sides, k, wante
     base, head = side(0), side(1)
     regressions = [f"q{n}" for n in wanted]
     want = _one_at_a_time(base if len(base.columns) else None, head, set(regressions))
-    for block in (column_views.BLOCK, 2):  # in one block, and a few questions a block
-        with _blocks_of(block):
+    # in one block, a few questions a block, and with each block's own id codes
+    for block, coded in ((column_views.BLOCK, column_views.CODED_AT_MOST), (2, column_views.CODED_AT_MOST),
+                         (2, 0)):
+        with _blocks_of(block, coded):
             report = judged_report(base if len(base.columns) else None, head, regressions)
         assert (report.head_mean, report.base_mean, report.new_unjudged, report.questions,
                 set(report.suspects)) == want
 
 
 @contextmanager
-def _blocks_of(n: int):
-    was, column_views.BLOCK = column_views.BLOCK, n
+def _blocks_of(n: int, coded: int = column_views.CODED_AT_MOST):
+    was = column_views.BLOCK, column_views.CODED_AT_MOST
+    column_views.BLOCK, column_views.CODED_AT_MOST = n, coded
     try:
         yield
     finally:
-        column_views.BLOCK = was
+        column_views.BLOCK, column_views.CODED_AT_MOST = was

@@ -3,7 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ci_eval.core.markdown import _tabulated, table
+from ci_eval.core.markdown import TableLengths, _tabulated, table
 
 # Cells as the comment has them (code spans, escaped text, arrows, dashes) and the edges:
 # surrounding and unicode whitespace, wide and zero-width characters, pipes, empty cells.
@@ -24,3 +24,22 @@ def test_cells_tabulate_lays_out_specially_still_go_through_it():
     headers, rows = ["a", "b"], [["two\nlines", "x"], ["\x1b[31mred\x1b[0m", "y"]]
     assert table(headers, rows) == _tabulated(headers, rows)
     assert "two" in table(headers, rows)
+
+
+@settings(max_examples=300, deadline=None)
+@given(HEADERS.flatmap(lambda h: st.tuples(st.just(h), st.lists(st.lists(CELL, min_size=len(h), max_size=len(h)),
+                                                              max_size=8))),
+       st.lists(st.integers(min_value=0, max_value=10), max_size=5))
+def test_a_tables_length_is_counted_without_writing_it(case, limits):
+    headers, rows = case
+    lengths = TableLengths(headers, iter(rows))
+    for n in limits + [len(rows), 0]:  # in any order, past the end too
+        shown = rows[:n]
+        assert lengths.length(n) == (len(table(headers, shown)) if shown else 0)
+
+
+def test_a_row_tabulate_lays_out_is_not_counted_but_the_rows_before_it_are():
+    headers, rows = ["a", "b"], [["x", "yy"], ["two\nlines", "z"]]
+    lengths = TableLengths(headers, iter(rows))
+    assert lengths.length(1) == len(table(headers, rows[:1]))
+    assert lengths.length(2) is None
