@@ -245,6 +245,6 @@ def row_finite(row: list) -> bool:
         for extra in (row[FIELD["top_score"]], row[FIELD["latency_ms"]], row[FIELD["judged_at_k"]]):
             if extra is not None:
                 total += extra
+        return math.isfinite(total)  # an all-integer sum past a double overflows here
     except OverflowError:
         return False
-    return math.isfinite(total)

@@ -112,6 +112,8 @@ def test_a_number_overflowed_or_too_large_sends_the_block_row_by_row():
     assert checked_block([row], 0) is None and row_acceptable(row, 0) is None  # the sum overflows
     row[FIELD["ranking"]] = [["a", 10 ** 400], ["b", 0.5]]  # an integer past the largest float
     assert checked_block([row], 0) is None and row_acceptable(row, 0) is None
+    row[FIELD["ranking"]] = [["a", 10 ** 400], ["b", 1]]  # integers only: the sum stays an int
+    assert checked_block([row], 0) is None and row_acceptable(row, 0) is None
     row[FIELD["ranking"]] = [["a", 1e300], ["b", -1e300]]  # large, but each row's sum is finite
     assert checked_block([row, row], 0) is not None
 
