@@ -1,6 +1,6 @@
 """`ci-eval run` and `ci-eval compare` at 1,000 / 10,000 / 100,000 questions.
 
-    python benchmarks/bench_scale.py [--sizes 1000,10000,100000] [--before REV] [--stages N,...] [--keep DIR]
+    python benchmarks/bench_scale.py [--sizes 1000,10000,100000] [--before REV] [--stages N,...] [--keep DIR] [--bytecode]
 
 A gold set of N questions (one in ten unanswerable, tagged) is run twice through the real
 CLI with an instant python retriever (answers precomputed, so the time is ci-eval's own):
@@ -233,12 +233,18 @@ def main(argv=None) -> int:
     parser.add_argument("--keep", metavar="DIR", help="keep each size's project and artefacts in "
                         "DIR and compare the ones already there instead of running again (a "
                         "1,000,000-question run takes minutes)")
+    parser.add_argument("--bytecode", action="store_true", help="compile both trees' modules first, as "
+                        "an installed ci-eval has them (else, with PYTHONDONTWRITEBYTECODE set, each "
+                        "timed process compiles what it imports)")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     stage_sizes = {int(s) for s in args.stages.split(",") if s}
     results: dict = {}
     with tempfile.TemporaryDirectory() as tmp, _worktree(args.before) as before:
         versions = {"now": ROOT} | ({"before": Path(before)} if before else {})
+        if args.bytecode:
+            for code in versions.values():
+                subprocess.run([sys.executable, "-m", "compileall", "-q", str(code / "ci_eval")], check=True)
         for n in sizes:
             for name, code in versions.items():
                 version = args.before_version if name == "before" else 2
