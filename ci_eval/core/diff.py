@@ -184,9 +184,9 @@ def _changes(compared, base, head, at, k, on_both, paired) -> Changes:
 def _align(base: Artefact | None, head: Artefact, order):
     """The gold-set changes, the compared ids, why no comparison is possible, the stale
     changes and the compared questions' positions on each side (``order``: head's
-    positions in id order). The id -> position maps, made only when the two sides' ids
-    differ, are dropped on return: at a million questions they are 140 MB the rest does
-    not need."""
+    positions in id order when both sides hold the same ids in the same order, else
+    None). The id -> position maps, made only when the two sides' ids differ, are dropped
+    on return: at a million questions they are 140 MB the rest does not need."""
     hq = ById(head.questions)
     if base is None:
         return (GoldSetChanges(head_sha256=head.header.gold_sha256), (), None,
@@ -197,12 +197,12 @@ def _align(base: Artefact | None, head: Artefact, order):
     return goldset, compared, reason, stale_changes(bq, hq), _intp(at)
 
 
-def _base_by_id(base: Artefact | None, head_questions: Questions) -> Questions | tuple:
+def _base_by_id(base: Artefact | None, head_questions: Questions, aligned: bool) -> Questions | tuple:
     """Base's questions in id order: head's order when both have the same ids in the same
-    order, sorted otherwise; () without a base or without questions."""
+    order (``aligned``), sorted otherwise; () without a base or without questions."""
     if base is None or not base.questions:
         return ()
-    if same_ids(base.columns, head_questions.columns):
+    if aligned:
         return Questions(base.columns, head_questions.order, by_id=True)
     return sorted_by_id(base.questions)
 
@@ -215,8 +215,10 @@ def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | Non
     head_info = head.header
     base_info = base.header if base is not None else None
     head_questions = sorted_by_id(head.questions)
-    base_questions = _base_by_id(base, head_questions)
-    goldset, compared, reason, stale, at = _align(base, head, head_questions.order)
+    # decided once: two runs of one gold set hold the same ids in the same order
+    aligned = base is not None and same_ids(base.columns, head.columns)
+    base_questions = _base_by_id(base, head_questions, aligned)
+    goldset, compared, reason, stale, at = _align(base, head, head_questions.order if aligned else None)
     on_both = tuple(m for m in head_info.metrics if base_info and m in base_info.metrics)
     paired = paired_values(compared, base, head, on_both, at)
     k = head_info.k

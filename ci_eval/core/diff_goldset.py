@@ -11,7 +11,7 @@ import numpy as np
 
 from ci_eval.core.artefact import QuestionResult, RunHeader
 from ci_eval.core.column_views import blocks, bounds, run_positions
-from ci_eval.core.question_columns import ById, QuestionColumns, same_ids, same_label
+from ci_eval.core.question_columns import ById, QuestionColumns, same_label
 from ci_eval.core.stats import min_shared_questions
 
 # Fewer compared questions than this is "no comparison possible" (see stats).
@@ -149,10 +149,11 @@ def _usable(columns: QuestionColumns, rows: np.ndarray) -> np.ndarray:
 
 def _shared(bq: ById, hq: ById, order):
     """The questions added and removed, the shared ids sorted and their positions on each
-    side. ``order``: head's positions in id order (``sorted_by_id``), which are the shared
-    questions' on both sides when both have the same ids in the same order."""
+    side. ``order``: head's positions in id order (``sorted_by_id``), given only when both
+    sides have the same ids in the same order (``same_ids``): then they are the shared
+    questions' positions on both sides."""
     bc, hc = bq.columns, hq.columns
-    if order is not None and same_ids(bc, hc):
+    if order is not None:
         at = np.asarray(order, dtype=np.int64)
         return [], [], list(map(hc.ids.__getitem__, at.tolist())), at, at
     added = [QuestionRef(i, hc.text(hq.where[i])) for i in sorted(hq.keys() - bq.keys())]
@@ -165,7 +166,8 @@ def partition(bq: ById, hq: ById, base: RunHeader, head: RunHeader, order=None):
     """The gold-set changes, the ids compared (shared, same label, no stale gold on either
     side, measured on both) and their positions in base's and head's columns. Over the
     columns at once; records are made only for a question whose label differs (to word
-    the note). ``order``: head's positions in id order, when known (``sorted_by_id``)."""
+    the note). ``order``: head's positions in id order (``sorted_by_id``) when both sides
+    hold the same ids in the same order, else None."""
     bc, hc = bq.columns, hq.columns
     added, removed, shared, i, j = _shared(bq, hq, order)
     same, notes = _labels(bq, hq, shared, i, j, in_place=i is j)

@@ -291,8 +291,6 @@ class QuestionColumns:
                      for cid, grade, rank in zip(self.gold_ids[a:b], grades, self.gold_ranks[a:b])
                      if rank != _NOT_RELEVANT)
 
-    _ranks = gold_rank_records  # the name it had before it was public
-
     def record(self, i: int) -> QuestionResult:
         top = self.top_score[i]
         metrics = self.own_metrics[i] if self.table is None else self.table.row(i)
