@@ -258,3 +258,25 @@ def test_a_path_not_a_regular_file_is_the_serial_reads_error(pair, tmp_path, for
     with pytest.raises(InputError) as caught:
         read_pair(other, pair[1])
     assert str(caught.value) == str(_error(other)) and not forks
+
+
+@needs_fork
+def test_an_interrupted_head_read_leaves_no_child_and_no_pipe(pair, forks, monkeypatch):
+    real, parent = artefact_file.read_run, os.getpid()
+
+    def reader(path, **kw):
+        if os.getpid() == parent and str(path) == pair[1]:
+            raise KeyboardInterrupt
+        if os.getpid() != parent:
+            time.sleep(60)  # still reading when the parent is interrupted
+        return real(path, **kw)
+
+    monkeypatch.setattr(paired_read, "read_run", reader)
+    before = open_fds()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        read_pair(*pair)
+    assert time.monotonic() - started < 30 and len(forks) == 1  # the child killed, not waited for
+    with pytest.raises(ChildProcessError):
+        os.waitpid(forks[0], os.WNOHANG)
+    assert open_fds() == before
