@@ -280,3 +280,16 @@ def test_an_interrupted_head_read_leaves_no_child_and_no_pipe(pair, forks, monke
     with pytest.raises(ChildProcessError):
         os.waitpid(forks[0], os.WNOHANG)
     assert open_fds() == before
+
+
+@needs_fork
+def test_a_fork_refused_by_the_system_reads_one_file_after_the_other(pair, monkeypatch):
+    def refused():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", refused)
+    before = open_fds()
+    base, head = read_pair(*pair)
+    assert open_fds() == before
+    assert all(x is y for x, y in zip(head.columns.ids[:2], base.columns.ids[:2]))  # read in turn
+    assert_same_columns(base, serial(*pair)[0])
