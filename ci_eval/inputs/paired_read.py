@@ -137,7 +137,7 @@ class _BaseReader:
         ``stepped_aside``) or when not ``needed`` and it read the base well; raises the base's
         ``InputError``."""
         tag, payload = self._received(SILENT_SECONDS + SILENT_TIMES * head_seconds, needed)
-        if tag == _ARTEFACT and not needed:  # the head's error comes first
+        if tag == _ARTEFACT and not needed:  # the base read well: the head's error is said
             self._finish(kill=True)
             return None
         if self._finish(kill=tag is None) != 0 or tag not in (_ARTEFACT, _ERROR):
