@@ -143,9 +143,12 @@ def clean_batch(raws: list, depth: int, latencies, known_ids=None) -> list[Retri
     if not raws or set(map(type, raws)) != _LIST or not all(raws):
         return None
     flat = list(chain.from_iterable(raws))
-    if set(map(type, flat)) != _TUPLE or set(map(len, flat)) != _TWO:
+    if set(map(type, flat)) != _TUPLE:
         return None
-    ids, scores = zip(*flat)
+    try:
+        ids, scores = zip(*flat, strict=True)  # each pair of the same length, and that length 2
+    except ValueError:
+        return None
     if set(map(type, ids)) != _STR or set(map(type, scores)) != _FLOAT or not all(ids):
         return None
     if not math.isfinite(sum(scores)):

@@ -14,6 +14,8 @@ from ci_eval.retrieval.query import Query
 
 def _materialise(raw):
     # A generator runs here, inside the timing and the try, not later in clean().
+    if type(raw) is list:
+        return raw  # the common answer, asked first
     if hasattr(raw, "__iter__") and not isinstance(raw, (list, tuple, dict, str, bytes)):
         raw = list(raw)
     return raw
