@@ -5,8 +5,11 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from operator import attrgetter
 
 from ci_eval.core.results import failed
+
+_ID = attrgetter("id")  # an item's key by default: a question's id, taken in C
 
 
 def lookahead(concurrency: int) -> int:
@@ -98,14 +101,14 @@ class _Pool:
             self.inbox.put(None)
 
 
-def run_pool(call, items, concurrency, timeout, total_timeout, key=lambda q: q.id):
+def run_pool(call, items, concurrency, timeout, total_timeout, key=_ID):
     """Run ``call`` over ``items`` on ``concurrency`` long-lived worker threads; yield
     ``(key(item), result)`` in input order (``run_pool_ready``'s lists, one at a time)."""
     for ready in run_pool_ready(call, items, concurrency, timeout, total_timeout, key):
         yield from ready
 
 
-def run_pool_ready(call, items, concurrency, timeout, total_timeout, key=lambda q: q.id):
+def run_pool_ready(call, items, concurrency, timeout, total_timeout, key=_ID):
     """Run ``call`` over ``items`` on ``concurrency`` long-lived worker threads; yield lists
     of ``(key(item), result)`` in input order, each list the results that were ready
     together (so a caller can work on them as one batch without waiting for more). A call
