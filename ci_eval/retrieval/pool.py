@@ -103,22 +103,13 @@ class _Pool:
 
 def run_pool(call, items, concurrency, timeout, total_timeout, key=_ID):
     """Run ``call`` over ``items`` on ``concurrency`` long-lived worker threads; yield
-    ``(key(item), result)`` in input order (``run_pool_ready``'s lists, one at a time)."""
-    for ready in run_pool_ready(call, items, concurrency, timeout, total_timeout, key):
-        yield from ready
-
-
-def run_pool_ready(call, items, concurrency, timeout, total_timeout, key=_ID):
-    """Run ``call`` over ``items`` on ``concurrency`` long-lived worker threads; yield lists
-    of ``(key(item), result)`` in input order, each list the results that were ready
-    together (so a caller can work on them as one batch without waiting for more). A call
-    past ``timeout`` seconds is reported as failed, its worker is abandoned and a fresh one
-    takes its place; past ``total_timeout`` the rest are not started. Workers are daemon
-    threads, so a call that never returns cannot keep the process alive at exit."""
+    ``(key(item), result)`` in input order. A call past ``timeout`` seconds is reported as
+    failed, its worker is abandoned and a fresh one takes its place; past
+    ``total_timeout`` the rest are not started. Workers are daemon threads, so a call
+    that never returns cannot keep the process alive at exit."""
     pool = _Pool(call, items, concurrency, timeout, total_timeout)
     for _ in range(min(concurrency, len(items))):
         pool.spawn()
-    finished, started = pool.finished, pool.started
     try:
         while pool.next_to_yield < len(items):
             now = time.monotonic()
@@ -128,12 +119,10 @@ def run_pool_ready(call, items, concurrency, timeout, total_timeout, key=_ID):
                 pool.give_up_on_the_rest()
             pool.collect(now)
             pool.expire_late_calls()
-            first = position = pool.next_to_yield
-            while position in finished:
-                started.pop(position, None)
-                position += 1
-            if position > first:
-                pool.next_to_yield = position
-                yield [(key(items[i]), finished.pop(i)) for i in range(first, position)]
+            while pool.next_to_yield in pool.finished:
+                result = pool.finished.pop(pool.next_to_yield)
+                pool.started.pop(pool.next_to_yield, None)
+                yield key(items[pool.next_to_yield]), result
+                pool.next_to_yield += 1
     finally:
         pool.stop()

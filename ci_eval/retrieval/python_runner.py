@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from operator import itemgetter
+from itertools import repeat
 
 from ci_eval.core.results import ResultError, Retrieved, clean, clean_batch, failed
 from ci_eval.inputs.pyimport import ImportFailed, describe_failure, import_target, os_exit_raises
-from ci_eval.retrieval.pool import run_pool, run_pool_ready
+from ci_eval.retrieval.pool import run_pool
 from ci_eval.retrieval.query import Query
 
 
@@ -41,49 +41,19 @@ def run_callable(
     """
     params = params or {}
 
-    def call(q: Query):
-        # On the worker: the answer and its latency, or the failure; cleaned on the caller's
-        # side, a batch of ready answers at once (_cleaned).
+    def call(q: Query) -> Retrieved:
         start = time.perf_counter()
         try:
             raw = _materialise(fn(q.question, depth, **params))
-            return raw, (time.perf_counter() - start) * 1000
-        except ResultError as exc:  # an answer the id and score extraction could not read
+            latency = (time.perf_counter() - start) * 1000
+            return clean(raw, depth, latency, known_ids)
+        except ResultError as exc:
             return failed(f"unusable result: {exc}", (time.perf_counter() - start) * 1000)
         except BaseException as exc:  # noqa: BLE001 - user code on a worker thread: nothing may escape
             return failed(f"retriever {describe_failure(exc)}", (time.perf_counter() - start) * 1000)
 
     with os_exit_raises():
-        for ready in run_pool_ready(call, queries, concurrency, timeout, total_timeout):
-            yield from _cleaned(ready, depth, known_ids)
-
-
-_ANSWERS = {tuple}  # what call returns for an answer: (raw, latency); a failure is a Retrieved
-
-
-def _cleaned(ready: list, depth: int, known_ids) -> Iterator[tuple[str, Retrieved]]:
-    """``(question id, Retrieved)`` of the results ready together: their answers cleaned as
-    one batch when each is the common case (core.results.clean_batch), else one at a time."""
-    results = list(map(itemgetter(1), ready))
-    if set(map(type, results)) == _ANSWERS:
-        raws, latencies = zip(*results)
-        cleaned = clean_batch(list(raws), depth, latencies, known_ids)
-        if cleaned is not None:
-            return zip(map(itemgetter(0), ready), cleaned)
-    return [(qid, _clean_one(result, depth, known_ids) if type(result) is tuple else result)
-            for qid, result in ready]
-
-
-def _clean_one(answer: tuple, depth: int, known_ids) -> Retrieved:
-    raw, latency = answer
-    try:
-        return clean(raw, depth, latency, known_ids)
-    except ResultError as exc:
-        return failed(f"unusable result: {exc}", latency)
-    except KeyboardInterrupt:
-        raise  # the user stopping the run on this thread, not the answer's fault
-    except BaseException as exc:  # noqa: BLE001 - the user's objects inside the answer
-        return failed(f"retriever {describe_failure(exc)}", latency)
+        yield from run_pool(call, queries, concurrency, timeout, total_timeout)
 
 
 def run_callable_batch(
@@ -116,6 +86,10 @@ def run_callable_batch(
         if len(raw) != len(batch):
             msg = f"batch of {len(batch)} questions returned {len(raw)} result lists"
             return [failed(msg, latency) for _ in batch]
+        # the batch's answers checked together when each is the common case, else one at a time
+        out = clean_batch(raw, depth, repeat(latency), known_ids)
+        if out is not None:
+            return out
         out = []
         for item in raw:
             try:
