@@ -234,10 +234,13 @@ def evaluate_rows(
     names = [m.name for m in resolved]
     missing = missing_from_index(index_ids, gold.questions)
     retrieved = iter(retrieved)
-    # each batch taken whole in C (islice); the last may be short or empty
+    # each batch taken whole in C (islice); neither a batch's results nor its rows are still
+    # held while the next batch is gathered
     while pending := list(islice(retrieved, batch)):
-        yield from _batch_rows(pending, by_id, k, relevance_level, index_ids, missing, resolved, names, answers,
-                               judge)
+        rows, pending = _batch_rows(pending, by_id, k, relevance_level, index_ids, missing, resolved, names, answers,
+                                    judge), None
+        yield from rows
+        rows = None
 
 
 def _batch_rows(pairs, by_id, k, level, index_ids, missing, resolved, names, answers, judge) -> list:
