@@ -56,8 +56,8 @@ def run(args) -> int:
     import sys
 
     from ci_eval.errors import EXIT_GATE_FAILED, EXIT_OK, UsageError
-    from ci_eval.inputs.artefact_file import read_run
     from ci_eval.inputs.collector import collections_spaced
+    from ci_eval.inputs.paired_read import read_pair
     from ci_eval.report import BaselineInfo, build_report, policy_from
 
     paths = list(args.artefacts)
@@ -67,13 +67,8 @@ def run(args) -> int:
         raise UsageError("give BASE and HEAD, or --no-base HEAD (see 'ci-eval compare --help')")
     gate, gate_path, source = _gate_table(args)
     policy = policy_from(gate, args.min, args.max_drop)
-    base = None if args.no_base else read_run(paths[0])
-    head = read_run(paths[-1], shared=base)  # one string per id both name
-    if base is not None and base.depth < head.header.k:  # judged@k reads the base at head's k
-        base = read_run(paths[0], top=head.header.k, shared=head)
-    for read in (base, head):
-        if read is not None:
-            read.columns.done_reading()
+    # the two files at once where two processes can (inputs/paired_read.py)
+    base, head = read_pair(None if args.no_base else paths[0], paths[-1])
     info = (BaselineInfo(kind="none", description="none was given (--no-base)")
             if args.no_base else BaselineInfo(kind="file", path=paths[0]))
     # the report keeps what it builds (each listed change, its rows): collections spaced
