@@ -63,9 +63,11 @@ def write_artefact(destination: str | os.PathLike, pieces, questions: int, limit
 
 
 # Where the rows' encoding moves to a second process (inputs/writer_process.py): questions
-# times the ranking's depth. The child costs about 40 ms of start-up, on the other core and
-# while the first questions are asked; handing it a row costs the run a tenth of encoding it.
-WRITER_PROCESS_FROM = 150_000
+# times the ranking's depth (20,000 questions at depth 15). The child costs about 0.1 s of
+# start-up (0.04 s of CPU), on the other core while the first questions are asked, and about
+# 3 us a row of CPU beyond the encoding it takes over; handing it a row costs the run a tenth
+# of encoding it. At 10,000 questions the run's time did not change measurably (docs/benchmarks.md).
+WRITER_PROCESS_FROM = 300_000
 
 
 def write_rows(destination, head: dict, rows, columns, end, questions: int, limit: int | None = None) -> int:
