@@ -27,7 +27,6 @@ from ci_eval.inputs import artefact_out, writer_process
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="finds the child through /proc")
 
-MARK = "ci_eval.inputs.writer_process"
 HEAD = {"tool": {"name": "ci-eval", "version": "0"}, "config": {"retriever": {"depth": 3}}, "k": 2,
         "metrics": ["hit@2", "mrr"], "schema_version": 2}
 
@@ -54,19 +53,21 @@ class Columns:
         self.ids.append(r[0])
 
 
-def writer_children() -> list[int]:
-    """This process's children that are the artefact's writer."""
+def writer_children(parent: str = "self") -> list[int]:
+    """The children of ``parent`` that are the artefact's writer: the writer is started in a
+    session of its own, so it leads one (nothing else these tests start does)."""
     pids = []
-    for task in Path("/proc/self/task").iterdir():
+    for task in Path(f"/proc/{parent}/task").iterdir():
         pids += [int(p) for p in (task / "children").read_text().split()]
-    return [p for p in pids if MARK.encode() in _cmdline(p)]
+    return [p for p in pids if _session(p) == p]
 
 
-def _cmdline(pid: int) -> bytes:
+def _session(pid: int) -> int | None:
     try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
-        return b""
+        return None
+    return int(fields[3])  # state, ppid, pgrp, session
 
 
 def open_fds() -> set[str]:
@@ -268,18 +269,34 @@ def test_ctrl_c_on_a_real_run_stops_its_writer_and_leaves_nothing(tmp_path):
     before = sorted(p.name for p in tmp_path.iterdir())
     run = start_run(tmp_path)
     writer = _writer_of(run.pid)
+    time.sleep(0.3)  # past the writer's exec (seen from its fork on), while questions are asked
     run.send_signal(signal.SIGINT)
     out, err = run.communicate(timeout=60)
     assert run.returncode == 130 and err.strip().endswith("interrupted"), err
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # no run.json, no temporary file
-    assert b"" == _cmdline(writer)  # the writer is gone, and reaped
+    assert not Path(f"/proc/{writer}").exists()  # the writer is gone, and reaped
 
 
 def _writer_of(pid: int) -> int:
     for _ in range(1000):
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            for child in (task / "children").read_text().split():
-                if MARK.encode() in _cmdline(int(child)):
-                    return int(child)
+        found = writer_children(str(pid))
+        if found:
+            return found[0]
         time.sleep(0.01)
     raise AssertionError("the run started no writer")
+
+
+@pytest.mark.parametrize("questions, depth", [(20_000, 15), (19_999, 15), (10_000, 30), (300_000, None)])
+def test_the_child_is_used_from_questions_times_depth(tmp_path, questions, depth):
+    head = {**HEAD, "config": {"retriever": {"depth": depth}}}
+    seen = []
+
+    def rows():
+        yield row(0)
+        seen.append(len(writer_children()))
+        yield row(1)
+
+    artefact_out.write_rows(tmp_path / "run.json", head, rows(), Columns(), lambda: {}, questions)
+    expected = questions * (depth or 10) >= artefact_out.WRITER_PROCESS_FROM  # no depth recorded: 10
+    assert seen == [1 if expected else 0] and writer_children() == []
+    assert [r[0] for r in json.loads((tmp_path / "run.json").read_text())["questions"]] == ["q0", "q1"]
