@@ -80,8 +80,10 @@ def write_rows(destination, head: dict, rows, columns, end, questions: int, limi
             columns.add(row)
             yield row
 
+    from ci_eval.inputs import writer_process
+
     depth = (head.get("config", {}).get("retriever") or {}).get("depth") or 10
-    if questions * depth < WRITER_PROCESS_FROM:
+    if questions * depth < WRITER_PROCESS_FROM or not writer_process.available():
         return write_artefact(destination, artefact_pieces(head, counted(), end), questions, limit)
     from ci_eval.inputs.writer_process import Rows, write_in_child
 

@@ -41,6 +41,12 @@ class Rows:
         self.first = first
 
 
+def available() -> bool:
+    """A child can be started the way this module starts it: a POSIX system (a descriptor
+    handed down, the pipe's fill read) and a known interpreter (not an embedded one)."""
+    return os.name == "posix" and bool(sys.executable)
+
+
 def _command(fd: int, limit: int | None) -> list[str]:
     # -I -S: no user site, no .pth files, no PYTHON* variables: the child imports only
     # ci_eval (from where the run's own copy is) and the standard library.

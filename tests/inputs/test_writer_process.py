@@ -300,3 +300,20 @@ def test_the_child_is_used_from_questions_times_depth(tmp_path, questions, depth
     expected = questions * (depth or 10) >= artefact_out.WRITER_PROCESS_FROM  # no depth recorded: 10
     assert seen == [1 if expected else 0] and writer_children() == []
     assert [r[0] for r in json.loads((tmp_path / "run.json").read_text())["questions"]] == ["q0", "q1"]
+
+
+def test_without_a_known_interpreter_the_run_writes_the_artefact_itself(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "executable", "")
+    seen = []
+    write(tmp_path / "run.json", watched(3000, 10**9, None), child=True, monkeypatch=monkeypatch)
+    rows = (row(i) for i in range(3000))
+
+    def counting():
+        for i, r in enumerate(rows):
+            if i == 100:
+                seen.append(len(writer_children()))
+            yield r
+
+    write(tmp_path / "again.json", counting(), child=True, monkeypatch=monkeypatch)
+    assert seen == [0]
+    assert (tmp_path / "run.json").read_bytes() == (tmp_path / "again.json").read_bytes()
