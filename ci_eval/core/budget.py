@@ -22,8 +22,10 @@ class Section:
     # A length the whole section is known to reach without rendering it (its rows times the
     # shortest row a table can have): over the budget, it is never rendered in full.
     at_least: int = 0
-    # len(render(n)) without rendering, or None for an n it cannot count
-    measure: Callable[[int], int | None] | None = None
+    # measure(n, room): len(render(n)) without rendering, None for an n it cannot count;
+    # when that length is over ``room``, it may give any number over ``room`` instead
+    # (only whether a length fits is asked, so the search goes the same way)
+    measure: Callable[[int, int], int | None] | None = None
 
 
 def join(head: str, sections: list[Section]) -> str:
@@ -36,7 +38,7 @@ def _fit(s: Section, room: int) -> str:
     The search gallops up from the floor before it bisects: a probe never measures much
     more than what fits, where bisecting from the middle would measure half of 100,000
     rows. A section that can count its length (``measure``) is rendered once, at the end."""
-    size, render = _sizer(s)
+    size, render = _sizer(s, room)
     lo, hi = min(s.floor, s.size), s.size
     if size(lo) > room:
         return render(lo)
@@ -57,9 +59,10 @@ def _fit(s: Section, room: int) -> str:
     return render(best)
 
 
-def _sizer(s: Section):
-    """The section's length at a limit, counted when it can be, else rendered; and its
-    rendering at a limit (one already made for its length is not made again)."""
+def _sizer(s: Section, room: int):
+    """The section's length at a limit (or a number over ``room`` when it is over), counted
+    when it can be, else rendered; and its rendering at a limit (one already made for its
+    length is not made again)."""
     rendered: dict[int, str] = {}
 
     def render(n: int) -> str:
@@ -68,7 +71,7 @@ def _sizer(s: Section):
         return rendered[n]
 
     def size(n: int) -> int:
-        counted = s.measure(n) if s.measure is not None else None
+        counted = s.measure(n, room) if s.measure is not None else None
         return len(render(n)) if counted is None else counted
 
     return size, render
@@ -81,11 +84,11 @@ def pack(head: str, sections: list[Section], drop_order: tuple[str, ...],
 
     A section whose ``at_least`` is over the budget is not rendered in full: it will be cut,
     and while it is uncut every other section's room is below zero whatever its exact
-    length (so they are cut to their floor, as they would be); the comment is the same."""
+    length, so those cut before it are cut to their floor, as they would be: they are not
+    rendered in full either (``_pending``). The comment is the same."""
     if budget is not None:
         budget = min(budget, GITHUB_LIMIT - 1)
-    pending = {s.key for s in sections
-               if budget is not None and s.at_least > budget and s.key in drop_order}
+    pending = _pending(sections, drop_order, budget)
     for s in sections:
         s.text = "" if s.key in pending else s.render(None)
     if budget is None:
@@ -105,6 +108,18 @@ def pack(head: str, sections: list[Section], drop_order: tuple[str, ...],
         cut = text.rfind("\n", 0, budget - len(_TRUNCATED))
         text = text[: max(cut, 0)] + _TRUNCATED
     return text
+
+
+def _pending(sections: list[Section], drop_order: tuple[str, ...], budget: int | None) -> set[str]:
+    """The sections whose full text the packing never reads: each whose ``at_least`` is over
+    the budget, and every section cut before the first of them (its room is below zero, so
+    ``_fit`` gives its floor whatever its length; until it is cut it counts as its
+    ``at_least``, a lower bound, which leaves that room below zero)."""
+    if budget is None:
+        return set()
+    over = {s.key for s in sections if s.at_least > budget and s.key in drop_order}
+    first = next((i for i, key in enumerate(drop_order) if key in over), None)
+    return over if first is None else over | set(drop_order[:first])
 
 
 def _length(head: str, sections: list[Section], pending: set[str]) -> int:

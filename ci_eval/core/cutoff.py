@@ -165,15 +165,25 @@ def cutoff_side(questions: Sequence[QuestionResult], cutoff: float | None) -> Cu
 
 class ScoredIds(Sequence):
     """(id, top score) pairs sorted by id, held as the ids and one float array (NaN: no
-    score) rather than a tuple and a float object per question."""
+    score) rather than a tuple and a float object per question. The ids may be given as
+    the artefact's id column and the positions picked (``positions``): the list is made
+    when first read (a comparison reads the scores of every answerable question, the ids
+    of only a few)."""
 
-    __slots__ = ("ids", "scores")
+    __slots__ = ("_ids", "_positions", "scores")
 
-    def __init__(self, ids: list[str], scores: array):
-        self.ids, self.scores = ids, scores
+    def __init__(self, ids: list[str], scores: array, positions=None):
+        self._ids, self._positions, self.scores = ids, positions, scores
+
+    @property
+    def ids(self) -> list[str]:
+        if self._positions is not None:
+            self._ids = list(map(self._ids.__getitem__, self._positions.tolist()))
+            self._positions = None
+        return self._ids
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return len(self.scores)
 
     def __getitem__(self, i):
         if isinstance(i, slice):
@@ -221,8 +231,7 @@ def _side_of_columns(questions: Questions, cutoff: float | None) -> CutoffSide:
 
     def scored(mask: np.ndarray) -> ScoredIds:
         positions = order[mask[order]]
-        return ScoredIds(list(map(columns.ids.__getitem__, positions.tolist())),
-                         array("d", top[positions].tobytes()))
+        return ScoredIds(columns.ids, array("d", top[positions].tobytes()), positions)
 
     return CutoffSide(scored(answerable), scored(unanswerable), cutoff)
 

@@ -45,9 +45,11 @@ def paired_values(compared: tuple[str, ...], base: Artefact | None, head: Artefa
     return {name: (base.column(name)[at_base], head.column(name)[at_head]) for name in metrics}
 
 
-def overall(run: Artefact, metric: str) -> float | None:
-    """The mean over the run's measured questions (what floors apply to)."""
-    return mean(run.column(metric)[run.measured_mask()].tolist())
+def overall(run: Artefact, metric: str, measured=None) -> float | None:
+    """The mean over the run's measured questions (what floors apply to); ``measured``:
+    the run's ``measured_mask()``, when the caller asks it once for every metric."""
+    mask = run.measured_mask() if measured is None else measured
+    return mean(run.column(metric)[mask].tolist())
 
 
 def metric_changes(head_metrics: tuple[str, ...], base_metrics: tuple[str, ...] | None,
@@ -56,14 +58,17 @@ def metric_changes(head_metrics: tuple[str, ...], base_metrics: tuple[str, ...] 
                          **({"seed": seed} if seed is not None else {}))
     on_base = set(base_metrics or ())
     has_base = base is not None and bool(base.questions)
+    on_head = head.measured_mask()
+    measured = base.measured_mask() if has_base else None
     out = []
     for name in head_metrics:
         t = tests.get(name)
         out.append(MetricChange(
             name=name, base=t.base_mean if t else None, head=t.head_mean if t else None,
-            delta=t.delta if t else None, head_overall=overall(head, name),
-            base_overall=overall(base, name) if has_base and name in on_base else None,
+            delta=t.delta if t else None, head_overall=overall(head, name, on_head),
+            base_overall=overall(base, name, measured) if has_base and name in on_base else None,
             test=t, missing=None if base is None or name in on_base else "base"))
     for name in sorted(on_base - set(head_metrics)):
-        out.append(MetricChange(name, None, None, None, None, overall(base, name), None, "head"))
+        out.append(MetricChange(name, None, None, None, None,
+                                overall(base, name, measured if has_base else None), None, "head"))
     return tuple(out)

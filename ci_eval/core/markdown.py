@@ -57,34 +57,57 @@ def table_at_least(headers: list[str], rows: int) -> int:
 
 class TableLengths:
     """``len(table(headers, rows[:n]))`` for any n, without writing the table: each row's
-    cells are counted once, as they are first needed (``rows``: an iterator of rows). A
-    table's lines are all as long as its widest cells make them, so the length is the
-    line count times one line. None when a row is one tabulate lays out (not plain)."""
+    cells are counted once, as they are first needed (``rows``: an iterator of rows), and
+    kept for the table written at the length picked (``first``). A table's lines are all as
+    long as its widest cells make them, so the length is the line count times one line.
+    None when a row is one tabulate lays out (not plain)."""
 
     def __init__(self, headers: list[str], rows):
         self._rows, self._columns = rows, len(headers)
         self._widths = [len(h) + 2 for h in headers]
         self._sums: list[int] = []  # the columns' widths summed, after each row
+        self._kept: list = []  # the rows read so far
         self._plain = True
 
-    def _extend(self, n: int) -> None:
+    def _read(self, row) -> None:
+        self._kept.append(row)
+        if len(row) != self._columns or not all(isinstance(c, str) and _plain(c) for c in row):
+            self._plain = False
         widths = self._widths
-        for row in self._rows:
-            if len(row) != self._columns or not all(isinstance(c, str) and _plain(c) for c in row):
-                self._plain = False
-            widths[:] = map(max, widths, map(len, map(str.strip, row)))
-            self._sums.append(sum(widths))
-            if len(self._sums) >= n:
-                return
+        widths[:] = map(max, widths, map(len, map(str.strip, row)))
+        self._sums.append(sum(widths))
 
-    def length(self, n: int) -> int | None:
-        """The table of the first n rows (all there are, if fewer), 0 for no row."""
-        if len(self._sums) < n and self._plain:
-            self._extend(n)
+    def _at_least(self, n: int) -> int:
+        # columns only widen with more rows: n + 2 lines at today's widths is a lower bound
+        return (n + 2) * (sum(self._widths) + 3 * self._columns + 2) - 1
+
+    def _over(self, n: int, over: int | None) -> bool:
+        """Rows are read until there are ``n``; True when they stopped before that because
+        a table of ``n`` rows is known to be longer than ``over`` from the rows read so far."""
+        while len(self._kept) < n:
+            if over is not None and self._plain and self._at_least(n) > over:
+                return True
+            row = next(self._rows, None)
+            if row is None:
+                return False
+            self._read(row)
+        return False
+
+    def length(self, n: int, over: int | None = None) -> int | None:
+        """The table of the first n rows (all there are, if fewer), 0 for no row. With
+        ``over`` (and n no more than the rows there are): when that length is more than
+        ``over``, any number more than ``over`` may be returned instead (fewer rows read)."""
+        if self._plain and self._over(n, over):
+            return self._at_least(n)
         n = min(n, len(self._sums))
         if not self._plain or not n:
             return None if not self._plain else 0
         return (n + 2) * (self._sums[n - 1] + 3 * self._columns + 2) - 1  # lines and newlines
+
+    def first(self, n: int) -> list:
+        """The first n rows (all there are, if fewer), read once for counting and writing."""
+        self._over(n, None)
+        return self._kept[:n]
 
 
 def _line(cells, widths) -> str:

@@ -38,14 +38,14 @@ def marker(suffix: str | None = None) -> str:
 def _sections(ctx: ReportContext) -> list[Section]:
     diff = ctx.diff
     st, g = diff.stale, diff.goldset
+    listed = sections.RegressionsList(ctx)
     return [
         Section("gate", lambda n: sections.gate_section(ctx, n),
                 max((len(f.question_ids) for f in ctx.gate.failures), default=0), 5),
         Section("warnings", lambda n: sections.warnings_section(ctx, n),
                 max((len(w.ids) for w in diff.warnings), default=0), 3),
-        Section("regressions", lambda n: sections.regressions(ctx, n), len(diff.regressions), 10,
-                at_least=sections.question_table_at_least(diff.regressions),
-                measure=sections.regressions_length(ctx)),
+        Section("regressions", listed.render, len(diff.regressions), 10,
+                at_least=sections.question_table_at_least(diff.regressions), measure=listed.length),
         Section("judged", lambda n: sections.judged(ctx), 1),
         Section("matrix", lambda n: detail.matrix(ctx, n),
                 len(diff.matrix.transitions) + len(diff.matrix.own_knowledge), 5),

@@ -199,27 +199,51 @@ def regressions(ctx: ReportContext, limit: int | None) -> str:
     if not regs:
         return ""
     rows, rest = question_rows(regs, limit, _suspects(ctx))
+    return _regressions_text(ctx, rows, rest)
+
+
+def _regressions_text(ctx: ReportContext, rows: str, rest: int) -> str:
     return (_regressions_head(ctx) + ("\n\n" + rows if rows else "")
             + (more(rest, "regressions") if rest else ""))
 
 
-def regressions_length(ctx: ReportContext):
-    """``len(regressions(ctx, limit))`` as a function of the limit, from each row's cells
-    counted once (None for a limit it cannot count: the budget renders that one)."""
-    regs = ctx.diff.regressions
-    if not regs:
-        return lambda limit: 0
-    head, suspects = len(_regressions_head(ctx)), _suspects(ctx)
-    lengths = TableLengths(QUESTION_HEADERS, (list(_row(q, q.id in suspects)) for q in regs))
+class RegressionsList:
+    """The regressions section at any limit for the budget (core/budget.py): its length
+    counted from each row's cells (``length``), and its text written from the same rows
+    (``render``), so a row the search counted is not built again to be written."""
 
-    def length(limit: int) -> int | None:
-        rows = lengths.length(limit)
+    def __init__(self, ctx: ReportContext):
+        self.ctx, regs = ctx, ctx.diff.regressions
+        suspects = _suspects(ctx)
+        self._head = len(_regressions_head(ctx)) if regs else 0
+        self._rows = TableLengths(QUESTION_HEADERS, (list(_row(q, q.id in suspects)) for q in regs))
+
+    def render(self, limit: int | None) -> str:
+        regs = self.ctx.diff.regressions
+        if limit is None or not regs:
+            return regressions(self.ctx, limit)
+        shown = self._rows.first(limit)
+        return _regressions_text(self.ctx, table(QUESTION_HEADERS, shown) if shown else "",
+                                 len(regs) - len(shown))
+
+    def length(self, limit: int, room: int | None = None) -> int | None:
+        """``len(render(limit))``, None for a limit it cannot count (the budget renders that
+        one); with ``room``, any number over ``room`` when that length is over it."""
+        regs = self.ctx.diff.regressions
+        if not regs:
+            return 0
+        shown = min(limit, len(regs))
+        rest = len(regs) - shown
+        fixed = self._head + (len(more(rest, "regressions")) if rest else 0)
+        rows = self._rows.length(shown, None if room is None else room - fixed - 2)
         if rows is None:
             return None
-        rest = len(regs) - min(limit, len(regs))
-        return head + (2 + rows if rows else 0) + (len(more(rest, "regressions")) if rest else 0)
+        return fixed + (2 + rows if rows else 0)
 
-    return length
+
+def regressions_length(ctx: ReportContext):
+    """``len(regressions(ctx, limit))`` as a function of the limit (``RegressionsList``)."""
+    return RegressionsList(ctx).length
 
 
 def judged(ctx: ReportContext) -> str:

@@ -13,7 +13,7 @@ from factories import ranked_with_gold_at as at
 from suite_paths import GOLDEN
 
 from ci_eval.core.render import MARKER, BaselineInfo, marker
-from ci_eval.core.render_sections import regressions, regressions_length
+from ci_eval.core.render_sections import RegressionsList, regressions, regressions_length
 from ci_eval.report import build_report, policy_from
 
 TEXTS = ["How do I rotate an API key?", "Which regions support private endpoints?",
@@ -230,6 +230,20 @@ def test_the_regressions_length_is_counted_as_rendered(name):
         assert length(limit) == len(regressions(ctx, limit)), limit
 
 
+@pytest.mark.parametrize("name", ["big_5000", "significant_regression"])
+def test_the_regressions_list_writes_what_it_counted_and_says_when_it_is_over(name):
+    ctx = _report(name).context
+    size = len(ctx.diff.regressions)
+    listed = RegressionsList(ctx)
+    for limit in sorted({0, 1, 2, 10, 97, size // 2, size - 1, size, size + 5} - {-1}):
+        text = regressions(ctx, limit)
+        for room in (len(text) - 1, len(text), 5_000, 65_000):
+            got = listed.length(limit, room)
+            assert got == len(text) or (got > room and len(text) > room), (limit, room)
+        assert listed.render(limit) == text
+    assert listed.render(None) == regressions(ctx, None)
+
+
 def _outside_code(md: str) -> str:
     """The text GitHub interprets: code spans (any fence length) removed."""
     return re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", md)
@@ -335,6 +349,28 @@ def test_a_section_known_to_be_over_budget_is_cut_as_if_rendered_in_full(budget,
     monkeypatch.setattr(render_sections, "question_table_at_least", lambda questions: 0)
     assert render_markdown(ctx, budget) == packed
     assert len(packed) <= budget
+
+
+@pytest.mark.parametrize("budget", [3_000, 20_000, 65_000])
+def test_the_sections_cut_before_one_known_over_budget_are_cut_as_if_rendered_in_full(budget, monkeypatch):
+    from ci_eval.core import budget as packing
+    from ci_eval.core.render import render_markdown
+
+    ctx = _report("big_5000").context
+    packed = render_markdown(ctx, budget)
+    rendered = []
+    real = packing._fit
+
+    def fit(s, room):
+        rendered.append(s.key)
+        return real(s, room)
+
+    # only the sections known over budget are left unrendered: the others in full first
+    monkeypatch.setattr(packing, "_pending", lambda sections, order, budget: {
+        s.key for s in sections if budget is not None and s.at_least > budget and s.key in order})
+    monkeypatch.setattr(packing, "_fit", fit)
+    assert render_markdown(ctx, budget) == packed
+    assert "unchanged" in rendered  # the first cut, whatever the budget
 
 
 def test_the_shortest_table_row_is_a_lower_bound():

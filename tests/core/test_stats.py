@@ -8,6 +8,8 @@ from math import comb
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ci_eval.core.stats import (
     ALPHA,
@@ -19,6 +21,7 @@ from ci_eval.core.stats import (
     min_one_sided_flips,
     paired_test,
     paired_tests,
+    quantiles,
 )
 
 
@@ -155,3 +158,36 @@ def test_5000_questions_6_metrics_in_one_call():
     for name, (b, h) in paired.items():
         assert out[name].delta == pytest.approx(float(np.mean(h - b)))
         assert out[name].ci_low <= out[name].delta <= out[name].ci_high
+
+
+# Values as a bootstrap's means have them (many ties, both zeros) and the edges numpy's
+# interpolation treats apart: one value, the infinities, probabilities 0 and 1.
+_VALUE = st.one_of(st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.1, 1 / 3, math.inf, -math.inf]),
+                   st.floats(allow_nan=False, width=64))
+_PROBABILITY = st.one_of(st.sampled_from([0.0, 1.0, ALPHA / 2, 1 - ALPHA / 2, 0.5]),
+                         st.floats(min_value=0.0, max_value=1.0))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_VALUE, min_size=1, max_size=60), st.lists(_PROBABILITY, min_size=1, max_size=4))
+def test_the_interval_is_np_quantiles_to_the_bit(values, probabilities):
+    values = np.array(values)
+    before = values.copy()
+    with np.errstate(invalid="ignore"):  # inf - inf, in both
+        expected = np.quantile(values, probabilities)
+        got = quantiles(values, probabilities)
+    assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+    assert values.tobytes() == before.tobytes()  # the input is not reordered
+
+
+def test_the_interval_of_bootstrap_means_is_np_quantiles_to_the_bit():
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 3, 10, 9_999, 10_000, 10_001):
+        means = np.round(rng.normal(size=n), 2) * rng.choice([1.0, -1.0, 0.0], size=n)
+        probabilities = [ALPHA / 2, 1 - ALPHA / 2]
+        assert quantiles(means, probabilities).tobytes() == np.quantile(means, probabilities).tobytes()
+
+
+def test_a_nan_among_the_values_is_left_to_numpy():
+    values = np.array([0.5, math.nan, 0.25])
+    assert np.isnan(quantiles(values, [0.5])).all() and np.isnan(np.quantile(values, [0.5])).all()
