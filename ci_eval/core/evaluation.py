@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import chain, islice, repeat
 from operator import attrgetter, itemgetter
 
 from ci_eval.core.artefact import MEASURED
@@ -233,14 +233,14 @@ def evaluate_rows(
     resolved = [resolve_metric(m) for m in metrics]
     names = [m.name for m in resolved]
     missing = missing_from_index(index_ids, gold.questions)
-    pending: list = []
-    for pair in retrieved:
-        pending.append(pair)
-        if len(pending) >= batch:
-            yield from _batch_rows(pending, by_id, k, relevance_level, index_ids, missing, resolved, names, answers,
-                                   judge)
-            pending = []
-    yield from _batch_rows(pending, by_id, k, relevance_level, index_ids, missing, resolved, names, answers, judge)
+    retrieved = iter(retrieved)
+    # each batch taken whole in C (islice); neither a batch's results nor its rows are still
+    # held while the next batch is gathered
+    while pending := list(islice(retrieved, batch)):
+        rows, pending = _batch_rows(pending, by_id, k, relevance_level, index_ids, missing, resolved, names, answers,
+                                    judge), None
+        yield from rows
+        rows = None
 
 
 def _batch_rows(pairs, by_id, k, level, index_ids, missing, resolved, names, answers, judge) -> list:

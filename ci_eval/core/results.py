@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import dataclass, field
+from itertools import accumulate, chain, repeat
 from typing import Any
 
 from ci_eval.core.text import LONE_SURROGATE
@@ -88,7 +89,7 @@ def parse_pair(item: Any, position: int) -> tuple[str, float]:
     return cid, score
 
 
-_PAIR_TYPES, _TUPLE = {tuple, list}, {tuple}
+_PAIR_TYPES, _TUPLE, _LIST = {tuple, list}, {tuple}, {list}
 _STR, _FLOAT, _TWO = {str}, {float}, {2}
 
 
@@ -131,6 +132,46 @@ def clean(raw: Any, depth: int, latency_ms: float | None = None, known_ids=None)
         pairs = tuple(raw[:depth]) if plain[2] else None
         return Retrieved(ids, scores, latency_ms, None, tuple(_not_in_index(ids, known_ids)), pairs)
     return _clean(raw, depth, latency_ms, known_ids)
+
+
+def clean_batch(raws: list, depth: int, latencies, known_ids=None) -> list[Retrieved] | None:
+    """What ``clean`` makes of each answer of ``raws`` (its latency the same place of
+    ``latencies``) when every one is the common case of ``_plain`` with tuple pairs, checked
+    over the whole batch in passes that stay in C: the per-answer set-up of those passes is
+    most of their cost on answers of a few dozen pairs. None when any answer may not be:
+    the caller then cleans each, so every answer keeps its own verdict and words."""
+    if not raws or set(map(type, raws)) != _LIST or not all(raws):
+        return None
+    flat = list(chain.from_iterable(raws))
+    if set(map(type, flat)) != _TUPLE:
+        return None
+    try:
+        ids, scores = zip(*flat, strict=True)  # each pair of the same length, and that length 2
+    except ValueError:
+        return None
+    if set(map(type, ids)) != _STR or set(map(type, scores)) != _FLOAT or not all(ids):
+        return None
+    if not math.isfinite(sum(scores)):
+        return None  # a NaN, an infinity, or a sum past a double's range: clean says which
+    lengths = list(map(len, raws))
+    ends = list(accumulate(lengths))
+    starts = [0, *ends[:-1]]
+    descending = list(map(operator.gt, scores, scores[1:]))
+    for end in starts[1:]:
+        descending[end - 1] = True  # the last score of one answer against the first of the next: no order
+    if not all(descending):
+        return None
+    if list(map(len, map(set, map(ids.__getitem__, map(slice, starts, ends))))) != lengths:
+        return None
+    joined = "".join(ids)
+    if not joined.isascii() and LONE_SURROGATE.search(joined):
+        return None
+    cuts = list(map(slice, starts, map(min, ends, map(operator.add, starts, repeat(depth)))))
+    cut_ids = list(map(ids.__getitem__, cuts))
+    warnings = (repeat(()) if known_ids is None else
+                [tuple(_not_in_index(answer_ids, known_ids)) for answer_ids in cut_ids])
+    return list(map(Retrieved, cut_ids, map(scores.__getitem__, cuts), latencies, repeat(None), warnings,
+                    map(tuple, map(flat.__getitem__, cuts))))
 
 
 def _clean(raw: Any, depth: int, latency_ms: float | None, known_ids) -> Retrieved:

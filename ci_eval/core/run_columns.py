@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from array import array
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from ci_eval.core.artefact import MEASURED
 from ci_eval.core.question_row import FIELD
@@ -22,6 +23,8 @@ from ci_eval.core.results import STOPPED_EARLY, WARNING_KINDS
 (ID, TAGS, UNANSWERABLE, STATUS, STALE, METRICS, TOP, LATENCY, JUDGED, ERROR, WARNINGS, RANKING) = (
     FIELD[name] for name in ("id", "tags", "unanswerable", "status", "stale", "metrics", "top_score",
                              "latency_ms", "judged_at_k", "error", "warnings", "ranking"))
+# The fields add reads, taken from a row in one call.
+_READ = itemgetter(ID, TAGS, UNANSWERABLE, STATUS, STALE, METRICS, TOP, LATENCY, JUDGED, ERROR, WARNINGS, RANKING)
 EXAMPLES = 3  # ids kept per kind of note: the terminal names a few, never every question
 _NOT_RUN = STOPPED_EARLY.split("{")[0]
 
@@ -116,46 +119,43 @@ class RunColumns:
 
     def add(self, row) -> None:
         """One version 2 row, in gold-set order."""
+        qid, tags, unanswerable, status, stale, metrics, top, latency, judged, error, warnings, ranking = _READ(row)
         self.asked += 1
-        status, unanswerable = row[STATUS], row[UNANSWERABLE]
-        if status in MEASURED and not unanswerable:
+        if unanswerable:
+            self.unanswerable += 1
+            self.abstained += status != "error" and abstains(top, self.abstain_below)
+        elif status in MEASURED:
             position = self.overall.count
-            self.overall.add(row[METRICS])
-            for tag in row[TAGS]:
+            self.overall.add(metrics)
+            for tag in tags:
                 rows = self.by_tag.get(tag)
                 if rows is None:
                     rows = self.by_tag[tag] = array("q")
                 rows.append(position)
-        if row[LATENCY] is not None:
-            self.latencies.append(row[LATENCY])
-        if row[JUDGED] is not None:
-            self.judged.append(row[JUDGED])
-        if unanswerable:
-            self.unanswerable += 1
-            self.abstained += status != "error" and abstains(row[TOP], self.abstain_below)
-        if row[STALE]:
-            self.stale_ids.update(row[STALE])
-            self.citing_stale.add(row[ID])
+        if latency is not None:
+            self.latencies.append(latency)
+        if judged is not None:
+            self.judged.append(judged)
+        if stale:
+            self.stale_ids.update(stale)
+            self.citing_stale.add(qid)
         if status == "stale":
             self.stale_questions += 1
-        if row[WARNINGS]:
+        if warnings:
             self._warnings(row)
         if status == "error":
-            self.errors.add(row[ID], row[ERROR] or "", unanswerable)
-        else:
-            self._ranking_notes(row)
+            self.errors.add(qid, error or "", unanswerable)
+            return
+        returned = len(ranking)
+        if not returned and not unanswerable:
+            self.empty.add(qid)
+        if self.depth and 0 < returned < self.depth:
+            self.short.add(qid)
 
     def _warnings(self, row) -> None:
         for kind, note in self.warnings.items():
             if any(kind in w for w in row[WARNINGS]):
                 note.add(row[ID])
-
-    def _ranking_notes(self, row) -> None:
-        returned = len(row[RANKING])
-        if not returned and not row[UNANSWERABLE]:
-            self.empty.add(row[ID])
-        if self.depth and 0 < returned < self.depth:
-            self.short.add(row[ID])
 
     def summary(self) -> dict:
         """The artefact's ``summary``: the keys and values version 1 computed from its rows."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter, itemgetter
 
 from ci_eval import __version__
 from ci_eval.core.results import STOP_AFTER, stopped_early
@@ -39,14 +41,11 @@ def load_inputs(config) -> Inputs:
 def stop_when_all_fail_alike(stream, order: list[str], limit: int = STOP_AFTER):
     """Pass ``stream`` through; when its first ``limit`` results all failed with the same
     error, stop the runner and fail the questions left without asking (``STOPPED_EARLY``)."""
-    first_error, alike = None, 0
+    first_error, alike, stream = None, 0, iter(stream)
     for position, (qid, result) in enumerate(stream, 1):
         yield qid, result
-        if alike < 0:
-            continue
         if not result.failed or (first_error is not None and result.error != first_error):
-            alike = -1  # one success or one different failure: never stop early
-            continue
+            break  # one success or one different failure: never stop early
         first_error, alike = result.error, alike + 1
         if alike == limit and position < len(order):
             close = getattr(stream, "close", None)
@@ -55,6 +54,7 @@ def stop_when_all_fail_alike(stream, order: list[str], limit: int = STOP_AFTER):
             for rest in order[position:]:
                 yield rest, stopped_early(limit)
             return
+    yield from stream  # nothing left to watch: the rest passed on as they come
 
 
 def retrieve(inputs: Inputs, progress=None, questions=None, cache=None):
@@ -69,9 +69,13 @@ def retrieve(inputs: Inputs, progress=None, questions=None, cache=None):
         stream = cache.around(queries, lambda misses: runner(inputs.config, misses, known))
     else:
         stream = runner(inputs.config, queries, known)
-    for qid, result in stop_when_all_fail_alike(iter(stream), [q.id for q in queries]):
-        if progress is not None:
-            progress.update(1, failed=result.failed)
+    stream = stop_when_all_fail_alike(iter(stream), [q.id for q in queries])
+    if progress is None or not progress.enabled:
+        yield from stream  # nothing drawn (--quiet, no questions): no count to keep
+        return
+    update = progress.update
+    for qid, result in stream:
+        update(1, result.error is not None)
         yield qid, result
 
 
@@ -137,7 +141,7 @@ def refuse_oversized(inputs: Inputs, head: dict, questions, history, shard, out)
     from ci_eval.inputs import loaders
 
     limit, depth = loaders.MAX_ARTEFACT_BYTES, inputs.config.retriever.depth
-    known = inputs.manifest.ids if inputs.manifest else {g for q in inputs.gold.questions for g, _ in q.gold}
+    known = inputs.manifest.ids if inputs.manifest else _gold_ids(inputs.gold.questions)
     longest = max(map(len, known), default=1)
     bound = artefact_bound(head, questions, depth, longest, history)
     if bound <= limit:
@@ -151,6 +155,11 @@ def refuse_oversized(inputs: Inputs, head: dict, questions, history, shard, out)
         f"the run artefact{part} could reach {bound:,} bytes ({len(questions):,} questions, depth {depth}, "
         f"{len(inputs.config.metrics)} metrics), over the {limit:,}-byte limit a later run reads as its baseline: "
         f"refused before the retriever is called; {advice}", str(out))
+
+
+def _gold_ids(questions) -> set:
+    """Every chunk id the gold set names, in passes that stay in C."""
+    return set(map(itemgetter(0), chain.from_iterable(map(attrgetter("gold"), questions))))
 
 
 def run_head(inputs: Inputs, git, shard, positions, questions) -> dict:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from operator import attrgetter
 
 from ci_eval.core.results import failed
+
+_ID = attrgetter("id")  # an item's key by default: a question's id, taken in C
 
 
 def lookahead(concurrency: int) -> int:
@@ -98,7 +101,7 @@ class _Pool:
             self.inbox.put(None)
 
 
-def run_pool(call, items, concurrency, timeout, total_timeout, key=lambda q: q.id):
+def run_pool(call, items, concurrency, timeout, total_timeout, key=_ID):
     """Run ``call`` over ``items`` on ``concurrency`` long-lived worker threads; yield
     ``(key(item), result)`` in input order. A call past ``timeout`` seconds is reported as
     failed, its worker is abandoned and a fresh one takes its place; past
