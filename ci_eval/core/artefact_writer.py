@@ -63,6 +63,11 @@ def _encode_rows(batch: list) -> str:
     return ",\n  ".join(map(_ENCODE_ROWS, batch))  # a row holds the sentinel itself
 
 
+def rows_piece(batch: list, first: bool) -> str:
+    """The text of one batch of rows (at most ROWS_PER_PIECE), led by what comes before it."""
+    return ("\n  " if first else ",\n  ") + _encode_rows(batch)
+
+
 def _lines(values: dict, last: bool) -> Iterator[str]:
     keys = sorted(values)
     for i, key in enumerate(keys):
@@ -70,11 +75,13 @@ def _lines(values: dict, last: bool) -> Iterator[str]:
         yield f" {_ENCODE(key)}: {_ENCODE(values[key])}{comma}\n"
 
 
-def artefact_pieces(head: dict, rows: Iterable, end: Callable[[], dict]) -> Iterator[str]:
+def artefact_pieces(head: dict, rows: Iterable, end: Callable[[], dict], batch_piece=rows_piece) -> Iterator:
     """The artefact's text: ``head`` (every top-level key known before retrieval; the
     ``question_fields`` key is added here), then each of ``rows`` (version 2 rows, lists or
     tuples in QUESTION_FIELDS order) as it comes, then ``end()`` (called once the rows are
-    exhausted: the summary and the other END_KEYS)."""
+    exhausted: the summary and the other END_KEYS). Each batch of rows is the piece
+    ``batch_piece(batch, first)`` makes: its text by default; a writer that encodes the rows
+    elsewhere (another process) passes its own, which hands rows_piece's text on."""
     misplaced = sorted((set(head) & END_KEYS) | {"questions"} & set(head))
     if misplaced:
         raise ValueError(f"keys written after the questions given before them: {misplaced}")
@@ -83,7 +90,7 @@ def artefact_pieces(head: dict, rows: Iterable, end: Callable[[], dict]) -> Iter
     yield ' "questions": ['
     first = True
     for batch in _batches(rows, ROWS_PER_PIECE):
-        yield ("\n  " if first else ",\n  ") + _encode_rows(batch)
+        yield batch_piece(batch, first)
         first = False
     tail = end()
     early = sorted(set(tail) - END_KEYS)

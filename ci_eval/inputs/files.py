@@ -412,10 +412,13 @@ class TooLarge(Exception):
         self.size = size
 
 
-def atomic_write_pieces(path: str | os.PathLike, pieces: Iterable[str | bytes], limit: int | None = None) -> int:
+def atomic_write_pieces(path: str | os.PathLike, pieces: Iterable, limit: int | None = None, write=None) -> int:
     """``atomic_write`` of text that arrives a piece at a time (a run's rows as they are
     measured), gathered into large writes. Past ``limit`` bytes the temporary file is
-    removed and TooLarge raised: nothing is left half-written. Returns the bytes written."""
+    removed and TooLarge raised: nothing is left half-written. Returns the bytes written.
+    ``write(fd, pieces, limit)`` puts the pieces in the temporary file and returns their
+    size (by default here, buffered; inputs/writer_process.py hands them to a child); the
+    rename over ``path`` happens here, once it has returned."""
     p = _output_target(path)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -430,11 +433,10 @@ def atomic_write_pieces(path: str | os.PathLike, pieces: Iterable[str | bytes], 
     except OSError as exc:
         raise InputError(f"cannot be written: {exc.strerror}", str(path)) from None
     try:
-        with os.fdopen(fd, "wb", buffering=_WRITE_BUFFER) as fh:
-            os.fchmod(fh.fileno(), mode)
-            size = _write_all(fh, pieces, limit)
-            fh.flush()
-            os.fsync(fh.fileno())
+        with os.fdopen(fd, "wb", buffering=0):  # closes fd whatever happens
+            os.fchmod(fd, mode)
+            size = (write or _write_buffered)(fd, pieces, limit)
+            os.fsync(fd)
         os.replace(tmp, p)
         return size
     except BaseException as exc:
@@ -448,6 +450,11 @@ def atomic_write_pieces(path: str | os.PathLike, pieces: Iterable[str | bytes], 
 
 
 _WRITE_BUFFER = 1 << 20
+
+
+def _write_buffered(fd: int, pieces: Iterable[str | bytes], limit: int | None) -> int:
+    with os.fdopen(fd, "wb", buffering=_WRITE_BUFFER, closefd=False) as fh:
+        return _write_all(fh, pieces, limit)
 
 
 def _write_all(fh, pieces: Iterable[str | bytes], limit: int | None) -> int:
