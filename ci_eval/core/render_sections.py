@@ -241,11 +241,6 @@ class RegressionsList:
         return fixed + (2 + rows if rows else 0)
 
 
-def regressions_length(ctx: ReportContext):
-    """``len(regressions(ctx, limit))`` as a function of the limit (``RegressionsList``)."""
-    return RegressionsList(ctx).length
-
-
 def judged(ctx: ReportContext) -> str:
     """Said only when the head brought chunks nobody judged into the top k: a metric counts
     them as not relevant, so the change may be missing labels rather than regressing."""

@@ -13,7 +13,7 @@ from factories import ranked_with_gold_at as at
 from suite_paths import GOLDEN
 
 from ci_eval.core.render import MARKER, BaselineInfo, marker
-from ci_eval.core.render_sections import RegressionsList, regressions, regressions_length
+from ci_eval.core.render_sections import RegressionsList, regressions
 from ci_eval.report import build_report, policy_from
 
 TEXTS = ["How do I rotate an API key?", "Which regions support private endpoints?",
@@ -224,7 +224,7 @@ def test_big_diff_fits_the_budget_and_the_full_report_does_not_need_to():
 @pytest.mark.parametrize("name", ["big_5000", "significant_regression"])
 def test_the_regressions_length_is_counted_as_rendered(name):
     ctx = _report(name).context
-    length = regressions_length(ctx)
+    length = RegressionsList(ctx).length
     size = len(ctx.diff.regressions)
     for limit in sorted({0, 1, 2, 10, 97, size // 2, size - 1, size, size + 5} - {-1}):
         assert length(limit) == len(regressions(ctx, limit)), limit
