@@ -14,6 +14,7 @@ from ci_eval.core.render import (
     marker,
     render_json,
     render_markdown,
+    render_summary,
     verdict,
 )
 
@@ -40,6 +41,11 @@ class Report:
     def full_markdown(self) -> str:
         """No budget: the job summary."""
         return render_markdown(self.context, None)
+
+    def job_summary(self, artifact: str) -> str:
+        """The step's job summary: the full report, cut to GitHub's limit for it when over,
+        naming the full report in the workflow artifact ``artifact``."""
+        return render_summary(self.context, artifact)
 
     @cached_property
     def json(self) -> str:

@@ -1,6 +1,7 @@
-"""The comment's size budget: GitHub refuses comments over 65,536 characters. Sections are
-cut least important first, each to the largest number of items that still fits (found by
-bisection, never below the section's floor); what is cut ends with a "+N more" line."""
+"""The comment's size budget: GitHub refuses comments over 65,536 characters, and drops a
+step's job summary over 1 MiB. Sections are cut least important first, each to the largest
+number of items that still fits (found by bisection, never below the section's floor);
+what is cut ends with a "+N more" line."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from dataclasses import dataclass
 
 DEFAULT_BUDGET = 65_000
 GITHUB_LIMIT = 65_536
+# Bytes of one step's job summary: GitHub drops a larger one whole ("$GITHUB_STEP_SUMMARY
+# upload aborted, supports content up to a size of 1024k") and shows an error annotation.
+SUMMARY_LIMIT = 1_048_576
 _TRUNCATED = "\n\n… report truncated to fit a comment; the job summary has all of it.\n"
 
 
@@ -88,26 +92,37 @@ def pack(head: str, sections: list[Section], drop_order: tuple[str, ...],
     rendered in full either (``_pending``). The comment is the same."""
     if budget is not None:
         budget = min(budget, GITHUB_LIMIT - 1)
+    return pack_cut(head, sections, drop_order, budget, _TRUNCATED)[0]
+
+
+def pack_cut(head: str, sections: list[Section], drop_order: tuple[str, ...],
+             budget: int | None, truncated: str) -> tuple[str, bool]:
+    """``pack`` without the comment's cap, ending with ``truncated`` when only the fixed
+    parts are left to cut; and whether anything was cut."""
     pending = _pending(sections, drop_order, budget)
     for s in sections:
         s.text = "" if s.key in pending else s.render(None)
     if budget is None:
-        return join(head, sections)
+        return join(head, sections), False
     by_key = {s.key: s for s in sections}
     total = _length(head, sections, pending)
+    cut = False
     for key in drop_order:
         if total <= budget:
             break
         s = by_key[key]
         own = s.at_least if key in pending else len(s.text)
-        s.text = _fit(s, budget - (total - own))
+        fitted = _fit(s, budget - (total - own))
+        # a section whose floor holds all its items fits as it was: nothing of it is cut
+        cut = cut or key in pending or fitted != s.text
+        s.text = fitted
         pending.discard(key)
         total = _length(head, sections, pending)
     text = join(head, sections)
     if len(text) > budget:  # only the fixed parts left: cut at a line boundary
-        cut = text.rfind("\n", 0, budget - len(_TRUNCATED))
-        text = text[: max(cut, 0)] + _TRUNCATED
-    return text
+        at = text.rfind("\n", 0, budget - len(truncated))
+        text, cut = text[: max(at, 0)] + truncated, True
+    return text, cut
 
 
 def _pending(sections: list[Section], drop_order: tuple[str, ...], budget: int | None) -> set[str]:

@@ -6,13 +6,18 @@ from __future__ import annotations
 from ci_eval.core.escape import code_span, escape_md
 from ci_eval.core.textfmt import plural
 
+# Where a cut list's rest is, in the comment. The job summary, when GitHub's limit for it
+# cuts it too, names the full report in the workflow artifact instead (render_summary).
+FULL_REPORT = "the job summary"
 
-def ids(values, limit: int | None = None) -> str:
-    """Question ids as code spans, cut to ``limit`` with a "(+N more)" tail."""
+
+def ids(values, limit: int | None = None, where: str = FULL_REPORT) -> str:
+    """Question ids as code spans, cut to ``limit`` with a "(+N more)" tail; cut to none,
+    their count and ``where`` the whole list is."""
     values = list(values)
     shown = values if limit is None else values[:limit]
     if not shown and values:
-        return f"{plural(len(values), 'question')} (listed in the job summary)"
+        return f"{plural(len(values), 'question')} (listed in {where})"
     text = ", ".join(code_span(i, 60, in_table=False) for i in shown)
     if len(values) > len(shown):
         text += f" (+{len(values) - len(shown)} more)"
@@ -137,8 +142,8 @@ def question_cell(qid: str, text: str, limit: int = 80) -> str:
     return f"{code_span(qid, 40)} {escape_md(text, limit)}"
 
 
-def more(n: int, what: str) -> str:
-    return f"\n\n… +{n} more {what} (see the job summary or the JSON report)"
+def more(n: int, what: str, where: str = FULL_REPORT) -> str:
+    return f"\n\n… +{n} more {what} (see {where} or the JSON report)"
 
 
 def details(title: str, body: str) -> str:

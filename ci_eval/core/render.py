@@ -13,17 +13,19 @@ run details), ``budget`` (the packer), ``render_json``.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ci_eval.core import render_detail as detail
 from ci_eval.core import render_sections as sections
-from ci_eval.core.budget import DEFAULT_BUDGET, GITHUB_LIMIT, Section, pack
-from ci_eval.core.escape import escape_md, marker_suffix
+from ci_eval.core.budget import DEFAULT_BUDGET, GITHUB_LIMIT, SUMMARY_LIMIT, Section, pack, pack_cut
+from ci_eval.core.escape import code_span, escape_md, marker_suffix
 from ci_eval.core.render_context import BaselineInfo, ReportContext
 from ci_eval.core.render_detail import sparkline
 from ci_eval.core.render_json import render_json, report_dict
 from ci_eval.core.render_verdict import baseline_line, changed_line, verdict
 
 __all__ = ["DEFAULT_BUDGET", "GITHUB_LIMIT", "MARKER", "BaselineInfo", "ReportContext", "marker",
-           "render_json", "render_markdown", "report_dict", "sparkline", "verdict"]
+           "render_json", "render_markdown", "render_summary", "report_dict", "sparkline", "verdict"]
 
 MARKER = "<!-- ci-eval:report -->"
 
@@ -38,7 +40,7 @@ def marker(suffix: str | None = None) -> str:
 def _sections(ctx: ReportContext) -> list[Section]:
     diff = ctx.diff
     st, g = diff.stale, diff.goldset
-    listed = sections.RegressionsList(ctx)
+    listed, improved = sections.regressions_list(ctx), sections.improvements_list(ctx)
     return [
         Section("gate", lambda n: sections.gate_section(ctx, n),
                 max((len(f.question_ids) for f in ctx.gate.failures), default=0), 5),
@@ -56,8 +58,8 @@ def _sections(ctx: ReportContext) -> list[Section]:
                 len(g.added) + len(g.removed) + len(g.relabelled), 10),
         Section("tags", lambda n: detail.tags(ctx, n), max(len(diff.tags), 1), 10),
         Section("trend", lambda n: detail.trend(ctx) if n is None or n > 0 else "", 1),
-        Section("improvements", lambda n: sections.improvements(ctx, n), len(diff.improvements),
-                at_least=sections.question_table_at_least(diff.improvements)),
+        Section("improvements", improved.render, len(diff.improvements),
+                at_least=sections.question_table_at_least(diff.improvements), measure=improved.length),
         Section("unchanged", lambda n: sections.unchanged(ctx, n), len(diff.unchanged)),
         Section("details", lambda n: detail.run_details(ctx, n), len(diff.config)),
     ]
@@ -81,5 +83,37 @@ def _head(ctx: ReportContext) -> str:
 
 def render_markdown(ctx: ReportContext, budget: int | None = DEFAULT_BUDGET) -> str:
     """The PR comment. Under ``budget`` characters (hard-capped below GitHub's 65,536)
-    whatever the size of the diff; ``None`` renders everything (the job summary)."""
+    whatever the size of the diff; ``None`` renders everything (the full report)."""
     return pack(_head(ctx), _sections(ctx), _DROP_ORDER, budget)
+
+
+# A cut over in bytes is made again this many times before its bytes are cut directly.
+_SUMMARY_TRIES = 4
+
+
+def render_summary(ctx: ReportContext, artifact: str, limit: int = SUMMARY_LIMIT) -> str:
+    """The job summary: the full report when its UTF-8 bytes fit in ``limit`` (GitHub's
+    limit for one step's summary), else cut as the comment is, least important detail
+    first, with each cut list and a closing line naming the full report in the workflow
+    artifact ``artifact``. The packer counts characters, so a cut that is still over in
+    bytes (text outside ASCII) is made again with a budget scaled by how far over it was."""
+    where = f"summary.md in this run's {code_span(artifact, 100, False)} artifact"
+    ctx = replace(ctx, full_report=where)
+    note = (f"\n\n… this summary is cut to GitHub's limit of {limit:,} bytes for one step; "
+            f"{where} holds the whole report.\n")
+    room = limit - len(note.encode("utf-8"))  # for the report above the note
+    budget = room
+    head, sections = _head(ctx), _sections(ctx)  # a section's counted rows serve every try
+    for _ in range(_SUMMARY_TRIES):
+        text, cut = pack_cut(head, sections, _DROP_ORDER, budget, note)
+        if not cut and len(text.encode("utf-8")) <= limit:
+            return text
+        body = text[: -len(note)] if cut and text.endswith(note) else text.rstrip("\n")
+        size = len(body.encode("utf-8"))
+        if cut and size <= room:
+            return body + note
+        budget = max(len(body) * room // size - 1, 0)  # the bytes a character took here
+    # Still over after those tries: only far outside ASCII. Cut the bytes at a line end,
+    # which is always a character boundary in UTF-8.
+    raw = body.encode("utf-8")
+    return raw[: max(raw.rfind(b"\n", 0, room), 0)].decode("utf-8") + note

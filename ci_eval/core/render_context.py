@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ci_eval.core.markdown import FULL_REPORT
+
 if TYPE_CHECKING:  # annotations only: rendering a comment needs none of these modules' code
     from ci_eval.core.baseline import BaselineKind
     from ci_eval.core.diff import Diff
@@ -47,3 +49,5 @@ class ReportContext:
     judged: JudgedReport | None = None  # judged@k and the unjudged results the head brought
     gate_source: str = ""  # how the rules came: "the flags only (no config found)", ...
     gate_path: str | None = None  # the config file the rules came from
+    # Where the whole report is, named by each list the budget cuts (core/markdown.py)
+    full_report: str = FULL_REPORT

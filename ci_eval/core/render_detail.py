@@ -45,10 +45,10 @@ def matrix(ctx: ReportContext, limit: int | None) -> str:
                         ("generation_fix", "Generation fixes (wrong → correct)")):
         moved = mx.of_kind(kind)
         if moved:
-            lines.append(f"- {label}: {ids((t.id for t in moved), limit)}")
+            lines.append(f"- {label}: {ids((t.id for t in moved), limit, ctx.full_report)}")
     if mx.own_knowledge:
         lines.append(f"- Answered from the model's own knowledge (not retrieved, correct): "
-                     f"{ids(mx.own_knowledge, limit)}")
+                     f"{ids(mx.own_knowledge, limit, ctx.full_report)}")
     if mx.head.unknown:
         lines.append(f"- {plural(mx.head.unknown, 'measured question')} without an answer "
                      "verdict")
@@ -88,14 +88,14 @@ def stale(ctx: ReportContext, limit: int | None) -> str:
                 for q in shown]
         out.append(table(["question", "missing gold ids", "status"], rows))
         if len(st.head) > len(shown):
-            out[-1] += more(len(st.head) - len(shown), "stale questions")
+            out[-1] += more(len(st.head) - len(shown), "stale questions", ctx.full_report)
         from ci_eval.core.remap import remap_hint  # the remap machinery: only for stale gold
 
         hint = remap_hint(diff.head_info.remap)
         if hint:
             out.append(hint)
     if st.resolved:
-        out.append(f"Resolved since the base: {ids((q.id for q in st.resolved), limit)}")
+        out.append(f"Resolved since the base: {ids((q.id for q in st.resolved), limit, ctx.full_report)}")
     return "\n\n".join(out)
 
 
@@ -160,7 +160,7 @@ def cutoff(ctx: ReportContext, limit: int | None, with_histogram: bool = True) -
                    '"not found" plus false answers.</sub>')
     fa = head.false_answers
     if fa:
-        out.append(f"Answered although unanswerable (top score ≥ cutoff): {ids(fa, limit)}")
+        out.append(f"Answered although unanswerable (top score ≥ cutoff): {ids(fa, limit, ctx.full_report)}")
     if with_histogram:
         out.append("```text\n" + histogram(head) + "\n```")
     return "\n\n".join(out)
@@ -186,7 +186,7 @@ def goldset(ctx: ReportContext, limit: int | None) -> str:
     shown = rows if limit is None else rows[:limit]
     out.append(table(["question", "change"], shown))
     if len(rows) > len(shown):
-        out[-1] += more(len(rows) - len(shown), "gold-set changes")
+        out[-1] += more(len(rows) - len(shown), "gold-set changes", ctx.full_report)
     return "\n\n".join(out)
 
 
@@ -226,7 +226,7 @@ def tags(ctx: ReportContext, limit: int | None) -> str:
     text = "#### By tag (worst first)\n\n" if diff.has_base else "#### By tag\n\n"
     text += table(headers, shown)
     if len(rows) > len(shown):
-        text += more(len(rows) - len(shown), "tags")
+        text += more(len(rows) - len(shown), "tags", ctx.full_report)
     return text
 
 
@@ -264,7 +264,7 @@ def run_details(ctx: ReportContext, limit: int | None) -> str:
         rows = [[code_span(c.path, 80), code_span(c.base, 60), code_span(c.head, 60)]
                 for c in shown]
         lines.append(table(["config", "base", "head"], rows)
-                     + (more(len(diff.config) - len(shown), "config changes")
+                     + (more(len(diff.config) - len(shown), "config changes", ctx.full_report)
                         if len(diff.config) > len(shown) else ""))
     if diff.latency:
         lines.append("Latency (ms): " + ", ".join(

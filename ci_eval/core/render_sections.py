@@ -94,7 +94,7 @@ def gate_section(ctx: ReportContext, limit: int | None) -> str:
     for o in gate.outcomes:
         mark = _MARK.get(o.status, "➖")
         status = "" if o.status in _MARK else "not applicable: "
-        qs = f" — {ids(o.question_ids, limit)}" if o.failed and o.question_ids else ""
+        qs = f" — {ids(o.question_ids, limit, ctx.full_report)}" if o.failed and o.question_ids else ""
         lines.append(f"- {mark} **{o.rule}** {status}{escape_md(o.message, 300)}{qs}")
     for n in gate.notes:
         lines.append(f"- ℹ️ {escape_md(n, 300)}")
@@ -108,10 +108,10 @@ def warnings_section(ctx: ReportContext, limit: int | None) -> str:
     lines = ["#### Warnings"]
     shown = found if limit is None else found[:max(limit, 1)]
     for w in shown:
-        who = f": {plural(len(w.ids), 'question')}, {ids(w.ids, limit)}" if w.ids else ""
+        who = f": {plural(len(w.ids), 'question')}, {ids(w.ids, limit, ctx.full_report)}" if w.ids else ""
         lines.append(f"- ⚠️ {escape_md(w.label, 300)}{who}")
     if len(found) > len(shown):
-        lines.append(f"- … +{len(found) - len(shown)} more kinds of warning (see the job summary)")
+        lines.append(f"- … +{len(found) - len(shown)} more kinds of warning (see {ctx.full_report})")
     return "\n".join(lines)
 
 
@@ -204,41 +204,52 @@ def regressions(ctx: ReportContext, limit: int | None) -> str:
 
 def _regressions_text(ctx: ReportContext, rows: str, rest: int) -> str:
     return (_regressions_head(ctx) + ("\n\n" + rows if rows else "")
-            + (more(rest, "regressions") if rest else ""))
+            + (more(rest, "regressions", ctx.full_report) if rest else ""))
 
 
-class RegressionsList:
-    """The regressions section at any limit for the budget (core/budget.py): its length
-    counted from each row's cells (``length``), and its text written from the same rows
-    (``render``), so a row the search counted is not built again to be written."""
+class CountedList:
+    """A section that lists questions in a table, at any limit for the budget
+    (core/budget.py): its length counted from each row's cells (``length``), and its text
+    written from the same rows (``render``), so a row the search counted is not built again
+    to be written. ``text(rows, rest)`` is the section around a table (``""`` for none) with
+    ``rest`` questions not shown; ``full(limit)`` writes it without the budget."""
 
-    def __init__(self, ctx: ReportContext):
-        self.ctx, regs = ctx, ctx.diff.regressions
-        suspects = _suspects(ctx)
-        self._head = len(_regressions_head(ctx)) if regs else 0
-        self._rows = TableLengths(QUESTION_HEADERS, (list(_row(q, q.id in suspects)) for q in regs))
+    def __init__(self, questions, suspects: frozenset, text, full):
+        self._questions, self._text, self._full = questions, text, full
+        self._rows = TableLengths(QUESTION_HEADERS, (list(_row(q, q.id in suspects)) for q in questions))
 
     def render(self, limit: int | None) -> str:
-        regs = self.ctx.diff.regressions
-        if limit is None or not regs:
-            return regressions(self.ctx, limit)
+        if limit is None or not self._questions:
+            return self._full(limit)
         shown = self._rows.first(limit)
-        return _regressions_text(self.ctx, table(QUESTION_HEADERS, shown) if shown else "",
-                                 len(regs) - len(shown))
+        return self._text(table(QUESTION_HEADERS, shown) if shown else "", len(self._questions) - len(shown))
 
     def length(self, limit: int, room: int | None = None) -> int | None:
         """``len(render(limit))``, None for a limit it cannot count (the budget renders that
         one); with ``room``, any number over ``room`` when that length is over it."""
-        regs = self.ctx.diff.regressions
-        if not regs:
+        if not self._questions:
             return 0
-        shown = min(limit, len(regs))
-        rest = len(regs) - shown
-        fixed = self._head + (len(more(rest, "regressions")) if rest else 0)
-        rows = self._rows.length(shown, None if room is None else room - fixed - 2)
+        shown = min(limit, len(self._questions))
+        rest = len(self._questions) - shown
+        # The table sits in the text verbatim (it starts and ends with "|"): the text around
+        # a one-character table, less that character, is everything but the table.
+        around = len(self._text("|", rest)) - 1
+        rows = self._rows.length(shown, None if room is None else room - around)
         if rows is None:
             return None
-        return fixed + (2 + rows if rows else 0)
+        return around + rows if rows else len(self._text("", rest))
+
+
+def regressions_list(ctx: ReportContext) -> CountedList:
+    return CountedList(ctx.diff.regressions, _suspects(ctx),
+                       lambda rows, rest: _regressions_text(ctx, rows, rest),
+                       lambda limit: regressions(ctx, limit))
+
+
+def improvements_list(ctx: ReportContext) -> CountedList:
+    return CountedList(ctx.diff.improvements, frozenset(),
+                       lambda rows, rest: _improvements_text(ctx, rows, rest),
+                       lambda limit: improvements(ctx, limit))
 
 
 def judged(ctx: ReportContext) -> str:
@@ -260,8 +271,12 @@ def improvements(ctx: ReportContext, limit: int | None) -> str:
     if not imps:
         return ""
     rows, rest = question_rows(imps, limit)
-    return details(f"Improvements ({len(imps)})",
-                   (rows + more(rest, "improvements") if rest else rows).strip())
+    return _improvements_text(ctx, rows, rest)
+
+
+def _improvements_text(ctx: ReportContext, rows: str, rest: int) -> str:
+    return details(f"Improvements ({len(ctx.diff.improvements)})",
+                   (rows + more(rest, "improvements", ctx.full_report) if rest else rows).strip())
 
 
 def unchanged(ctx: ReportContext, limit: int | None) -> str:
@@ -269,4 +284,4 @@ def unchanged(ctx: ReportContext, limit: int | None) -> str:
     if not same:
         return ""
     return details(f"Unchanged ({len(same)}: every metric as before)",
-                   ids(same.ids(), limit))
+                   ids(same.ids(), limit, ctx.full_report))

@@ -278,7 +278,7 @@ def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int
         gate_source="the demo's configuration" if demo else "",
         gate_path=None if demo else inputs.config,
     )
-    append_summary(env.get("GITHUB_STEP_SUMMARY"), report.full_markdown)
+    append_summary(env.get("GITHUB_STEP_SUMMARY"), report.job_summary(inputs.artifact_name))
     comment_url, posted = _post(plan, port or (port_factory() if plan.post_comment else None),
                                 event, report, inputs)
     pr = None

@@ -13,7 +13,7 @@ from factories import ranked_with_gold_at as at
 from suite_paths import GOLDEN
 
 from ci_eval.core.render import MARKER, BaselineInfo, marker
-from ci_eval.core.render_sections import RegressionsList, regressions
+from ci_eval.core.render_sections import improvements, improvements_list, regressions, regressions_list
 from ci_eval.report import build_report, policy_from
 
 TEXTS = ["How do I rotate an API key?", "Which regions support private endpoints?",
@@ -221,27 +221,45 @@ def test_big_diff_fits_the_budget_and_the_full_report_does_not_need_to():
     assert r.full_markdown.count("\n| `q-") > r.markdown.count("\n| `q-")
 
 
-@pytest.mark.parametrize("name", ["big_5000", "significant_regression"])
-def test_the_regressions_length_is_counted_as_rendered(name):
-    ctx = _report(name).context
-    length = RegressionsList(ctx).length
-    size = len(ctx.diff.regressions)
-    for limit in sorted({0, 1, 2, 10, 97, size // 2, size - 1, size, size + 5} - {-1}):
-        assert length(limit) == len(regressions(ctx, limit)), limit
+# Each list the budget counts rather than renders: how it is built, written in full, and
+# which of the diff's questions it lists.
+COUNTED = {"regressions": (regressions_list, regressions, lambda d: d.regressions),
+           "improvements": (improvements_list, improvements, lambda d: d.improvements)}
 
 
-@pytest.mark.parametrize("name", ["big_5000", "significant_regression"])
-def test_the_regressions_list_writes_what_it_counted_and_says_when_it_is_over(name):
+def _limits(size: int) -> list[int]:
+    return sorted({0, 1, 2, 10, 97, size // 2, max(size - 1, 0), size, size + 5})
+
+
+@pytest.mark.parametrize("kind", sorted(COUNTED))
+@pytest.mark.parametrize("name", ["big_5000", "significant_regression", "hostile"])
+def test_a_counted_list_s_length_is_its_text_s(name, kind):
+    build, write, listed_of = COUNTED[kind]
     ctx = _report(name).context
-    size = len(ctx.diff.regressions)
-    listed = RegressionsList(ctx)
-    for limit in sorted({0, 1, 2, 10, 97, size // 2, size - 1, size, size + 5} - {-1}):
-        text = regressions(ctx, limit)
+    length = build(ctx).length
+    for limit in _limits(len(listed_of(ctx.diff))):
+        assert length(limit) == len(write(ctx, limit)), limit
+
+
+@pytest.mark.parametrize("kind", sorted(COUNTED))
+@pytest.mark.parametrize("name", ["big_5000", "significant_regression", "hostile"])
+def test_a_counted_list_writes_what_it_counted_and_says_when_it_is_over(name, kind):
+    build, write, listed_of = COUNTED[kind]
+    ctx = _report(name).context
+    listed = build(ctx)
+    for limit in _limits(len(listed_of(ctx.diff))):
+        text = write(ctx, limit)
         for room in (len(text) - 1, len(text), 5_000, 65_000):
             got = listed.length(limit, room)
             assert got == len(text) or (got > room and len(text) > room), (limit, room)
         assert listed.render(limit) == text
-    assert listed.render(None) == regressions(ctx, None)
+    assert listed.render(None) == write(ctx, None)
+
+
+def test_the_counted_lists_have_questions_to_count():
+    # the two tests above would pass on empty lists: each kind is long in one case at least
+    for kind, (_, _, listed_of) in COUNTED.items():
+        assert max(len(listed_of(_report(n).context.diff)) for n in ("big_5000", "hostile")) > 50, kind
 
 
 def _outside_code(md: str) -> str:
@@ -382,3 +400,67 @@ def test_the_shortest_table_row_is_a_lower_bound():
     assert table_at_least(headers, 1) == len(table(headers, [empty]).splitlines()[-1])
     assert all(len(line) >= table_at_least(headers, 1)
                for line in table(headers, [empty, longer]).splitlines()[2:])
+
+
+# -- the job summary, within GitHub's limit for one step's summary -----------------------
+
+ARTIFACT_NOTE = "summary.md in this run's `ci-eval` artifact"
+
+
+def _summary(report, limit: int) -> str:
+    from ci_eval.core.render import render_summary
+
+    return render_summary(report.context, "ci-eval", limit)
+
+
+def test_a_summary_within_the_limit_is_the_full_report():
+    r = _report("big_5000")
+    size = len(r.full_markdown.encode())
+    assert _summary(r, size) == r.full_markdown
+    assert r.job_summary("ci-eval") == r.full_markdown  # far under GitHub's 1 MiB
+
+
+@pytest.mark.parametrize("over", [1, 1_000, 100_000])
+def test_a_summary_over_the_limit_is_cut_to_it_and_says_where_the_rest_is(over):
+    r = _report("big_5000")
+    limit = len(r.full_markdown.encode()) - over
+    text = _summary(r, limit)
+    assert len(text.encode()) <= limit
+    assert text.startswith(r.full_markdown.split("\n\n", 1)[0])  # marker, verdict, baseline
+    assert text.endswith(f"bytes for one step; {ARTIFACT_NOTE} holds the whole report.\n")
+    assert "the job summary" not in text
+    pointers = [line for line in text.splitlines() if "(see " in line or "(listed in " in line]
+    assert all(ARTIFACT_NOTE in line for line in pointers)
+    if over >= 100_000:  # whole lists cut: their lines say where the rest is
+        assert len(pointers) >= 2
+
+
+def _wide_report():
+    """Every question's text four bytes a character: a budget counted in characters is a
+    quarter of what fits in bytes."""
+    wide = "𝄞🎵𝄢" * 20
+    base = artefact([_q(i, 1 + i % 4, text=f"{wide} {i}") for i in range(600)])
+    head = artefact([_q(i, 1 + (i * 3) % 7, text=f"{wide} {i}") for i in range(600)])
+    return build_report(base, head, policy_from({}), EXACT)
+
+
+@pytest.mark.parametrize("limit", [20_000, 60_000, 150_000])
+def test_text_outside_ascii_is_cut_by_its_bytes_and_still_fills_the_room(limit):
+    r = _wide_report()
+    full = r.full_markdown
+    assert len(full.encode()) > max(limit, 1.5 * len(full))  # cut, and far wider in bytes
+    text = _summary(r, limit)
+    assert len(text.encode()) <= limit
+    # a cut made once by characters would leave about three quarters of the room empty
+    assert len(text.encode()) > 0.8 * limit
+    assert text.endswith(f"{ARTIFACT_NOTE} holds the whole report.\n")
+    # cut by sections, each whole, not by its bytes at a line end
+    assert text.count("<details>") == text.count("</details>") > 0
+
+
+def test_a_limit_below_the_report_s_fixed_parts_cuts_them_at_a_line_end():
+    r = _wide_report()
+    text = _summary(r, 1_500)
+    assert len(text.encode()) <= 1_500
+    assert text.startswith(r.full_markdown.split("\n", 1)[0] + "\n")  # the marker line whole
+    assert text.endswith(f"{ARTIFACT_NOTE} holds the whole report.\n")
