@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ci_eval.core.artefact import Artefact, read_artefact
 from ci_eval.core.baseline import BaselineKind
+from ci_eval.core.textfmt import plural
 from ci_eval.errors import (
     EXIT_GATE_FAILED,
     EXIT_GITHUB_FAILED,
@@ -188,14 +189,24 @@ def stale_annotations(head: Artefact | dict, gold_path: str | None) -> list[str]
     from ci_eval.core.remap import remap_targets
 
     remapped = remap_targets(head.header.remap)
-    for q in stale[:50]:  # GitHub shows at most 50 annotations per step
+    # GitHub shows ten warning annotations a step and drops the rest unsaid: past ten, nine
+    # and a tenth that counts the others and says where they are listed.
+    shown = stale if len(stale) <= _WARNINGS_SHOWN else stale[: _WARNINGS_SHOWN - 1]
+    for q in shown:
         message = f"stale gold id(s) not in the current index: {', '.join(q.stale)}"
         found = [f"{old} -> {', '.join(remapped[old][0])} ({remapped[old][1]})"
                  for old in q.stale if old in remapped]
         if found:
             message += f"; remap (`ci-eval gold remap --write`): {'; '.join(found)}"
         out.append(annotation("warning", message, gold_path, lines.get(q.id), f"ci-eval: {q.id}"))
+    if len(stale) > len(shown):
+        out.append(annotation(
+            "warning", f"{plural(len(stale) - len(shown), 'more question')} with stale gold ids, "
+            "listed in the job summary's Stale gold section", gold_path, None, "ci-eval: stale gold"))
     return out
+
+
+_WARNINGS_SHOWN = 10
 
 
 def write_bundle(out_dir: Path, report, pr: dict | None) -> None:
