@@ -17,11 +17,55 @@ def ids(values, limit: int | None = None, where: str = FULL_REPORT) -> str:
     values = list(values)
     shown = values if limit is None else values[:limit]
     if not shown and values:
-        return f"{plural(len(values), 'question')} (listed in {where})"
-    text = ", ".join(code_span(i, 60, in_table=False) for i in shown)
-    if len(values) > len(shown):
-        text += f" (+{len(values) - len(shown)} more)"
-    return text
+        return _none_shown(len(values), where)
+    return ", ".join(map(_id_span, shown)) + _ids_rest(len(values) - len(shown))
+
+
+def _id_span(value) -> str:
+    return code_span(value, 60, in_table=False)
+
+
+def _none_shown(count: int, where: str) -> str:
+    return f"{plural(count, 'question')} (listed in {where})"
+
+
+def _ids_rest(rest: int) -> str:
+    return f" (+{rest} more)" if rest else ""
+
+
+class IdsLengths:
+    """``len(ids(values, n, where))`` for any n, without writing the list: each id's code
+    span is made once, as first needed, and kept for the list written at the length picked
+    (``text``). The values are read when first asked for."""
+
+    def __init__(self, values, where: str):
+        self._source, self._where = values, where
+        self._values: list | None = None
+        self._spans: list[str] = []
+        self._sums = [0]  # the first i spans' characters with their ", " separators
+
+    def _upto(self, n: int) -> int:
+        if self._values is None:
+            self._values = list(self._source)
+        values, spans, sums = self._values, self._spans, self._sums
+        n = min(n, len(values))
+        while len(spans) < n:
+            span = _id_span(values[len(spans)])
+            sums.append(sums[-1] + len(span) + (2 if spans else 0))
+            spans.append(span)
+        return n
+
+    def length(self, n: int) -> int:
+        n = self._upto(n)
+        if n == 0:
+            return len(self.text(0))
+        return self._sums[n] + len(_ids_rest(len(self._values) - n))
+
+    def text(self, n: int) -> str:
+        n = self._upto(n)
+        if n == 0:
+            return _none_shown(len(self._values), self._where) if self._values else ""
+        return ", ".join(self._spans[:n]) + _ids_rest(len(self._values) - n)
 
 
 def metric(name: str) -> str:

@@ -41,6 +41,7 @@ def _sections(ctx: ReportContext) -> list[Section]:
     diff = ctx.diff
     st, g = diff.stale, diff.goldset
     listed, improved = sections.regressions_list(ctx), sections.improvements_list(ctx)
+    same = sections.UnchangedList(ctx)
     return [
         Section("gate", lambda n: sections.gate_section(ctx, n),
                 max((len(f.question_ids) for f in ctx.gate.failures), default=0), 5),
@@ -60,7 +61,7 @@ def _sections(ctx: ReportContext) -> list[Section]:
         Section("trend", lambda n: detail.trend(ctx) if n is None or n > 0 else "", 1),
         Section("improvements", improved.render, len(diff.improvements),
                 at_least=sections.question_table_at_least(diff.improvements), measure=improved.length),
-        Section("unchanged", lambda n: sections.unchanged(ctx, n), len(diff.unchanged)),
+        Section("unchanged", same.render, len(diff.unchanged), measure=same.length),
         Section("details", lambda n: detail.run_details(ctx, n), len(diff.config)),
     ]
 

@@ -11,6 +11,7 @@ from ci_eval.core.diff_questions import move_text
 from ci_eval.core.escape import code_span, escape_md
 from ci_eval.core.gate import FAILED, PASSED, GateResult
 from ci_eval.core.markdown import (
+    IdsLengths,
     TableLengths,
     details,
     ids,
@@ -283,5 +284,30 @@ def unchanged(ctx: ReportContext, limit: int | None) -> str:
     same = ctx.diff.unchanged
     if not same:
         return ""
-    return details(f"Unchanged ({len(same)}: every metric as before)",
-                   ids(same.ids(), limit, ctx.full_report))
+    return _unchanged_text(ctx, ids(same.ids(), limit, ctx.full_report))
+
+
+def _unchanged_text(ctx: ReportContext, listed: str) -> str:
+    return details(f"Unchanged ({len(ctx.diff.unchanged)}: every metric as before)", listed)
+
+
+class UnchangedList:
+    """The unchanged questions' section at any limit for the budget, its length counted
+    from each id's span (``length``) and its text written from the same spans (``render``):
+    tens of thousands of ids are not listed again at each length the search tries."""
+
+    def __init__(self, ctx: ReportContext):
+        self.ctx = ctx
+        self._ids = IdsLengths(ctx.diff.unchanged.ids(), ctx.full_report) if ctx.diff.unchanged else None
+
+    def render(self, limit: int | None) -> str:
+        if limit is None or self._ids is None:
+            return unchanged(self.ctx, limit)
+        return _unchanged_text(self.ctx, self._ids.text(limit))
+
+    def length(self, limit: int, room: int | None = None) -> int:
+        """``len(render(limit))``; ``room`` is not needed: every id counted is one the list
+        written at that limit holds."""
+        if self._ids is None:
+            return 0
+        return len(_unchanged_text(self.ctx, "")) + self._ids.length(limit)

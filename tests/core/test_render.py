@@ -13,7 +13,14 @@ from factories import ranked_with_gold_at as at
 from suite_paths import GOLDEN
 
 from ci_eval.core.render import MARKER, BaselineInfo, marker
-from ci_eval.core.render_sections import improvements, improvements_list, regressions, regressions_list
+from ci_eval.core.render_sections import (
+    UnchangedList,
+    improvements,
+    improvements_list,
+    regressions,
+    regressions_list,
+    unchanged,
+)
 from ci_eval.report import build_report, policy_from
 
 TEXTS = ["How do I rotate an API key?", "Which regions support private endpoints?",
@@ -224,7 +231,8 @@ def test_big_diff_fits_the_budget_and_the_full_report_does_not_need_to():
 # Each list the budget counts rather than renders: how it is built, written in full, and
 # which of the diff's questions it lists.
 COUNTED = {"regressions": (regressions_list, regressions, lambda d: d.regressions),
-           "improvements": (improvements_list, improvements, lambda d: d.improvements)}
+           "improvements": (improvements_list, improvements, lambda d: d.improvements),
+           "unchanged": (UnchangedList, unchanged, lambda d: d.unchanged)}
 
 
 def _limits(size: int) -> list[int]:
