@@ -1,10 +1,11 @@
 """The action's own overhead on a pull request: `ci-eval action` as a whole process, from
-start to the comment posted, with a 1,000-question gold set, an instant Python retriever and
+start to the comment posted, with a 1,000-question gold set (`--questions`), an instant Python retriever and
 a baseline artefact stored for the PR's base commit.
 
 GitHub is the loopback stand-in of ``tests/support/github_standin/`` with its OpenAPI validation
 turned off (that validation is the stand-in's cost, not the action's). Runnable alone:
-``python benchmarks/bench_action.py``; ``--profile`` also prints the top of a cProfile run.
+``python benchmarks/bench_action.py [--questions N] [--runs R] [--profile]``; ``--profile``
+also prints the top of a cProfile run.
 """
 
 from __future__ import annotations
@@ -245,8 +246,19 @@ def _top(profile_path: Path, n: int = 25) -> str:
     return out.getvalue()
 
 
+def _arguments():
+    import argparse
+
+    parser = argparse.ArgumentParser(description="`ci-eval action` on a pull request, timed whole")
+    parser.add_argument("--questions", type=int, default=1000, help="the gold set's size (default 1000)")
+    parser.add_argument("--runs", type=int, default=5, help="timed runs of the whole process (default 5)")
+    parser.add_argument("--profile", action="store_true", help="also print the top of a cProfile run")
+    return parser.parse_args()
+
+
 if __name__ == "__main__":
-    figures = action_overhead(profile="--profile" in sys.argv)
+    args = _arguments()
+    figures = action_overhead(args.questions, args.runs, args.profile)
     top = figures.pop("profile_top", None)
     print("action overhead", json.dumps(figures, indent=1))
     if top:

@@ -21,7 +21,6 @@ travels as a pickle, so a pair near the size limit must keep the serial read's m
 from __future__ import annotations
 
 import os
-import pickle
 import select
 import stat
 import sys
@@ -32,7 +31,7 @@ import warnings
 from ci_eval.core.artefact import Artefact
 from ci_eval.errors import InputError
 from ci_eval.inputs.artefact_file import read_run
-from ci_eval.inputs.collector import collector_paused
+from ci_eval.inputs.pickled import ARTEFACT, ERROR, artefact_frame, error_frame, unpickled
 
 # Both files together, in bytes: at 100,000 questions (105 MB) the two processes peaked at
 # 156 and 120 MB (the child's figure counts the pages it shares with its parent) against
@@ -43,7 +42,6 @@ PAIR_BOUND = 300 * 1024 * 1024
 # How long the child may stay silent after the head is read, beyond this many times the
 # head's own read, before it is taken to be stuck (a base of the head's size takes as long).
 SILENT_SECONDS, SILENT_TIMES = 30.0, 4.0
-_ARTEFACT, _ERROR = b"A", b"E"
 
 
 def read_pair(base_path: str | None, head_path: str) -> tuple[Artefact | None, Artefact]:
@@ -137,19 +135,18 @@ class _BaseReader:
         ``stepped_aside``) or when not ``needed`` and it read the base well; raises the base's
         ``InputError``."""
         tag, payload = self._received(SILENT_SECONDS + SILENT_TIMES * head_seconds, needed)
-        if tag == _ARTEFACT and not needed:  # the base read well: the head's error is said
+        if tag == ARTEFACT and not needed:  # the base read well: the head's error is said
             self._finish(kill=True)
             return None
-        if self._finish(kill=tag is None) != 0 or tag not in (_ARTEFACT, _ERROR):
+        if self._finish(kill=tag is None) != 0 or tag not in (ARTEFACT, ERROR):
             self.stepped_aside = True
             return None
         try:
-            with collector_paused():
-                sent = pickle.loads(payload)
+            sent = unpickled(payload)
         except Exception:  # whatever does not unpickle is read again here
             self.stepped_aside = True
             return None
-        if tag == _ERROR:
+        if tag == ERROR:
             raise sent
         return sent
 
@@ -158,7 +155,7 @@ class _BaseReader:
         if not select.select([self._pipe], [], [], timeout)[0]:
             return None, b""
         tag = os.read(self._pipe, 1)
-        if tag == _ARTEFACT and not needed:
+        if tag == ARTEFACT and not needed:
             return tag, b""  # not read: the base is not unpickled
         chunks = []
         while chunk := os.read(self._pipe, 1 << 20):
@@ -189,36 +186,11 @@ def _child(path: str, pipe: int) -> None:
         try:
             artefact = read_run(path)
             artefact.columns.done_reading()  # the id map is not sent
-            payload = _ARTEFACT + pickle.dumps(artefact, pickle.HIGHEST_PROTOCOL)
+            payload = artefact_frame(artefact)
         except InputError as exc:
-            payload = _ERROR + _error_pickle(exc)
+            payload = error_frame(exc)
         with os.fdopen(pipe, "wb") as out:
             out.write(payload)
         code = 0
     finally:
         os._exit(code)
-
-
-class _ErrorPickler(pickle.Pickler):
-    """Pickles an exception as its class, arguments and attributes, so it unpickles as it
-    was without calling its ``__init__`` (``InputErrors`` takes a list of problems)."""
-
-    def reducer_override(self, obj):
-        if isinstance(obj, BaseException):
-            return _rebuilt_error, (type(obj), obj.args, dict(vars(obj)))
-        return NotImplemented
-
-
-def _error_pickle(exc: BaseException) -> bytes:
-    import io
-
-    out = io.BytesIO()
-    _ErrorPickler(out, pickle.HIGHEST_PROTOCOL).dump(exc)
-    return out.getvalue()
-
-
-def _rebuilt_error(kind: type, args: tuple, state: dict) -> BaseException:
-    error = kind.__new__(kind, *args)
-    error.args = args
-    vars(error).update(state)
-    return error

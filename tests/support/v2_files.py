@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from array import array
+
+import numpy as np
 from factories import artefact, as_v2
 
 from ci_eval.core.artefact_writer import END_KEYS, artefact_pieces
@@ -24,3 +27,20 @@ def out_of_range(path) -> int:
     with open(path, "wb") as f:
         f.write(bad)
     return bad.count(b"[2.5,")
+
+
+def assert_same_columns(a, b) -> None:
+    """Every field of two artefacts' question columns, and their metric tables, equal."""
+    ca, cb = a.columns, b.columns
+    fields = set(vars(ca)) - {"strings", "table"}
+    assert fields == set(vars(cb)) - {"strings", "table"}
+    for name in sorted(fields):
+        x, y = getattr(ca, name), getattr(cb, name)
+        if isinstance(x, array) and x.typecode == "d":  # NaN stands for None
+            assert np.array_equal(np.asarray(x), np.asarray(y), equal_nan=True), name
+        else:
+            assert x == y, name
+    ta, tb = ca.table, cb.table
+    assert ta.names == tb.names and ta.where == tb.where and ta.values.dtype == tb.values.dtype
+    assert np.array_equal(ta.values, tb.values, equal_nan=True) and ta.values.shape == (len(ca), len(ta.names))
+    assert a == b and a.config == b.config and a.depth == b.depth
