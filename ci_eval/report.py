@@ -39,7 +39,7 @@ class Report:
 
     @cached_property
     def full_markdown(self) -> str:
-        """No budget: the job summary."""
+        """No budget: the full report (the bundle's summary.md, ``--summary-out``)."""
         return render_markdown(self.context, None)
 
     def job_summary(self, artifact: str) -> str:

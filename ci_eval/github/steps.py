@@ -184,6 +184,10 @@ def outputs_for(head: Artefact | dict, verdict: str, artefact_path: str, comment
     return out
 
 
+# GitHub shows this many warning annotations a step, and drops the rest unsaid.
+_WARNINGS_SHOWN = 10
+
+
 def stale_annotations(head: Artefact | dict, gold_path: str | None) -> list[str]:
     head = read_artefact(head)
     stale = [q for q in head.questions if q.stale]
@@ -196,8 +200,7 @@ def stale_annotations(head: Artefact | dict, gold_path: str | None) -> list[str]
     from ci_eval.core.remap import remap_targets
 
     remapped = remap_targets(head.header.remap)
-    # GitHub shows ten warning annotations a step and drops the rest unsaid: past ten, nine
-    # and a tenth that counts the others and says where they are listed.
+    # Past ten: nine, and a tenth that counts the others and says where they are listed.
     shown = stale if len(stale) <= _WARNINGS_SHOWN else stale[: _WARNINGS_SHOWN - 1]
     for q in shown:
         message = f"stale gold id(s) not in the current index: {', '.join(q.stale)}"
@@ -211,9 +214,6 @@ def stale_annotations(head: Artefact | dict, gold_path: str | None) -> list[str]
             "warning", f"{plural(len(stale) - len(shown), 'more question')} with stale gold ids, "
             "listed in the job summary's Stale gold section", gold_path, None, "ci-eval: stale gold"))
     return out
-
-
-_WARNINGS_SHOWN = 10
 
 
 def write_bundle(out_dir: Path, report, pr: dict | None) -> None:
