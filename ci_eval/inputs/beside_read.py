@@ -54,9 +54,11 @@ def possible() -> bool:
 
 
 def _command(source: str) -> list[str]:
-    # -I -S and this process's own sys.path: no PYTHON* variables, no .pth files run again,
-    # and ci_eval and numpy found where this process found them.
-    boot = f"import sys; sys.path[:] = {sys.path!r}; from ci_eval.inputs.beside_read import serve; serve()"
+    # -I -S: no PYTHON* variables, no .pth files run again. The standard library stays first
+    # (a project folder the retriever's import put on this process's path cannot shadow
+    # it); then this process's own path, so ci_eval and numpy are found where it found them.
+    boot = (f"import sys; sys.path += [p for p in {sys.path!r} if p not in sys.path]; "
+            "from ci_eval.inputs.beside_read import serve; serve()")
     return [sys.executable, "-I", "-S", "-c", boot, source]
 
 
