@@ -30,6 +30,11 @@ _MD_ACTIVE = re.compile(r"([\\`*_\[\]~|])")
 _AT = re.compile(r"(?<!\w)@|@(?!\d+\b)")
 _SCHEME = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,31}):(?=//)")
 _WWW = re.compile(r"(?i)\bwww\.")
+# A code span's usual text (an id, a path): no control character, backtick or "|", and no
+# space or backtick at either end. code_span writes it between two backticks as it is.
+_SPAN_INNER = "[^\x00-\x1f\x7f\u0085\u2028\u2029`|]"
+_SPAN_EDGE = "[^\x00-\x1f\x7f\u0085\u2028\u2029`| ]"
+_PLAIN_SPAN = re.compile(f"{_SPAN_EDGE}(?:{_SPAN_INNER}*{_SPAN_EDGE})?")
 
 
 def _flatten(text: object, limit: int | None) -> str:
@@ -72,6 +77,12 @@ def code_span(text: object, limit: int | None = DEFAULT_LIMIT, in_table: bool = 
     Nothing inside a code span is a link, a mention or HTML, and a span never starts a line
     with ``::``.
     """
+    if type(text) is str and (limit is None or len(text) <= limit) and _PLAIN_SPAN.fullmatch(text):
+        return f"`{text}`"  # what _any_code_span makes of it: nothing to flatten, fence or pad
+    return _any_code_span(text, limit, in_table)
+
+
+def _any_code_span(text: object, limit: int | None, in_table: bool) -> str:
     s = _flatten(text, limit)
     if not s.strip():
         s = s or " "

@@ -61,6 +61,11 @@ class IdsLengths:
             return len(self.text(0))
         return self._sums[n] + len(_ids_rest(len(self._values) - n))
 
+    @property
+    def started(self) -> bool:
+        """Whether any id's span was made (counted or written)."""
+        return bool(self._spans)
+
     def text(self, n: int) -> str:
         n = self._upto(n)
         if n == 0:
@@ -157,6 +162,11 @@ class TableLengths:
         """The first n rows (all there are, if fewer), read once for counting and writing."""
         self._over(n, None)
         return self._kept[:n]
+
+    @property
+    def started(self) -> bool:
+        """Whether any row was read (counted or written)."""
+        return bool(self._kept)
 
 
 def _line(cells, widths) -> str:

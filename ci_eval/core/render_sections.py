@@ -213,16 +213,18 @@ class CountedList:
     (core/budget.py): its length counted from each row's cells (``length``), and its text
     written from the same rows (``render``), so a row the search counted is not built again
     to be written. ``text(rows, rest)`` is the section around a table (``""`` for none) with
-    ``rest`` questions not shown; ``full(limit)`` writes it without the budget."""
+    ``rest`` questions not shown; ``full(limit)`` writes it without the budget. Written
+    whole once the budget has counted rows (a job summary cut near 1 MiB, packed again
+    while its bytes are over), it is written from the rows counted, not built again."""
 
     def __init__(self, questions, suspects: frozenset, text, full):
         self._questions, self._text, self._full = questions, text, full
         self._rows = TableLengths(QUESTION_HEADERS, (list(_row(q, q.id in suspects)) for q in questions))
 
     def render(self, limit: int | None) -> str:
-        if limit is None or not self._questions:
+        if not self._questions or (limit is None and not self._rows.started):
             return self._full(limit)
-        shown = self._rows.first(limit)
+        shown = self._rows.first(len(self._questions) if limit is None else limit)
         return self._text(table(QUESTION_HEADERS, shown) if shown else "", len(self._questions) - len(shown))
 
     def length(self, limit: int, room: int | None = None) -> int | None:
@@ -301,9 +303,9 @@ class UnchangedList:
         self._ids = IdsLengths(ctx.diff.unchanged.ids(), ctx.full_report) if ctx.diff.unchanged else None
 
     def render(self, limit: int | None) -> str:
-        if limit is None or self._ids is None:
-            return unchanged(self.ctx, limit)
-        return _unchanged_text(self.ctx, self._ids.text(limit))
+        if self._ids is None or (limit is None and not self._ids.started):
+            return unchanged(self.ctx, limit)  # nothing counted yet: nothing to reuse
+        return _unchanged_text(self.ctx, self._ids.text(len(self.ctx.diff.unchanged) if limit is None else limit))
 
     def length(self, limit: int, room: int | None = None) -> int:
         """``len(render(limit))``; ``room`` is not needed: every id counted is one the list

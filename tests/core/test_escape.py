@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ci_eval.core.escape import ELLIPSIS, ZWJ, code_span, escape_md, marker_suffix
 
@@ -111,3 +113,21 @@ def test_marker_suffix_cannot_close_the_comment():
     s = marker_suffix("gold --> <script> x")
     assert "--" not in s and ">" not in s and "<" not in s
     assert s == "gold-script-x"
+
+
+# Characters each branch of code_span turns on: backticks, spaces at the edges, pipes, line
+# and other control characters, Unicode spaces that str.strip removes, and plain letters.
+_SPAN_ALPHABET = "ab1#/.-`| \t\n\r\x00\x7f\u0085\u2028\u00a0\u3000é𝄞"
+
+
+@given(st.text(alphabet=_SPAN_ALPHABET, max_size=14), st.sampled_from([None, 0, 1, 5, 12, 120]), st.booleans())
+@settings(max_examples=3000, deadline=None)
+def test_a_plain_span_is_written_as_the_general_path_writes_it(text, limit, in_table):
+    from ci_eval.core.escape import _any_code_span
+
+    assert code_span(text, limit, in_table) == _any_code_span(text, limit, in_table)
+
+
+@pytest.mark.parametrize("text", ["q-0001", "kb/a#s1", "how-to", "c12 x", "é𝄞"])
+def test_an_id_s_span_is_its_text_between_backticks(text):
+    assert code_span(text) == f"`{text}`" == code_span(text, None, False)
