@@ -103,7 +103,18 @@ def test_a_child_that_cannot_start_leaves_the_parse_here(raw, monkeypatch):
     monkeypatch.setattr(beside_read, "BESIDE_FROM", 0)
     monkeypatch.setattr(beside_read, "possible", lambda: True)
     monkeypatch.setattr(beside_read, "_command", lambda source: ["/nonexistent/python"])
+    real, refused = subprocess.Popen, []
+
+    def popen(*args, **kwargs):
+        try:
+            return real(*args, **kwargs)
+        except OSError as exc:
+            refused.append(exc)
+            raise
+
+    monkeypatch.setattr(beside_read.subprocess, "Popen", popen)
     assert_same_columns(run_from_bytes_beside(raw, SOURCE), run_from_bytes(raw, SOURCE))
+    assert len(refused) == 1  # the start was tried, and failed
 
 
 def test_a_small_artefact_is_parsed_here(raw, monkeypatch):
