@@ -134,20 +134,24 @@ def apply_grade(doc: dict, qid: str, chunk: str, grade: int | None, stamp: Stamp
 
 def apply_unanswerable(doc: dict, qid: str, value: bool, stamp: Stamp) -> dict:
     """Mark (or unmark) a question unanswerable. The schema wants an unanswerable question's
-    gold empty: 0 grades move out (their records stay in provenance); a relevant grade is a
-    contradiction the judge must resolve first. Unmarked with no relevant chunk, the question
-    waits in pending for one."""
+    gold empty: its 0 grades are set aside in ``provenance.judgements[qid].set_aside`` and
+    come back when the mark is taken off, so marking and unmarking loses nothing. A relevant
+    grade is a contradiction the judge must resolve first. Unmarked with no relevant chunk,
+    the question waits in pending for one."""
     new = copy.deepcopy(doc)
     q, pending = _find(new, qid)
-    if value:
-        relevant = sorted(c for c, g in _graded(q).items() if g >= 1)
+    rec = _record(new, qid, stamp)
+    if value and not q.get("unanswerable"):
+        grades = _graded(q)
+        relevant = sorted(c for c, g in grades.items() if g >= 1)
         if relevant:
             raise InputError(f"question {qid!r} has relevant chunks ({', '.join(relevant)}); grade them 0 first")
+        if grades:
+            rec["set_aside"] = {**rec.get("set_aside", {}), **grades}
         q["gold"] = []
         q["unanswerable"] = True
-    else:
-        q.pop("unanswerable", None)
-    _record(new, qid, stamp)
+    elif not value and q.pop("unanswerable", None) and "set_aside" in rec:
+        q["gold"] = rec.pop("set_aside")
     _settle(new, q, pending)
     return new
 

@@ -76,7 +76,25 @@ def test_unanswerable_moves_zero_grades_out_and_refuses_relevant_ones():
     with pytest.raises(InputError, match="unanswerable"):
         apply_grade(marked, "q1", "x", 1, ANN, seen=None)
     unmarked = apply_unanswerable(marked, "q1", False, BOB)
-    assert unmarked["provenance"]["pending"] == [{"id": "q1", "question": "a?", "gold": []}]
+    # The 0 grade set aside by the mark comes back: x stays judged, and is not offered again.
+    assert unmarked["provenance"]["pending"] == [{"id": "q1", "question": "a?", "gold": {"x": 0}}]
+    assert mark_of(unmarked, "q1", "x") == 0
+    assert "set_aside" not in unmarked["provenance"]["judgements"]["q1"]
+    parse_gold_set(unmarked, "gold.json")
+
+
+def test_marking_and_unmarking_unanswerable_gives_back_every_grade_it_set_aside():
+    start = {"schema_version": 1, "questions": [], "provenance": {"pending": [
+        {"id": "q1", "question": "a?", "gold": {"x": 0, "y": 0}}]}}
+    marked = apply_unanswerable(start, "q1", True, ANN)
+    assert marked["provenance"]["judgements"]["q1"]["set_aside"] == {"x": 0, "y": 0}
+    again = apply_unanswerable(marked, "q1", True, ANN)  # a second mark sets nothing more aside
+    assert again["provenance"]["judgements"]["q1"]["set_aside"] == {"x": 0, "y": 0}
+    unmarked = apply_unanswerable(again, "q1", False, BOB)
+    assert unmarked["provenance"]["pending"] == start["provenance"]["pending"]
+    assert unmarked["questions"] == []
+    # Unmarking a question never marked changes no grade.
+    assert apply_unanswerable(unmarked, "q1", False, BOB)["provenance"]["pending"] == start["provenance"]["pending"]
 
 
 def test_a_pending_question_joins_the_gold_set_with_its_first_relevant_grade():

@@ -161,6 +161,11 @@ def test_skip_edit_unanswerable_and_moving_around(tmp_path, page, running):
     assert on_disk["questions"][1] == {"id": "q2", "question": "Is delta off topic?", "gold": [],
                                        "unanswerable": True}
     assert "pending" not in on_disk["provenance"]
+    assert on_disk["provenance"]["judgements"]["q2"]["set_aside"] == {"delta": 0}
+    # The mark moved the focus on to q1's skipped chunk; back to q2 and unmark it: delta's 0 is back.
+    press(page, "ArrowRight", "u")
+    on_disk = json.loads((project / "gold.json").read_text())
+    assert on_disk["provenance"]["pending"] == [{"id": "q2", "question": "Is delta off topic?", "gold": {"delta": 0}}]
 
 
 def test_resume_after_the_server_is_killed_mid_session(tmp_path, page, running):
