@@ -24,6 +24,10 @@ except ImportError:  # pragma: no cover - Windows
 class GoldStore:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
+        # The lock is taken in the folder that really holds the file: through a symlink the
+        # write lands beside the target, and a second process given the real path (or another
+        # link) must wait on the same lock.
+        self._lock_folder = Path(os.path.realpath(self.path)).parent
         self._lock = threading.Lock()
 
     @contextlib.contextmanager
@@ -34,7 +38,7 @@ class GoldStore:
             if fcntl is None:
                 yield
                 return
-            fd = os.open(self.path.parent, os.O_RDONLY)
+            fd = os.open(self._lock_folder, os.O_RDONLY)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 yield
