@@ -59,7 +59,7 @@ def test_the_state_is_the_pool_minus_what_is_judged(server):
 
 
 @pytest.mark.parametrize(("body", "headers", "message"), [
-    (b"{", {}, "not valid JSON"),
+    (b"{", {}, "invalid JSON"),
     (b"x" * (MAX_BODY + 1), {}, "limit"),
     (json.dumps({"question": "q1", "chunk": "y", "grade": 7}).encode(), {}, "0 to 3"),
     (json.dumps({"question": "q1", "chunk": "y", "grade": 1, "extra": 1}).encode(), {}, "unexpected field"),
@@ -91,3 +91,34 @@ def test_a_grade_is_on_disk_when_the_answer_comes_back(server):
                              headers={TOKEN_HEADER: server.token, "Content-Type": "application/json"})
     assert response.status == 409
     assert json.loads(data)["state"]["questions"][0]["candidates"][0]["mark"] == 0
+
+
+MALFORMED = [
+    (b'{"question": ' + b"[" * 30000 + b"]" * 30000 + b"}", "nested too deeply"),
+    (b'{"question": "q1", "chunk": "beta", "grade": null, "seen": null, "note": "half \\ud800 a pair"}',
+     "without its pair"),
+    (b'{"question": "q1", "text": "alpha \\udc00 please"}', "without its pair"),
+    (b'{"question": "q1", "text": "alpha \xed\xa0\x80 please"}', "not UTF-8"),
+    (b'{"question": "q1", "question": "q2", "text": "x"}', "appears twice"),
+]
+
+
+def test_malformed_bodies_to_the_real_process_get_a_reason_and_one_line_each(tmp_path):
+    from labelling import LabelProcess, post, write_project
+
+    project = write_project(tmp_path)
+    before = (project / "gold.json").read_bytes()
+    label = LabelProcess(project, "--chunks", "chunks.jsonl")
+    try:
+        answers = [post(label, "/api/edit" if b'"text"' in body else "/api/grade", body) for body, _ in MALFORMED]
+        # Still serving after all of them.
+        assert post(label, "/api/grade", {"question": "q1", "chunk": "beta", "grade": 1, "seen": None})[0] == 200
+    finally:
+        err = label.kill()
+    for (status, data), (_, reason) in zip(answers, MALFORMED):
+        assert status == 400 and reason in data["error"], (status, data)
+    lines = [line for line in err.splitlines() if line.startswith("ci-eval label: refused")]
+    assert len(lines) == len(MALFORMED)
+    assert "Traceback" not in err
+    assert json.loads(before)["questions"][0]["gold"] == ["alpha"]
+    assert json.loads((project / "gold.json").read_text())["questions"][0]["gold"] == {"alpha": 1, "beta": 1}
