@@ -91,7 +91,13 @@ class _Handler(BaseHTTPRequestHandler):
             name, kind = STATIC[route]
             self._send(200, _asset(name).encode("utf-8"), kind)
         elif route == "/api/state":
-            self._json(200, self.server.session.state())
+            try:
+                state = self.server.session.state()
+            except InputError as exc:  # the gold set was broken by hand meanwhile: say where
+                _log(f"cannot show the gold set: {exc}")
+                self._refuse(500, f"the gold set cannot be read: {exc}")
+            else:
+                self._json(200, state)
         else:
             self._refuse(404, "not found")
 
@@ -140,7 +146,8 @@ class _Handler(BaseHTTPRequestHandler):
 class LabelServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, session: Session, port: int = 0, token: str | None = None):
+    def __init__(self, session: Session | None, port: int = 0, token: str | None = None):
+        """``session`` may come after the port is bound (``.session = ...``), before serving."""
         super().__init__(("127.0.0.1", port), _Handler)
         self.session = session
         self.token = token or secrets.token_urlsafe(24)

@@ -288,3 +288,14 @@ def test_the_demo_corpus_can_be_labelled_again(tmp_path, page, running):
     shot = DOCS / "labelling.png" if os.environ.get("CI_EVAL_SCREENSHOT") == "1" else tmp_path / "labelling.png"
     page.screenshot(path=str(shot))
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_gold_set_broken_by_hand_is_an_error_on_the_page(tmp_path, page, running):
+    project = write_project(tmp_path)
+    label = running(project, "--chunks", "chunks.jsonl")
+    text = (project / "gold.json").read_text()
+    (project / "gold.json").write_text(text[: len(text) // 2])  # cut, as a bad hand edit leaves it
+    open_page(page, label)
+    message = page.locator("#message").text_content()
+    assert "gold set cannot be read" in message and "gold.json" in message and "invalid JSON" in message
+    assert page.locator("#message").is_visible()

@@ -122,3 +122,30 @@ def test_malformed_bodies_to_the_real_process_get_a_reason_and_one_line_each(tmp
     assert "Traceback" not in err
     assert json.loads(before)["questions"][0]["gold"] == ["alpha"]
     assert json.loads((project / "gold.json").read_text())["questions"][0]["gold"] == {"alpha": 1, "beta": 1}
+
+
+@pytest.mark.parametrize("taken", [True, False])
+def test_a_port_in_use_or_out_of_range_is_a_usage_error_with_its_reason(tmp_path, taken):
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    from labelling import write_project
+    from suite_paths import SUPPORT
+
+    project = write_project(tmp_path)
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    port = holder.getsockname()[1] if taken else 70000
+    try:
+        done = subprocess.run([sys.executable, "-m", "ci_eval", "label", "--no-browser", "--judge", "Ann",
+                               "--chunks", "chunks.jsonl", "--port", str(port)], cwd=project, capture_output=True,
+                              text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(SUPPORT)})
+    finally:
+        holder.close()
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert ("in use" if taken else "0 (a free one) to 65535") in done.stderr
+    assert str(port) in done.stderr
