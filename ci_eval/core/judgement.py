@@ -92,17 +92,25 @@ def _settle(doc: dict, q: dict, pending: bool) -> None:
 def mark_of(doc: dict, qid: str, chunk: str):
     """What a page shows for a chunk: its grade, ``"?"`` for can't tell, None if unjudged."""
     q, _ = _find(doc, qid)
-    gold = q.get("gold")
-    if isinstance(gold, list):
-        return 1 if chunk in gold else _unsure_mark(doc, qid, chunk)
-    if isinstance(gold, dict) and chunk in gold:
-        return gold[chunk]
-    return _unsure_mark(doc, qid, chunk)
+    return marks_of(doc, q, [chunk])[0]
 
 
-def _unsure_mark(doc: dict, qid: str, chunk: str):
-    rec = doc.get("provenance", {}).get("judgements", {}).get(qid, {}).get("chunks", {}).get(chunk)
-    return UNSURE if rec is not None and rec.get("grade") is None else None
+def marks_of(doc: dict, question: dict, chunks) -> list:
+    """``mark_of`` for each of ``chunks`` of one question dict (found once, by the caller)."""
+    gold = question.get("gold")
+    grades = dict.fromkeys(gold, 1) if isinstance(gold, list) else gold if isinstance(gold, dict) else {}
+    records = doc.get("provenance", {}).get("judgements", {}).get(question.get("id"), {}).get("chunks", {})
+    return [grades[c] if c in grades else _unsure(records.get(c)) for c in chunks]
+
+
+def unsure_ids(doc: dict, question: dict) -> set[str]:
+    """The chunks someone could not tell about: records with grade null."""
+    records = doc.get("provenance", {}).get("judgements", {}).get(question.get("id"), {}).get("chunks", {})
+    return {c for c, rec in records.items() if _unsure(rec) is not None}
+
+
+def _unsure(rec):
+    return UNSURE if isinstance(rec, dict) and rec.get("grade") is None else None
 
 
 def judged_ids(question: dict) -> set[str]:
@@ -156,12 +164,18 @@ def apply_unanswerable(doc: dict, qid: str, value: bool, stamp: Stamp) -> dict:
     return new
 
 
-def apply_edit(doc: dict, qid: str, text: str, stamp: Stamp) -> dict:
+def apply_edit(doc: dict, qid: str, text: str, stamp: Stamp, *, seen: str | None = None) -> dict:
+    """Rewrite a question's text. ``seen`` is the text the page showed: when the file holds
+    another one (someone else edited it meanwhile), the edit is refused as a conflict, as a
+    grade is."""
     text = " ".join(text.split())
     if not text:
         raise InputError("a question cannot be empty")
     new = copy.deepcopy(doc)
     q, _ = _find(new, qid)
+    current = q.get("question")
+    if seen is not None and current not in (seen, text):
+        raise Conflict(f"the text of {qid!r} was changed meanwhile to {current!r}", current)
     q["question"] = text
     _record(new, qid, stamp)
     return new

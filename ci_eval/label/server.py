@@ -129,7 +129,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             state = self.server.session.handle(route[len("/api/"):], self._body())
         except Conflict as exc:
-            self._json(409, {"error": str(exc), "state": self.server.session.state()})
+            self._json(409, {"error": str(exc), **getattr(exc, "delta", {})})
         except InputError as exc:
             # Too big or unreadable: the rest of the body is not worth reading; close.
             self.close_connection = True

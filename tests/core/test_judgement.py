@@ -113,3 +113,15 @@ def test_editing_the_question_text_normalises_spacing():
     assert after["provenance"]["judgements"]["q2"]["by"] == "Bob"
     with pytest.raises(InputError, match="empty"):
         apply_edit(doc(), "q2", "   ", BOB)
+
+
+def test_an_edit_from_a_page_that_showed_another_text_is_a_conflict():
+    from ci_eval.core.judgement import Conflict as EditConflict
+
+    edited = apply_edit(doc(), "q1", "a, really?", ANN, seen="a?")
+    assert edited["questions"][0]["question"] == "a, really?"
+    with pytest.raises(EditConflict, match="changed meanwhile") as info:
+        apply_edit(edited, "q1", "is it a?", BOB, seen="a?")
+    assert info.value.current == "a, really?"
+    # The same edit twice (a page sending it again) is no conflict.
+    assert apply_edit(edited, "q1", "a, really?", BOB, seen="a?")["questions"][0]["question"] == "a, really?"
