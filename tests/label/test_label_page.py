@@ -340,3 +340,90 @@ def test_two_pages_editing_one_question_the_later_is_refused_beside_the_question
     refusal = right.locator("#question-message .message")
     assert "changed this question meanwhile" in refusal.text_content() and in_viewport(right, refusal)
     assert right.locator("#question").text_content() == "alpha, please?"
+
+
+def long_project(tmp_path, names=("beta", "gamma"), lines=1000):
+    """q1 with two long chunks to judge and q2 with one, pooled from a run file."""
+    texts = {n: " ".join(f"Line {i} of {n}." for i in range(lines)) for n in names}
+    texts["delta"] = "Delta is fourth."
+    project = write_project(tmp_path, texts=texts, questions=[
+        {"id": "q1", "question": "first please", "gold": ["alpha"]},
+        {"id": "q2", "question": "second please", "gold": ["alpha"]}])
+    run = "".join(f"q1 Q0 {n} {r + 1} {9 - r} r\n" for r, n in enumerate(names)) + "q2 Q0 delta 1 1.0 r\n"
+    (project / "run.trec").write_text(run)
+    return project
+
+
+def box(page, selector):
+    return page.locator(selector).bounding_box()
+
+
+def test_the_focused_chunk_is_shown_whole_and_space_pages_through_it(tmp_path, page, running):
+    project = long_project(tmp_path)
+    label = running(project, "--chunks", "chunks.jsonl", "--no-retriever", "--pool", "run.trec")
+    open_page(page, label)
+    text = page.locator("#chunks li.focused .chunk-text")
+    # Nothing of it hidden inside a scrolling box: the text is as tall as its content.
+    assert text.evaluate("t => t.scrollHeight <= t.clientHeight + 1")
+    height = page.viewport_size["height"]
+    assert box(page, "#chunks li.focused .chunk-text")["height"] > 2 * height  # taller than the window
+    presses = 0
+    while box(page, "#chunks li.focused .chunk-text")["y"] + box(page, "#chunks li.focused .chunk-text")["height"] > height:
+        assert presses < 20, "Space never reached the end of the focused chunk"
+        page.keyboard.press("Space")
+        presses += 1
+    assert presses >= 2
+    bottom = page.evaluate("window.scrollY")
+    page.keyboard.press("Shift+Space")
+    assert page.evaluate("window.scrollY") < bottom
+    # The other chunk, not focused, stays a short box until it is focused.
+    assert page.locator("#chunks li:not(.focused) .chunk-text").evaluate("t => t.scrollHeight > t.clientHeight")
+
+
+def test_moving_on_to_the_next_question_shows_it_and_the_header(tmp_path, page, running):
+    project = long_project(tmp_path)
+    label = running(project, "--chunks", "chunks.jsonl", "--no-retriever", "--pool", "run.trec")
+    open_page(page, label)
+    for _ in range(3):  # read down beta's text
+        page.keyboard.press("Space")
+    press(page, "j")  # then on to gamma, shown from its start
+    assert page.evaluate("window.scrollY") > 0
+    assert in_viewport(page, page.locator("#chunks li.focused .chunk-id"))
+    press(page, "1")  # gamma graded; the next unjudged chunk is q2's delta
+    assert page.locator("#question").text_content() == "second please"
+    for selector in ("#top", "#question", "#where"):
+        assert in_viewport(page, page.locator(selector)), selector
+    assert page.evaluate("window.scrollY") == 0
+
+
+def test_bidi_controls_in_ids_are_shown_escaped_and_texts_isolated(tmp_path, page, running):
+    sneaky = "c-rtl\u202egpj.exe"
+    question = "which file is \u202eevil\u202c please"
+    project = write_project(tmp_path, texts={**TEXTS, sneaky: "A file \u202egnp.exe\u202c name."},
+                            questions=[{"id": "q1", "question": question, "gold": ["alpha"]}])
+    (project / "run.trec").write_text(f"q1 Q0 {sneaky} 1 1.0 r\n")
+    label = running(project, "--chunks", "chunks.jsonl", "--no-retriever", "--pool", "run.trec")
+    open_page(page, label)
+    assert shown_chunks(page) == ["c-rtl\\u202egpj.exe"]
+    assert page.locator("#question").get_attribute("dir") == "auto"
+    assert page.locator("#question").text_content() == question
+    assert page.locator("#chunks li .chunk-text").get_attribute("dir") == "auto"
+    assert page.locator("#judge bdi").text_content() == "Ann"
+    press(page, "2")  # graded under its real id
+    assert json.loads((project / "gold.json").read_text())["questions"][0]["gold"] == {"alpha": 1, sneaky: 2}
+
+
+def test_query_terms_are_highlighted_in_the_chunk_text(tmp_path, page, running):
+    import re
+
+    text = "Please note: alpha, Alphabet and ALPHA differ; the alpha-beta pair too."
+    project = write_project(tmp_path, texts={**TEXTS, "beta": text},
+                            questions=[{"id": "q1", "question": "What is alpha, please?", "gold": ["alpha"]}])
+    (project / "run.trec").write_text("q1 Q0 beta 1 1.0 r\n")
+    label = running(project, "--chunks", "chunks.jsonl", "--no-retriever", "--pool", "run.trec")
+    open_page(page, label)
+    # The question's words (less "what" and "is", which every question has), any case, whole words.
+    terms = {"alpha", "please"}
+    expected = [w for w in re.findall(r"[^\W_]+", text) if w.lower() in terms]
+    assert page.locator("#chunks li .chunk-text mark").all_text_contents() == expected
+    assert page.locator("#chunks li .chunk-text").text_content() == text  # the text itself unchanged

@@ -198,7 +198,7 @@ function renderQuestion(q) {
   if (q.id !== shownQuestion) {
     // Another question: its heading and the header come into view, whatever was scrolled.
     shownQuestion = q.id;
-    window.scrollTo(0, 0);
+    window.scrollTo({ top: 0, behavior: "instant" });
     return;
   }
   const focused = ol.children[ci];
@@ -206,7 +206,7 @@ function renderQuestion(q) {
   // The focused chunk is shown whole (it may be taller than the window; Space and
   // Shift+Space page through it): bring its start into view when it is off screen.
   const box = focused.getBoundingClientRect();
-  if (box.top < $("top").offsetHeight || box.top > window.innerHeight - 60) focused.scrollIntoView({ block: "start" });
+  if (box.top < $("top").offsetHeight || box.top > window.innerHeight - 60) focused.scrollIntoView({ block: "start", behavior: "instant" });
 }
 
 function render() {
@@ -337,13 +337,24 @@ async function handleKey(key) {
   await (open.length > 0 ? candidateKey(key, open) : judgingKey(key));
 }
 
-// Space and Shift+Space are left to the browser: they page through a long focused chunk.
 const KEYS = /^([0-9?usekbjnpyz]|Arrow(Up|Down|Left|Right))$/;
+
+function page(direction) {
+  // Space and Shift+Space page through a long focused chunk: a window less the header and a
+  // line, at once (a smooth scroll still running would undo the next key's scrolling).
+  const step = window.innerHeight - $("top").offsetHeight - 40;
+  window.scrollBy({ top: direction * step, behavior: "instant" });
+}
 
 document.addEventListener("keydown", (event) => {
   if (!state || event.ctrlKey || event.metaKey || event.altKey) return;
   if (event.target instanceof HTMLInputElement) {
     if (event.key === "Escape") { event.target.form.hidden = true; event.target.blur(); }
+    return;
+  }
+  if (event.key === " ") {
+    event.preventDefault();
+    page(event.shiftKey ? -1 : 1);
     return;
   }
   if (!KEYS.test(event.key)) return;
