@@ -29,6 +29,7 @@ class GoldStore:
         # link) must wait on the same lock.
         self._lock_folder = Path(os.path.realpath(self.path)).parent
         self._lock = threading.Lock()
+        self._cached: tuple | None = None  # (signature, document): see read
 
     @contextlib.contextmanager
     def _locked(self):
@@ -45,9 +46,28 @@ class GoldStore:
             finally:
                 os.close(fd)  # closing releases the lock
 
+    def _signature(self):
+        """The file as the filesystem knows it: a rename over it (any writer's) or an edit
+        in place changes the inode, size or modification time."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
     def read(self) -> dict:
+        """The gold set, checked. The document last read or written here is kept with the
+        file's signature and given again while the file is unchanged, so a decision does not
+        parse and check a large gold set twice. Nothing changes a document in place (the
+        judgement functions return new ones), so sharing it is safe."""
+        before = self._signature()
+        cached = self._cached
+        if cached is not None and before is not None and cached[0] == before:
+            return cached[1]
         data, _ = read_json(self.path, "gold set")
         parse_gold_set(data, str(self.path))
+        if before is not None and self._signature() == before:
+            self._cached = (before, data)
         return data
 
     def create(self, doc: dict) -> None:
@@ -63,4 +83,5 @@ class GoldStore:
             new = change(self.read())
             parse_gold_set(new, str(self.path))
             atomic_write(self.path, dumps_gold_set(new))
+            self._cached = (self._signature(), new)
             return new

@@ -125,3 +125,23 @@ def test_an_edit_from_a_page_that_showed_another_text_is_a_conflict():
     assert info.value.current == "a, really?"
     # The same edit twice (a page sending it again) is no conflict.
     assert apply_edit(edited, "q1", "a, really?", BOB, seen="a?")["questions"][0]["question"] == "a, really?"
+
+
+def test_a_decision_shares_what_it_leaves_alone_and_changes_nothing_it_was_given():
+    import copy
+
+    start = apply_grade(apply_grade(doc(), "q1", "z", 0, ANN), "q2", "w", None, ANN, note="hm")
+    start["provenance"]["pending"] = [{"id": "q3", "question": "c?", "gold": {"v": 0}}]
+    frozen = copy.deepcopy(start)
+    changes = [lambda d: apply_grade(d, "q1", "z", 2, BOB, seen=0),
+               lambda d: apply_grade(d, "q3", "v", 1, BOB, seen=0),
+               lambda d: apply_unanswerable(d, "q3", True, BOB),
+               lambda d: apply_edit(d, "q2", "b, then?", BOB)]
+    for change in changes:
+        after = change(start)
+        assert start == frozen  # the argument is left alone, however the result shares it
+        parse_gold_set(after, "gold.json")
+    # The questions a decision does not touch are the very same objects: nothing was copied.
+    after = apply_grade(start, "q1", "z", 2, BOB, seen=0)
+    assert after["questions"][1] is start["questions"][1]
+    assert after["provenance"]["judgements"]["q2"] is start["provenance"]["judgements"]["q2"]

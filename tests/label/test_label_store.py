@@ -77,3 +77,18 @@ def test_two_processes_through_a_symlink_and_the_real_path_lose_no_acknowledged_
     gold = json.loads((project / "gold.json").read_text())["questions"][0]["gold"]
     assert set(gold) == {"c00"} | acknowledged
     assert (tmp_path / "links" / "gold.json").is_symlink()  # the link is still a link
+
+
+def test_a_hand_edit_between_decisions_is_read_again_not_overwritten(tmp_path):
+    path = tmp_path / "gold.json"
+    path.write_text(json.dumps({"schema_version": 1, "questions": [{"id": "q1", "question": "a?", "gold": ["x"]}]}))
+    store = GoldStore(path)
+    store.update(lambda d: apply_grade(d, "q1", "y", 0, Stamp("Ann", "T")))
+    assert store.read() is store.read()  # unchanged file: the document kept, not parsed again
+    edited = json.loads(path.read_text())
+    edited["questions"].append({"id": "q2", "question": "b?", "gold": ["z"]})
+    path.write_text(json.dumps(edited))  # in place: same inode
+    store.update(lambda d: apply_grade(d, "q1", "w", 0, Stamp("Ann", "T")))
+    after = json.loads(path.read_text())
+    assert [q["id"] for q in after["questions"]] == ["q1", "q2"]
+    assert after["questions"][0]["gold"] == {"x": 1, "y": 0, "w": 0}

@@ -181,19 +181,33 @@ function renderQuestion(q) {
     ? "marked unanswerable (u to unmark)"
     : judged + " judged / " + (q.candidates.length - judged) + " to judge in this question's pool";
   $("question-message").replaceChildren(...[messageFor(q.id, undefined)].filter(Boolean));
-  const terms = queryTerms(q.question);
   const ol = $("chunks");
-  ol.replaceChildren();
+  const drawn = q.id + "\n" + q.question;
+  if (ol.dataset.drawn !== drawn || ol.children.length !== q.candidates.length) {
+    // Another question (or its text edited): draw its chunks. Within one question a key
+    // only changes badges, focus and messages, updated in place below, so the long texts
+    // are not laid out again on every key.
+    const terms = queryTerms(q.question);
+    ol.replaceChildren(...q.candidates.map((c, i) => {
+      const li = el("li", "chunk");
+      li.dataset.id = c.id;
+      li.append(el("span", "mark"), el("span", "chunk-id", visible(c.id)),
+                chunkText(c.text === undefined ? "" : c.text, terms));
+      li.addEventListener("click", () => { ci = i; render(); });
+      return li;
+    }));
+    ol.dataset.drawn = drawn;
+  }
   q.candidates.forEach((c, i) => {
-    const li = el("li", "chunk" + (i === ci ? " focused" : ""));
-    li.dataset.id = c.id;
-    const badge = el("span", "mark" + (typeof c.mark === "number" ? " g" + c.mark : ""), markLabel(c.mark));
-    li.append(badge, el("span", "chunk-id", visible(c.id)));
+    const li = ol.children[i];
+    li.classList.toggle("focused", i === ci);
+    const badge = li.querySelector(".mark");
+    badge.className = "mark" + (typeof c.mark === "number" ? " g" + c.mark : "");
+    badge.textContent = markLabel(c.mark);
+    const old = li.querySelector(".message");
+    if (old) old.remove();
     const note = messageFor(q.id, c.id);
-    if (note) li.append(note);
-    li.append(chunkText(c.text === undefined ? "" : c.text, terms));
-    li.addEventListener("click", () => { ci = i; render(); });
-    ol.append(li);
+    if (note) li.querySelector(".chunk-id").after(note);
   });
   if (q.id !== shownQuestion) {
     // Another question: its heading and the header come into view, whatever was scrolled.
@@ -321,12 +335,15 @@ function candidateKey(key, open) {
 // Keys typed faster than the server answers are queued, not dropped: each one acts on the
 // state the previous one left.
 
-function enqueue(action) {
+function enqueue(action, since) {
   queued += 1;
   document.body.dataset.busy = "1";
   queue = queue.then(action).catch((err) => say(String(err))).finally(() => {
     queued -= 1;
     render();
+    // How long the last key took from its keydown to the page drawn and laid out (read
+    // by benchmarks/bench_label.py; offsetHeight makes the layout happen now).
+    if (since !== undefined && document.body.offsetHeight >= 0) document.body.dataset.keyMs = (performance.now() - since).toFixed(1);
     if (queued === 0 && !busy) document.body.dataset.busy = "0";
   });
 }
@@ -359,7 +376,7 @@ document.addEventListener("keydown", (event) => {
   }
   if (!KEYS.test(event.key)) return;
   event.preventDefault();
-  enqueue(() => handleKey(event.key));
+  enqueue(() => handleKey(event.key), event.timeStamp);
 });
 
 $("note-form").addEventListener("submit", (event) => {
