@@ -409,6 +409,7 @@ def test_bidi_controls_in_ids_are_shown_escaped_and_texts_isolated(tmp_path, pag
     assert page.locator("#question").text_content() == question
     assert page.locator("#chunks li .chunk-text").get_attribute("dir") == "auto"
     assert page.locator("#judge bdi").text_content() == "Ann"
+    assert page.locator("#edit-input").get_attribute("dir") == "auto"  # the text being edited too
     press(page, "2")  # graded under its real id
     assert json.loads((project / "gold.json").read_text())["questions"][0]["gold"] == {"alpha": 1, sneaky: 2}
 
