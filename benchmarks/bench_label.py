@@ -61,12 +61,12 @@ def start(folder: Path, chunks: int) -> tuple[subprocess.Popen, str, str]:
 
 
 def key_to_disk(origin: str, token: str, questions: int, keys: int) -> tuple[list[float], list[int]]:
-    """Grades from the last questions backwards, so the page's walk from the first never meets them."""
+    """Grades from the last questions backwards (the page, opened afterwards, skips them)."""
     port = int(origin.rsplit(":", 1)[1])
     times, sizes = [], []
     for n in range(keys):
-        body = json.dumps({"question": f"q{questions - 1 - n:05d}", "chunk": f"d{questions - 1 - n}-1",
-                           "grade": 0, "seen": None}).encode()
+        q, c = questions - 1 - n % questions, 1 + n // questions
+        body = json.dumps({"question": f"q{q:05d}", "chunk": f"d{q}-{c}", "grade": 0, "seen": None}).encode()
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
         began = time.perf_counter()
         conn.request("POST", "/api/grade", body=body,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ci_eval.core.goldformat import dumps_gold_set
 from ci_eval.core.goldset import parse_gold_set
+from ci_eval.errors import InputError
 from ci_eval.inputs.files import atomic_write, read_json
 
 try:  # POSIX; elsewhere the in-process lock still serialises one server's pages
@@ -80,8 +81,43 @@ class GoldStore:
 
     def update(self, change: Callable[[dict], dict]) -> dict:
         with self._locked():
-            new = change(self.read())
-            parse_gold_set(new, str(self.path))
+            old = self.read()
+            new = change(old)
+            self._check(old, new)
             atomic_write(self.path, dumps_gold_set(new))
             self._cached = (self._signature(), new)
             return new
+
+    def _check(self, old: dict, new: dict) -> None:
+        """``parse_gold_set`` of ``new``, checking only the questions the change made: those
+        it shares with ``old`` (checked when read) are the very same objects. Ids must stay
+        unique across them all, and anchors are checked against the whole set, so either
+        sends the whole document to the full check, as does any problem found (the full
+        check words every problem with its place)."""
+        probe = _changed_part(old, new)
+        if probe is not None:
+            try:
+                parse_gold_set(probe, str(self.path))
+                return
+            except InputError:
+                pass
+        parse_gold_set(new, str(self.path))
+
+
+def _changed_part(old: dict, new: dict) -> dict | None:
+    """``new`` with only its new question objects, or None when that would not decide."""
+    if not isinstance(new, dict) or "anchors" in new:
+        return None
+    prov = new.get("provenance", {})
+    questions, pending = new.get("questions"), prov.get("pending", []) if isinstance(prov, dict) else None
+    if not isinstance(questions, list) or not isinstance(pending, list):
+        return None
+    every = questions + pending
+    ids = [q.get("id") for q in every if isinstance(q, dict)]
+    if len(ids) != len(every) or len(set(ids)) != len(ids):
+        return None
+    shared = {id(q) for q in old.get("questions", [])} | {id(q) for q in old.get("provenance", {}).get("pending", [])}
+    probe = {**new, "questions": [q for q in questions if id(q) not in shared]}
+    if "pending" in prov:
+        probe["provenance"] = {**prov, "pending": [q for q in pending if id(q) not in shared]}
+    return probe

@@ -92,3 +92,20 @@ def test_a_hand_edit_between_decisions_is_read_again_not_overwritten(tmp_path):
     after = json.loads(path.read_text())
     assert [q["id"] for q in after["questions"]] == ["q1", "q2"]
     assert after["questions"][0]["gold"] == {"x": 1, "y": 0, "w": 0}
+
+
+def test_a_change_is_checked_against_the_whole_set_where_it_must_be(tmp_path):
+    """Only the questions a change made are checked again, but an id it repeats from an
+    untouched question is still refused, and a bad new question still words its problem."""
+    path = tmp_path / "gold.json"
+    path.write_text(json.dumps({"schema_version": 1, "questions": [{"id": "q1", "question": "a?", "gold": ["x"]},
+                                                                   {"id": "q2", "question": "b?", "gold": ["y"]}]}))
+    store, before = GoldStore(path), path.read_bytes()
+    again = {"id": "q2", "question": "c?", "gold": ["z"]}
+    with pytest.raises(InputErrors, match="q2"):
+        store.update(lambda d: {**d, "questions": d["questions"] + [again]})
+    with pytest.raises(InputErrors, match="gold"):
+        store.update(lambda d: {**d, "questions": d["questions"] + [{"id": "q3", "question": "c?", "gold": []}]})
+    assert path.read_bytes() == before
+    store.update(lambda d: {**d, "questions": d["questions"] + [{"id": "q3", "question": "c?", "gold": ["z"]}]})
+    assert [q["id"] for q in json.loads(path.read_text())["questions"]] == ["q1", "q2", "q3"]
