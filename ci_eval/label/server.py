@@ -133,7 +133,7 @@ class _Handler(BaseHTTPRequestHandler):
         except InputError as exc:
             # Too big or unreadable: the rest of the body is not worth reading; close.
             self.close_connection = True
-            _log(f"refused {route}: {exc}")
+            _log(f"refused {route}: {_one_line(exc)}")
             self._refuse(400, str(exc))
         except Exception as exc:  # a bug: one line for the terminal, an answer for the page
             self.close_connection = True
