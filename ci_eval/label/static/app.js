@@ -317,7 +317,9 @@ async function undoCandidate() {
   const cid = decided[decided.length - 1];
   if (cid === undefined) { say("no keep or bin on this page to take back"); return; }
   const result = await api("/api/undecide", { candidate: cid });
-  if (!result.ok) { say(result.error, { cid }); return; }
+  // Said at the top of the page: z may be pressed on the judging screen, where the
+  // candidate is not shown.
+  if (!result.ok) { say(result.error); return; }
   decided.pop();
   ci = Math.max(0, undecided().findIndex((c) => c.id === cid));
 }
