@@ -36,7 +36,7 @@ def register(sub) -> None:
     p.add_argument("--candidates", metavar="FILE",
                    help='candidate questions, {"question": ...} per line, to keep or bin before judging')
     p.add_argument("--judge", metavar="NAME", help="who is judging (default: git config user.name)")
-    p.add_argument("--port", metavar="N", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    p.add_argument("--port", metavar="N", type=int, default=0, help="port on 127.0.0.1, 1 to 65535 (default: a free one); one in use is an error")
     p.add_argument("--no-browser", dest="browser", action="store_false", help="print the URL, do not open a browser")
     p.add_argument("--demo", action="store_true",
                    help="label the demo's questions over its corpus (needs --gold: created when missing)")
@@ -49,6 +49,8 @@ def run(args) -> int:
 
     if args.depth is not None and args.depth < 1:
         raise UsageError("--depth must be at least 1")
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port must be 0 (a free one) to 65535, got {args.port}")
     if args.demo and not args.gold:
         raise UsageError("--demo needs --gold FILE (the demo's own gold set is never overwritten)")
     return serve(Options(config=args.config, gold=args.gold, pool=tuple(args.pool), retriever=args.retriever,

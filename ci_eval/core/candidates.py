@@ -91,3 +91,35 @@ def apply_bin(doc: dict, text: str, stamp: Stamp) -> dict:
     prov = new.setdefault("provenance", {})
     prov.setdefault("binned", {})[cid] = {"question": text, "by": stamp.judge, "at": stamp.at}
     return new
+
+
+def apply_undecide(doc: dict, cid: str) -> dict:
+    """Take back a keep or a bin: the candidate is undecided again. A kept question someone
+    has judged chunks for is not taken back (those judgements would go with it)."""
+    new = copy.deepcopy(doc)
+    prov = new.setdefault("provenance", {})
+    if cid in prov.get("binned", {}):
+        del prov["binned"][cid]
+        if not prov["binned"]:
+            del prov["binned"]
+        return _without_empty_provenance(new)
+    pending = prov.get("pending", [])
+    kept = [q for q in pending if q.get("id") == cid]
+    record = prov.get("judgements", {}).get(cid, {})
+    if not kept or not record.get("kept") or record.get("chunks") or kept[0].get("gold"):
+        if any(q.get("id") == cid for q in _all_questions(new)):
+            raise InputError(f"candidate {cid!r} is a question with judgements now; it stays kept")
+        raise InputError(f"candidate {cid!r} is neither kept nor binned")
+    pending.remove(kept[0])
+    if not pending:
+        del prov["pending"]
+    del prov["judgements"][cid]
+    if not prov["judgements"]:
+        del prov["judgements"]
+    return _without_empty_provenance(new)
+
+
+def _without_empty_provenance(doc: dict) -> dict:
+    if not doc.get("provenance", True):
+        del doc["provenance"]
+    return doc

@@ -111,8 +111,16 @@ def _has_display() -> bool:
 def serve(opts: Options) -> int:
     from ci_eval.label.server import LabelServer
 
-    session = build_session(opts)
-    server = LabelServer(session, port=opts.port)
+    # The port first: a port in use is said at once, not after the retriever has run.
+    try:
+        server = LabelServer(None, port=opts.port)
+    except OSError as exc:  # in use, or not ours to bind
+        raise InputError(f"cannot listen on 127.0.0.1:{opts.port}: {exc.strerror or exc}", "--port") from None
+    try:
+        server.session = session = build_session(opts)
+    except BaseException:
+        server.server_close()
+        raise
     progress = session.state()["progress"]
     print(f"ci-eval label: {progress['to_judge']} chunk(s) to judge; open {server.url}", flush=True)
     print("ci-eval label: every decision is saved as you make it; Ctrl-C stops", file=sys.stderr, flush=True)

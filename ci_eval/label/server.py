@@ -12,6 +12,7 @@ from __future__ import annotations
 import hmac
 import json
 import secrets
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -19,6 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from ci_eval.core.judgement import Conflict
 from ci_eval.errors import InputError
+from ci_eval.inputs.files import parse_json
 from ci_eval.label.session import Session
 
 MAX_BODY = 64 * 1024
@@ -28,6 +30,15 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';
 STATIC = {"/app.js": ("app.js", "text/javascript; charset=utf-8"),
           "/style.css": ("style.css", "text/css; charset=utf-8")}
 TOKEN_MARK = "__TOKEN__"
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:300]
+
+
+def _log(line: str) -> None:
+    """The terminal gets one line per problem, never a traceback."""
+    print(f"ci-eval label: {line}", file=sys.stderr, flush=True)
 
 
 def _asset(name: str) -> str:
@@ -80,7 +91,13 @@ class _Handler(BaseHTTPRequestHandler):
             name, kind = STATIC[route]
             self._send(200, _asset(name).encode("utf-8"), kind)
         elif route == "/api/state":
-            self._json(200, self.server.session.state())
+            try:
+                state = self.server.session.state()
+            except InputError as exc:  # the gold set was broken by hand meanwhile: say where
+                _log(f"cannot show the gold set: {exc}")
+                self._refuse(500, f"the gold set cannot be read: {exc}")
+            else:
+                self._json(200, state)
         else:
             self._refuse(404, "not found")
 
@@ -95,9 +112,12 @@ class _Handler(BaseHTTPRequestHandler):
             raise InputError(f"body over the {MAX_BODY}-byte limit", "request")
         raw = self.rfile.read(length)
         try:
-            return json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            raise InputError("body is not valid JSON", "request") from None
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError("body is not UTF-8", "request") from None
+        # The project's JSON reader: nesting too deep, a lone surrogate escape (no character,
+        # so never writable to the gold set), NaN and repeated keys are each a reason.
+        return parse_json(text, "request")
 
     def do_POST(self):  # noqa: N802
         if not self._allowed():
@@ -109,11 +129,16 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             state = self.server.session.handle(route[len("/api/"):], self._body())
         except Conflict as exc:
-            self._json(409, {"error": str(exc), "state": self.server.session.state()})
+            self._json(409, {"error": str(exc), **getattr(exc, "delta", {})})
         except InputError as exc:
             # Too big or unreadable: the rest of the body is not worth reading; close.
             self.close_connection = True
+            _log(f"refused {route}: {_one_line(exc)}")
             self._refuse(400, str(exc))
+        except Exception as exc:  # a bug: one line for the terminal, an answer for the page
+            self.close_connection = True
+            _log(f"{route} failed, this is a bug: {type(exc).__name__}: {_one_line(exc)}")
+            self._refuse(500, f"internal error ({type(exc).__name__}); the gold set is as it was")
         else:
             self._json(200, state)
 
@@ -121,12 +146,19 @@ class _Handler(BaseHTTPRequestHandler):
 class LabelServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, session: Session, port: int = 0, token: str | None = None):
+    def __init__(self, session: Session | None, port: int = 0, token: str | None = None):
+        """``session`` may come after the port is bound (``.session = ...``), before serving."""
         super().__init__(("127.0.0.1", port), _Handler)
         self.session = session
         self.token = token or secrets.token_urlsafe(24)
         bound = self.server_address[1]
         self.hosts = {f"127.0.0.1:{bound}", f"localhost:{bound}"}
+
+    def handle_error(self, request, client_address) -> None:
+        """What escapes a handler (a page closed mid-answer): one line, not the standard
+        library's traceback."""
+        exc = sys.exc_info()[1]
+        _log(f"a request from the page failed: {type(exc).__name__}: {_one_line(exc)}")
 
     @property
     def url(self) -> str:

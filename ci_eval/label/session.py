@@ -8,9 +8,9 @@ import datetime as _dt
 import threading
 from collections.abc import Callable, Mapping, Sequence
 
-from ci_eval.core.candidates import apply_bin, apply_keep, review
-from ci_eval.core.judgement import Stamp, apply_edit, apply_grade, apply_unanswerable, judged_ids
-from ci_eval.core.labelpage import page_state, parse_request
+from ci_eval.core.candidates import apply_bin, apply_keep, apply_undecide, review
+from ci_eval.core.judgement import Conflict, Stamp, apply_edit, apply_grade, apply_unanswerable, judged_ids
+from ci_eval.core.labelpage import delta, page_state, parse_request
 from ci_eval.core.pooling import pool, pool_question
 from ci_eval.errors import InputError
 from ci_eval.label.store import GoldStore
@@ -58,23 +58,35 @@ class Session:
         return page_state(doc, pools, self.texts, review(self.candidates, doc), self.judge)
 
     def handle(self, kind: str, body) -> dict:
-        """Apply one decision from the page; the answer is the fresh state of the whole set."""
+        """Apply one decision from the page; the answer is what it changed (``delta``), never
+        the whole set: the page fetched that once. A conflict carries the same delta, so the
+        page shows what the other decision left."""
         req = parse_request(kind, body)
         stamp = Stamp(self.judge, self.clock())
         if "question" in req and req["question"] not in self.pools:
             raise InputError(f"question {req['question']!r} is not in this session", "request", "question")
         if kind == "grade" and req["chunk"] not in self.pools[req["question"]]:
             raise InputError(f"chunk {req['chunk']!r} is not in the pool of {req['question']!r}", "request", "chunk")
-        if kind == "grade":
-            doc = self.store.update(lambda d: apply_grade(d, req["question"], req["chunk"], req["grade"], stamp,
-                                                          seen=req["seen"], note=req["note"]))
-        elif kind == "unanswerable":
-            doc = self.store.update(lambda d: apply_unanswerable(d, req["question"], req["value"], stamp))
-        elif kind == "edit":
-            doc = self.store.update(lambda d: apply_edit(d, req["question"], req["text"], stamp))
-        else:
-            doc = self._decide_candidate(kind, req["candidate"], stamp)
-        return self.state(doc)
+        if "candidate" in req:
+            return self._decide_candidate(kind, req["candidate"], stamp)
+        qid = req["question"]
+        try:
+            if kind == "grade":
+                doc = self.store.update(lambda d: apply_grade(d, qid, req["chunk"], req["grade"], stamp,
+                                                              seen=req["seen"], note=req["note"]))
+            elif kind == "unanswerable":
+                doc = self.store.update(lambda d: apply_unanswerable(d, qid, req["value"], stamp))
+            else:
+                doc = self.store.update(lambda d: apply_edit(d, qid, req["text"], stamp, seen=req["seen"]))
+        except Conflict as exc:
+            exc.delta = self._delta(self.store.read(), [qid])
+            raise
+        return self._delta(doc, [qid])
+
+    def _delta(self, doc: dict, changed: list[str], **kw) -> dict:
+        with self._lock:
+            pools = dict(self.pools)
+        return delta(doc, pools, changed, **kw)
 
     def _decide_candidate(self, kind: str, cid: str, stamp: Stamp) -> dict:
         found = [c for c in review(self.candidates, self.store.read()) if c.id == cid]
@@ -82,10 +94,19 @@ class Session:
             raise InputError(f"no candidate {cid!r} in this session", "request", "candidate")
         text = found[0].question
         if kind == "bin":
-            return self.store.update(lambda d: apply_bin(d, text, stamp))
+            doc = self.store.update(lambda d: apply_bin(d, text, stamp))
+            return self._delta(doc, [], candidates=self._candidate(doc, cid))
+        if kind == "undecide":
+            doc = self.store.update(lambda d: apply_undecide(d, cid))
+            with self._lock:
+                kept = self.pools.pop(cid, None) is not None
+            return self._delta(doc, [cid] if kept else [], candidates=self._candidate(doc, cid))
         doc = self.store.update(lambda d: apply_keep(d, text, stamp))
         self._pool_new_question(cid, text)
-        return doc
+        return self._delta(doc, [cid], texts=self.texts, candidates=self._candidate(doc, cid))
+
+    def _candidate(self, doc: dict, cid: str) -> list:
+        return [c for c in review(self.candidates, doc) if c.id == cid]
 
     def _pool_new_question(self, qid: str, text: str) -> None:
         """A kept question has no rankings yet: ask the retriever, then fetch the new texts."""

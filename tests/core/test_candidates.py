@@ -46,3 +46,20 @@ def test_keep_and_bin_are_remembered_for_a_resumed_session():
     # Keeping a binned candidate changes its mind: it leaves the binned list.
     rekept = apply_keep(binned, "Tell me a joke", ANN)
     assert "binned" not in rekept["provenance"]
+
+
+def test_a_keep_or_a_bin_taken_back_leaves_the_file_as_before_it():
+    from ci_eval.core.candidates import apply_undecide
+    from ci_eval.core.judgement import apply_grade
+
+    start = gold()
+    kept = apply_keep(start, "What is a token?", ANN)
+    binned = apply_bin(kept, "Tell me a joke", ANN)
+    assert apply_undecide(binned, candidate_id("Tell me a joke")) == kept
+    assert apply_undecide(kept, candidate_id("What is a token?")) == start
+    with pytest.raises(InputError, match="neither kept nor binned"):
+        apply_undecide(start, candidate_id("New?"))
+    # Once a chunk of the kept question is judged, taking it back would lose that judgement.
+    judged = apply_grade(kept, candidate_id("What is a token?"), "a", 0, ANN)
+    with pytest.raises(InputError, match="stays kept"):
+        apply_undecide(judged, candidate_id("What is a token?"))

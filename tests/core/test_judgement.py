@@ -76,7 +76,25 @@ def test_unanswerable_moves_zero_grades_out_and_refuses_relevant_ones():
     with pytest.raises(InputError, match="unanswerable"):
         apply_grade(marked, "q1", "x", 1, ANN, seen=None)
     unmarked = apply_unanswerable(marked, "q1", False, BOB)
-    assert unmarked["provenance"]["pending"] == [{"id": "q1", "question": "a?", "gold": []}]
+    # The 0 grade set aside by the mark comes back: x stays judged, and is not offered again.
+    assert unmarked["provenance"]["pending"] == [{"id": "q1", "question": "a?", "gold": {"x": 0}}]
+    assert mark_of(unmarked, "q1", "x") == 0
+    assert "set_aside" not in unmarked["provenance"]["judgements"]["q1"]
+    parse_gold_set(unmarked, "gold.json")
+
+
+def test_marking_and_unmarking_unanswerable_gives_back_every_grade_it_set_aside():
+    start = {"schema_version": 1, "questions": [], "provenance": {"pending": [
+        {"id": "q1", "question": "a?", "gold": {"x": 0, "y": 0}}]}}
+    marked = apply_unanswerable(start, "q1", True, ANN)
+    assert marked["provenance"]["judgements"]["q1"]["set_aside"] == {"x": 0, "y": 0}
+    again = apply_unanswerable(marked, "q1", True, ANN)  # a second mark sets nothing more aside
+    assert again["provenance"]["judgements"]["q1"]["set_aside"] == {"x": 0, "y": 0}
+    unmarked = apply_unanswerable(again, "q1", False, BOB)
+    assert unmarked["provenance"]["pending"] == start["provenance"]["pending"]
+    assert unmarked["questions"] == []
+    # Unmarking a question never marked changes no grade.
+    assert apply_unanswerable(unmarked, "q1", False, BOB)["provenance"]["pending"] == start["provenance"]["pending"]
 
 
 def test_a_pending_question_joins_the_gold_set_with_its_first_relevant_grade():
@@ -95,3 +113,35 @@ def test_editing_the_question_text_normalises_spacing():
     assert after["provenance"]["judgements"]["q2"]["by"] == "Bob"
     with pytest.raises(InputError, match="empty"):
         apply_edit(doc(), "q2", "   ", BOB)
+
+
+def test_an_edit_from_a_page_that_showed_another_text_is_a_conflict():
+    from ci_eval.core.judgement import Conflict as EditConflict
+
+    edited = apply_edit(doc(), "q1", "a, really?", ANN, seen="a?")
+    assert edited["questions"][0]["question"] == "a, really?"
+    with pytest.raises(EditConflict, match="changed meanwhile") as info:
+        apply_edit(edited, "q1", "is it a?", BOB, seen="a?")
+    assert info.value.current == "a, really?"
+    # The same edit twice (a page sending it again) is no conflict.
+    assert apply_edit(edited, "q1", "a, really?", BOB, seen="a?")["questions"][0]["question"] == "a, really?"
+
+
+def test_a_decision_shares_what_it_leaves_alone_and_changes_nothing_it_was_given():
+    import copy
+
+    start = apply_grade(apply_grade(doc(), "q1", "z", 0, ANN), "q2", "w", None, ANN, note="hm")
+    start["provenance"]["pending"] = [{"id": "q3", "question": "c?", "gold": {"v": 0}}]
+    frozen = copy.deepcopy(start)
+    changes = [lambda d: apply_grade(d, "q1", "z", 2, BOB, seen=0),
+               lambda d: apply_grade(d, "q3", "v", 1, BOB, seen=0),
+               lambda d: apply_unanswerable(d, "q3", True, BOB),
+               lambda d: apply_edit(d, "q2", "b, then?", BOB)]
+    for change in changes:
+        after = change(start)
+        assert start == frozen  # the argument is left alone, however the result shares it
+        parse_gold_set(after, "gold.json")
+    # The questions a decision does not touch are the very same objects: nothing was copied.
+    after = apply_grade(start, "q1", "z", 2, BOB, seen=0)
+    assert after["questions"][1] is start["questions"][1]
+    assert after["provenance"]["judgements"]["q2"] is start["provenance"]["judgements"]["q2"]

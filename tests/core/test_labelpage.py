@@ -33,3 +33,21 @@ def test_requests_are_validated_field_by_field(kind, body, message):
 def test_a_valid_grade_request():
     assert parse_request("grade", {"question": "q1", "chunk": "x", "grade": None, "seen": "?", "note": "hm"}) == {
         "question": "q1", "chunk": "x", "grade": None, "seen": "?", "note": "hm"}
+
+
+def test_a_delta_carries_the_changed_question_without_texts_and_names_what_is_gone():
+    from ci_eval.core.labelpage import delta
+
+    doc = {"schema_version": 1, "questions": [{"id": "q1", "question": "a?", "gold": {"x": 2, "old": 0}},
+                                              {"id": "q2", "question": "b?", "gold": ["w"]}]}
+    pools = {"q1": ("x", "y"), "q2": ("v",)}
+    out = delta(doc, pools, ["q1", "gone"])
+    assert out == {"questions": [{"id": "q1", "question": "a?", "pending": False, "unanswerable": False,
+                                  "earlier": 1, "candidates": [{"id": "x", "mark": 2}, {"id": "y", "mark": None}]}],
+                   "removed": ["gone"]}
+    # The same entry as the whole state's, less the texts: the page merges one into the other.
+    whole = page_state(doc, pools, {"x": "ex"}, [], "Ann")["questions"][0]
+    assert [{k: v for k, v in c.items() if k != "text"} for c in whole["candidates"]] == out["questions"][0]["candidates"]
+    assert whole["earlier"] == 1
+    with_texts = delta(doc, pools, ["q2"], texts={"v": "vee"})
+    assert with_texts["questions"][0]["candidates"] == [{"id": "v", "text": "vee", "mark": None}]

@@ -92,6 +92,11 @@ def stamped(doc, since, until):
     return walk(doc)
 
 
+def in_viewport(page, locator) -> bool:
+    box = locator.bounding_box()
+    return box is not None and 0 <= box["y"] and box["y"] + min(box["height"], 40) <= page.viewport_size["height"]
+
+
 def now():
     return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
 
@@ -105,7 +110,8 @@ def test_keyboard_flow_from_pool_to_gold_set_on_disk(tmp_path, page, running):
     assert page.locator("#question").text_content() == "alpha please"
     assert shown_chunks(page) == ["beta", "gamma"]
     assert page.locator("#chunks li .chunk-text").all_text_contents() == [TEXTS["beta"], TEXTS["gamma"]]
-    assert page.locator("#progress").text_content() == "0 judged / 4 to judge"
+    # The header counts the questions' chunks judged already (q1's alpha, q2's gamma) too.
+    assert page.locator("#progress").text_content() == "2 judged / 4 to judge"
     press(page, "1", "0")  # beta 1, gamma 0; focus moves to q2 "gamma please": alpha, beta
     assert page.locator("#question").text_content() == "gamma please"
     assert shown_chunks(page) == ["alpha", "beta"]
@@ -113,7 +119,7 @@ def test_keyboard_flow_from_pool_to_gold_set_on_disk(tmp_path, page, running):
     page.keyboard.type("mentions no gamma")
     press(page, "Enter")
     press(page, "3")
-    assert page.locator("#progress").text_content() == "4 judged / 0 to judge"
+    assert page.locator("#progress").text_content() == "6 judged / 0 to judge"
     on_disk = stamped(json.loads((project / "gold.json").read_text()), since, now())
     assert on_disk == {
         "schema_version": 1,
@@ -161,6 +167,11 @@ def test_skip_edit_unanswerable_and_moving_around(tmp_path, page, running):
     assert on_disk["questions"][1] == {"id": "q2", "question": "Is delta off topic?", "gold": [],
                                        "unanswerable": True}
     assert "pending" not in on_disk["provenance"]
+    assert on_disk["provenance"]["judgements"]["q2"]["set_aside"] == {"delta": 0}
+    # The mark moved the focus on to q1's skipped chunk; back to q2 and unmark it: delta's 0 is back.
+    press(page, "ArrowRight", "u")
+    on_disk = json.loads((project / "gold.json").read_text())
+    assert on_disk["provenance"]["pending"] == [{"id": "q2", "question": "Is delta off topic?", "gold": {"delta": 0}}]
 
 
 def test_resume_after_the_server_is_killed_mid_session(tmp_path, page, running):
@@ -175,31 +186,42 @@ def test_resume_after_the_server_is_killed_mid_session(tmp_path, page, running):
     open_page(page, second)
     # The session resumes where it stopped: beta is judged, gamma is next.
     assert shown_chunks(page) == ["gamma"]
-    assert page.locator("#progress").text_content() == "0 judged / 3 to judge"
+    # What was judged before the restart still counts: alpha and beta of q1, gamma of q2.
+    assert page.locator("#progress").text_content() == "3 judged / 3 to judge"
     press(page, "0", "0", "1")
     final = json.loads((project / "gold.json").read_text())
     assert [q["gold"] for q in final["questions"]] == [{"alpha": 1, "beta": 2, "gamma": 0},
                                                        {"gamma": 2, "alpha": 0, "beta": 1}]
 
 
-def test_two_pages_on_one_gold_set_keep_each_others_work(tmp_path, browser, running):
+@pytest.fixture
+def two_pages(tmp_path, browser, running):
+    """One gold set, two `ci-eval label` processes (Ann's and Bob's), a page open on each."""
     project = write_project(tmp_path)
     ann = running(project, "--chunks", "chunks.jsonl", judge="Ann")
     bob = running(project, "--chunks", "chunks.jsonl", judge="Bob")
     left, right = browser.new_page(), browser.new_page()
     open_page(left, ann)
     open_page(right, bob)
+    yield project, left, right
+    left.close()
+    right.close()
+
+
+def test_two_pages_on_one_gold_set_keep_each_others_work(two_pages):
+    project, left, right = two_pages
     press(left, "2")  # Ann: q1 beta = 2
     press(right, "3")  # Bob grades beta on a page that never saw Ann's 2: refused, and shown
-    assert "Someone else judged this meanwhile" in right.locator("#message").text_content()
+    # The refusal is written in the chunk it is about, on screen.
+    refusal = right.locator("#chunks li.focused .message")
+    assert "Someone else judged this meanwhile" in refusal.text_content()
+    assert refusal.is_visible() and in_viewport(right, refusal)
     assert right.locator("#chunks li .mark").first.text_content() == "grade 2"
     press(right, "ArrowDown", "0")  # Bob: q1 gamma = 0, added to Ann's work
     doc = json.loads((project / "gold.json").read_text())
     assert doc["questions"][0]["gold"] == {"alpha": 1, "beta": 2, "gamma": 0}
     chunks = doc["provenance"]["judgements"]["q1"]["chunks"]
     assert (chunks["beta"]["by"], chunks["gamma"]["by"]) == ("Ann", "Bob")
-    left.close()
-    right.close()
 
 
 def test_keep_and_bin_candidate_questions(tmp_path, page, running):
@@ -210,12 +232,23 @@ def test_keep_and_bin_candidate_questions(tmp_path, page, running):
     open_page(page, label)
     assert page.locator("#candidate-list li .chunk-text").all_text_contents() == ["delta please", "ALPHA please!"]
     assert page.locator("#candidate-list li .flag").all_text_contents() == ["near-duplicate of q1"]
-    press(page, "k")  # keep "delta please"
-    press(page, "b")  # bin the duplicate
-    doc = json.loads((project / "gold.json").read_text())
     from ci_eval.core.candidates import candidate_id
 
     kept, binned = candidate_id("delta please"), candidate_id("ALPHA please!")
+    focused = page.locator("#candidate-list li.focused")
+    press(page, "j")
+    assert focused.get_attribute("data-id") == binned
+    press(page, "k")  # k moves up (it used to keep)
+    assert focused.get_attribute("data-id") == kept
+    assert "provenance" not in json.loads((project / "gold.json").read_text())
+    press(page, "y", "b")  # keep "delta please", bin the duplicate
+    press(page, "z", "z")  # take both back, the bin first
+    doc = json.loads((project / "gold.json").read_text())
+    assert "binned" not in doc.get("provenance", {}) and "pending" not in doc.get("provenance", {})
+    assert page.locator("#candidate-list li .chunk-text").all_text_contents() == ["delta please", "ALPHA please!"]
+    press(page, "y")  # keep "delta please"
+    press(page, "b")  # bin the duplicate
+    doc = json.loads((project / "gold.json").read_text())
     assert doc["provenance"]["pending"] == [{"id": kept, "question": "delta please", "gold": {}}]
     assert doc["provenance"]["binned"][binned]["question"] == "ALPHA please!"
     # The kept question is judged like the others, with the retriever's pool for it.
@@ -283,3 +316,115 @@ def test_the_demo_corpus_can_be_labelled_again(tmp_path, page, running):
     shot = DOCS / "labelling.png" if os.environ.get("CI_EVAL_SCREENSHOT") == "1" else tmp_path / "labelling.png"
     page.screenshot(path=str(shot))
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_gold_set_broken_by_hand_is_an_error_on_the_page(tmp_path, page, running):
+    project = write_project(tmp_path)
+    label = running(project, "--chunks", "chunks.jsonl")
+    text = (project / "gold.json").read_text()
+    (project / "gold.json").write_text(text[: len(text) // 2])  # cut, as a bad hand edit leaves it
+    open_page(page, label)
+    message = page.locator("#message").text_content()
+    assert "gold set cannot be read" in message and "gold.json" in message and "invalid JSON" in message
+    assert page.locator("#message").is_visible()
+
+
+def test_two_pages_editing_one_question_the_later_is_refused_beside_the_question(two_pages):
+    project, left, right = two_pages
+    for page, text in ((left, "alpha, please?"), (right, "what is alpha?")):
+        press(page, "e")
+        page.locator("#edit-input").fill(text)
+        press(page, "Enter")
+    # Bob's page showed "alpha please" when he edited it: his edit is refused, Ann's stays.
+    assert json.loads((project / "gold.json").read_text())["questions"][0]["question"] == "alpha, please?"
+    refusal = right.locator("#question-message .message")
+    assert "changed this question meanwhile" in refusal.text_content() and in_viewport(right, refusal)
+    assert right.locator("#question").text_content() == "alpha, please?"
+
+
+def long_project(tmp_path, names=("beta", "gamma"), lines=1000):
+    """q1 with two long chunks to judge and q2 with one, pooled from a run file."""
+    texts = {n: " ".join(f"Line {i} of {n}." for i in range(lines)) for n in names}
+    texts["delta"] = "Delta is fourth."
+    project = write_project(tmp_path, texts=texts, questions=[
+        {"id": "q1", "question": "first please", "gold": ["alpha"]},
+        {"id": "q2", "question": "second please", "gold": ["alpha"]}])
+    run = "".join(f"q1 Q0 {n} {r + 1} {9 - r} r\n" for r, n in enumerate(names)) + "q2 Q0 delta 1 1.0 r\n"
+    (project / "run.trec").write_text(run)
+    return project
+
+
+def box(page, selector):
+    return page.locator(selector).bounding_box()
+
+
+def test_the_focused_chunk_is_shown_whole_and_space_pages_through_it(tmp_path, page, running):
+    project = long_project(tmp_path)
+    label = running(project, "--chunks", "chunks.jsonl", "--no-retriever", "--pool", "run.trec")
+    open_page(page, label)
+    text = page.locator("#chunks li.focused .chunk-text")
+    # Nothing of it hidden inside a scrolling box: the text is as tall as its content.
+    assert text.evaluate("t => t.scrollHeight <= t.clientHeight + 1")
+    height = page.viewport_size["height"]
+    assert box(page, "#chunks li.focused .chunk-text")["height"] > 2 * height  # taller than the window
+    presses = 0
+    while box(page, "#chunks li.focused .chunk-text")["y"] + box(page, "#chunks li.focused .chunk-text")["height"] > height:
+        assert presses < 20, "Space never reached the end of the focused chunk"
+        page.keyboard.press("Space")
+        presses += 1
+    assert presses >= 2
+    bottom = page.evaluate("window.scrollY")
+    page.keyboard.press("Shift+Space")
+    assert page.evaluate("window.scrollY") < bottom
+    # The other chunk, not focused, stays a short box until it is focused.
+    assert page.locator("#chunks li:not(.focused) .chunk-text").evaluate("t => t.scrollHeight > t.clientHeight")
+
+
+def test_moving_on_to_the_next_question_shows_it_and_the_header(tmp_path, page, running):
+    project = long_project(tmp_path)
+    label = running(project, "--chunks", "chunks.jsonl", "--no-retriever", "--pool", "run.trec")
+    open_page(page, label)
+    for _ in range(3):  # read down beta's text
+        page.keyboard.press("Space")
+    press(page, "j")  # then on to gamma, shown from its start
+    assert page.evaluate("window.scrollY") > 0
+    assert in_viewport(page, page.locator("#chunks li.focused .chunk-id"))
+    press(page, "1")  # gamma graded; the next unjudged chunk is q2's delta
+    assert page.locator("#question").text_content() == "second please"
+    for selector in ("#top", "#question", "#where"):
+        assert in_viewport(page, page.locator(selector)), selector
+    assert page.evaluate("window.scrollY") == 0
+
+
+def test_bidi_controls_in_ids_are_shown_escaped_and_texts_isolated(tmp_path, page, running):
+    sneaky = "c-rtl\u202egpj.exe"
+    question = "which file is \u202eevil\u202c please"
+    project = write_project(tmp_path, texts={**TEXTS, sneaky: "A file \u202egnp.exe\u202c name."},
+                            questions=[{"id": "q1", "question": question, "gold": ["alpha"]}])
+    (project / "run.trec").write_text(f"q1 Q0 {sneaky} 1 1.0 r\n")
+    label = running(project, "--chunks", "chunks.jsonl", "--no-retriever", "--pool", "run.trec")
+    open_page(page, label)
+    assert shown_chunks(page) == ["c-rtl\\u202egpj.exe"]
+    assert page.locator("#question").get_attribute("dir") == "auto"
+    assert page.locator("#question").text_content() == question
+    assert page.locator("#chunks li .chunk-text").get_attribute("dir") == "auto"
+    assert page.locator("#judge bdi").text_content() == "Ann"
+    assert page.locator("#edit-input").get_attribute("dir") == "auto"  # the text being edited too
+    press(page, "2")  # graded under its real id
+    assert json.loads((project / "gold.json").read_text())["questions"][0]["gold"] == {"alpha": 1, sneaky: 2}
+
+
+def test_query_terms_are_highlighted_in_the_chunk_text(tmp_path, page, running):
+    import re
+
+    text = "Please note: alpha, Alphabet and ALPHA differ; the alpha-beta pair too."
+    project = write_project(tmp_path, texts={**TEXTS, "beta": text},
+                            questions=[{"id": "q1", "question": "What is alpha, please?", "gold": ["alpha"]}])
+    (project / "run.trec").write_text("q1 Q0 beta 1 1.0 r\n")
+    label = running(project, "--chunks", "chunks.jsonl", "--no-retriever", "--pool", "run.trec")
+    open_page(page, label)
+    # The question's words (less "what" and "is", which every question has), any case, whole words.
+    terms = {"alpha", "please"}
+    expected = [w for w in re.findall(r"[^\W_]+", text) if w.lower() in terms]
+    assert page.locator("#chunks li .chunk-text mark").all_text_contents() == expected
+    assert page.locator("#chunks li .chunk-text").text_content() == text  # the text itself unchanged

@@ -55,11 +55,12 @@ def test_the_state_is_the_pool_minus_what_is_judged(server):
     response, data = request(server, "GET", "/api/state", headers={TOKEN_HEADER: server.token})
     state = json.loads(data)
     assert [c["id"] for c in state["questions"][0]["candidates"]] == ["y"]  # x is judged, z below depth 2
-    assert state["progress"] == {"judged": 0, "to_judge": 1}
+    assert state["questions"][0]["earlier"] == 1  # x, judged before this session
+    assert state["progress"] == {"judged": 1, "to_judge": 1}
 
 
 @pytest.mark.parametrize(("body", "headers", "message"), [
-    (b"{", {}, "not valid JSON"),
+    (b"{", {}, "invalid JSON"),
     (b"x" * (MAX_BODY + 1), {}, "limit"),
     (json.dumps({"question": "q1", "chunk": "y", "grade": 7}).encode(), {}, "0 to 3"),
     (json.dumps({"question": "q1", "chunk": "y", "grade": 1, "extra": 1}).encode(), {}, "unexpected field"),
@@ -81,7 +82,9 @@ def test_a_grade_is_on_disk_when_the_answer_comes_back(server):
     response, data = request(server, "POST", "/api/grade", body=body,
                              headers={TOKEN_HEADER: server.token, "Content-Type": "application/json"})
     assert response.status == 200
-    assert json.loads(data)["progress"] == {"judged": 1, "to_judge": 0}
+    # The answer is the one question it changed, marks only: the page has the texts already.
+    assert json.loads(data) == {"questions": [{"id": "q1", "question": "a?", "pending": False, "unanswerable": False,
+                                               "earlier": 1, "candidates": [{"id": "y", "mark": 0}]}]}
     on_disk = json.loads(server.session.store.path.read_text())
     assert on_disk["questions"][0]["gold"] == {"x": 1, "y": 0}
     assert on_disk["provenance"]["judgements"]["q1"]["chunks"]["y"] == {"grade": 0, "by": "Ann", "at": "T"}
@@ -90,4 +93,62 @@ def test_a_grade_is_on_disk_when_the_answer_comes_back(server):
     response, data = request(server, "POST", "/api/grade", body=body,
                              headers={TOKEN_HEADER: server.token, "Content-Type": "application/json"})
     assert response.status == 409
-    assert json.loads(data)["state"]["questions"][0]["candidates"][0]["mark"] == 0
+    assert json.loads(data)["questions"][0]["candidates"] == [{"id": "y", "mark": 0}]
+
+
+MALFORMED = [
+    (b'{"question": ' + b"[" * 30000 + b"]" * 30000 + b"}", "nested too deeply"),
+    (b'{"question": "q1", "chunk": "beta", "grade": null, "seen": null, "note": "half \\ud800 a pair"}',
+     "without its pair"),
+    (b'{"question": "q1", "text": "alpha \\udc00 please"}', "without its pair"),
+    (b'{"question": "q1", "text": "alpha \xed\xa0\x80 please"}', "not UTF-8"),
+    (b'{"question": "q1", "question": "q2", "text": "x"}', "appears twice"),
+]
+
+
+def test_malformed_bodies_to_the_real_process_get_a_reason_and_one_line_each(tmp_path):
+    from labelling import LabelProcess, post, write_project
+
+    project = write_project(tmp_path)
+    before = (project / "gold.json").read_bytes()
+    label = LabelProcess(project, "--chunks", "chunks.jsonl")
+    try:
+        answers = [post(label, "/api/edit" if b'"text"' in body else "/api/grade", body) for body, _ in MALFORMED]
+        # Still serving after all of them.
+        assert post(label, "/api/grade", {"question": "q1", "chunk": "beta", "grade": 1, "seen": None})[0] == 200
+    finally:
+        err = label.kill()
+    for (status, data), (_, reason) in zip(answers, MALFORMED):
+        assert status == 400 and reason in data["error"], (status, data)
+    lines = [line for line in err.splitlines() if line.startswith("ci-eval label: refused")]
+    assert len(lines) == len(MALFORMED)
+    assert "Traceback" not in err
+    assert json.loads(before)["questions"][0]["gold"] == ["alpha"]
+    assert json.loads((project / "gold.json").read_text())["questions"][0]["gold"] == {"alpha": 1, "beta": 1}
+
+
+@pytest.mark.parametrize("taken", [True, False])
+def test_a_port_in_use_or_out_of_range_is_a_usage_error_with_its_reason(tmp_path, taken):
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    from labelling import write_project
+    from suite_paths import SUPPORT
+
+    project = write_project(tmp_path)
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    port = holder.getsockname()[1] if taken else 70000
+    try:
+        done = subprocess.run([sys.executable, "-m", "ci_eval", "label", "--no-browser", "--judge", "Ann",
+                               "--chunks", "chunks.jsonl", "--port", str(port)], cwd=project, capture_output=True,
+                              text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(SUPPORT)})
+    finally:
+        holder.close()
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert ("in use" if taken else "0 (a free one) to 65535") in done.stderr
+    assert str(port) in done.stderr

@@ -51,9 +51,27 @@ class LabelProcess:
         self.origin, self.token = found.group(1), found.group(2)
         self.url = f"{self.origin}/?t={self.token}"
 
-    def kill(self) -> None:
-        """As a crash would: no clean shutdown."""
+    def kill(self) -> str:
+        """As a crash would: no clean shutdown. Returns what the process wrote on stderr."""
         self.proc.kill()
         self.proc.wait(timeout=30)
+        err = self.proc.stderr.read()
         self.proc.stdout.close()
         self.proc.stderr.close()
+        return err
+
+
+def post(label: LabelProcess, route: str, body):
+    """One API call to a running `ci-eval label`, as its page makes it: (status, answer).
+    ``body`` is a dict to send as JSON, or the bytes to send as they are."""
+    import http.client
+
+    host, port = label.origin.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=60)
+    try:
+        conn.request("POST", route, body=body if isinstance(body, bytes) else json.dumps(body).encode(),
+                     headers={"X-CI-Eval-Token": label.token, "Content-Type": "application/json"})
+        response = conn.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        conn.close()

@@ -1,13 +1,22 @@
 // The labelling page. Everything the server sends is data: it reaches the page through
 // textContent and createElement only, never as HTML, and the Content-Security-Policy
 // allows no script but this file.
+//
+// The whole state is fetched once; every decision's answer is a delta (the questions and
+// candidates it changed, marks only), merged here, so a key costs the same whatever the
+// size of the gold set.
 "use strict";
 
 const TOKEN = document.querySelector('meta[name="ci-eval-token"]').content;
 const $ = (id) => document.getElementById(id);
 let state = null;
+let byId = new Map();  // question id -> its index in state.questions
+let progress = { judged: 0, to_judge: 0 };
 let qi = 0;   // the question shown
 let ci = 0;   // the focused chunk (or candidate question)
+let shownQuestion = null;  // the question last drawn: another one scrolls back to the top
+let message = null;  // { text, qid?, cid? }: shown beside the chunk, question or candidate it is about
+const decided = [];  // candidates kept or binned on this page, the last one last (z takes it back)
 let busy = false;
 let queue = Promise.resolve();  // keys waiting for the previous key's request (see enqueue)
 let queued = 0;
@@ -15,6 +24,66 @@ let queued = 0;
 function setBusy(value) {
   busy = value;
   document.body.dataset.busy = value || queued > 0 ? "1" : "0";
+}
+
+// Bidirectional controls (embeddings, overrides, isolates, marks) reorder what follows
+// them: in an id they could make "c-rtl\u202egpj.exe" read as "c-rtlexe.jpg". Ids and
+// messages show them escaped; question and chunk texts are shown in isolated elements
+// (dir="auto"), so their direction never leaks into what is around them.
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+function visible(text) {
+  return String(text).replace(BIDI, (ch) => "\\u" + ch.charCodeAt(0).toString(16).padStart(4, "0"));
+}
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function isolated(tag, className, text) {
+  const node = el(tag, className, text);
+  node.dir = "auto";
+  return node;
+}
+
+function reindex() { byId = new Map(state.questions.map((q, i) => [q.id, i])); }
+
+function count(q, sign) {
+  const open = q.candidates.filter((c) => c.mark === null).length;
+  progress.judged += sign * (q.earlier + q.candidates.length - open);
+  progress.to_judge += sign * (q.unanswerable ? 0 : open);
+}
+
+function merge(delta) {
+  for (const fresh of delta.questions || []) {
+    const at = byId.get(fresh.id);
+    if (at === undefined) {
+      state.questions.push(fresh);
+      byId.set(fresh.id, state.questions.length - 1);
+    } else {
+      const old = state.questions[at];
+      const texts = new Map(old.candidates.map((c) => [c.id, c.text]));
+      for (const c of fresh.candidates) if (c.text === undefined) c.text = texts.get(c.id);
+      count(old, -1);
+      state.questions[at] = fresh;
+    }
+    count(fresh, +1);
+  }
+  for (const id of delta.removed || []) {
+    const at = byId.get(id);
+    if (at === undefined) continue;
+    count(state.questions[at], -1);
+    state.questions.splice(at, 1);
+    if (at < qi) qi -= 1;
+    reindex();
+  }
+  for (const fresh of delta.candidates || []) {
+    const at = state.candidates.findIndex((c) => c.id === fresh.id);
+    if (at >= 0) state.candidates[at] = fresh;
+  }
 }
 
 async function api(path, body) {
@@ -27,41 +96,64 @@ async function api(path, body) {
   setBusy(true);
   try {
     const response = await fetch(path, options);
-    const data = await response.json();
-    if (response.status === 409) {
-      state = data.state;
-      say("Someone else judged this meanwhile: " + data.error + ". The page now shows their decision.");
-    } else if (!response.ok) {
-      say(data.error || ("request failed: " + response.status));
-    } else {
+    let data;
+    try { data = await response.json(); } catch (err) { data = { error: "an answer that is not JSON (" + response.status + ")" }; }
+    if (response.ok && body === undefined) {
       state = data;
-      say("");
+      progress = { ...data.progress };
+      reindex();
+    } else if (response.ok || response.status === 409) {
+      merge(data);
     }
-    return response.ok;
+    return { ok: response.ok, conflict: response.status === 409, error: data.error || ("request failed: " + response.status) };
   } catch (err) {
-    say("The server is not answering (" + err + "). Start `ci-eval label` again: nothing saved is lost.");
-    return false;
+    return { ok: false, conflict: false, error: "The server is not answering (" + err + "). Start `ci-eval label` again: nothing saved is lost." };
   } finally {
     setBusy(false);
-    render();
   }
 }
 
-function say(text) { $("message").textContent = text; }
+function say(text, about) { message = text ? { text: visible(text), ...(about || {}) } : null; }
+
+function messageFor(qid, cid) {
+  return message && message.qid === qid && message.cid === cid ? el("p", "message", message.text) : null;
+}
 
 function undecided() { return state.candidates.filter((c) => c.decided === null); }
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 function markLabel(mark) {
   if (mark === null) return "";
   if (mark === "?") return "can't tell";
   return "grade " + mark;
+}
+
+// Query terms are marked in the chunk text, as TREC assessors' tools do, so a judge sees at
+// a glance why a chunk was retrieved: the question's words (letters and digits), ignoring
+// case and a few words every question has.
+const WORD = /[\p{L}\p{N}]+/gu;
+const COMMON = new Set(("a an and are as at be by can do does for from has have how i if in is it its of on or " +
+  "so than that the their then there these this to was what when where which who why will with you your").split(" "));
+
+function queryTerms(question) {
+  const terms = new Set();
+  for (const m of question.matchAll(WORD)) {
+    const word = m[0].toLowerCase();
+    if (word.length > 1 && !COMMON.has(word)) terms.add(word);
+  }
+  return terms;
+}
+
+function chunkText(text, terms) {
+  const p = isolated("p", "chunk-text");
+  let last = 0;
+  for (const m of text.matchAll(WORD)) {
+    if (!terms.has(m[0].toLowerCase())) continue;
+    if (m.index > last) p.append(text.slice(last, m.index));
+    p.append(el("mark", "", m[0]));
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) p.append(text.slice(last));
+  return p;
 }
 
 function renderCandidates(list) {
@@ -70,49 +162,82 @@ function renderCandidates(list) {
   list.forEach((c, i) => {
     const li = el("li", "candidate" + (i === ci ? " focused" : ""));
     li.dataset.id = c.id;
-    li.append(el("span", "chunk-id", c.id), el("p", "chunk-text", c.question));
-    if (c.duplicate_of !== null) li.append(el("p", "flag", "near-duplicate of " + c.duplicate_of));
-    ol.append(li);
-  });
-}
-
-function renderQuestion(q) {
-  $("where").textContent = "question " + (qi + 1) + " of " + state.questions.length + " · " + q.id +
-    (q.pending ? " · pending: not in the gold set until a chunk is graded 1 or more" : "");
-  $("question").textContent = q.question;
-  const judged = q.candidates.filter((c) => c.mark !== null).length;
-  $("question-status").textContent = q.unanswerable
-    ? "marked unanswerable (u to unmark)"
-    : judged + " judged / " + (q.candidates.length - judged) + " to judge in this question's pool";
-  const ol = $("chunks");
-  ol.replaceChildren();
-  q.candidates.forEach((c, i) => {
-    const li = el("li", "chunk" + (i === ci ? " focused" : ""));
-    li.dataset.id = c.id;
-    const badge = el("span", "mark" + (typeof c.mark === "number" ? " g" + c.mark : ""), markLabel(c.mark));
-    li.append(badge, el("span", "chunk-id", c.id), el("p", "chunk-text", c.text));
-    li.addEventListener("click", () => { ci = i; render(); });
+    li.append(el("span", "chunk-id", visible(c.id)), isolated("p", "chunk-text", c.question));
+    if (c.duplicate_of !== null) li.append(el("p", "flag", "near-duplicate of " + visible(c.duplicate_of)));
+    const note = messageFor(undefined, c.id);
+    if (note) li.append(note);
     ol.append(li);
   });
   const focused = ol.children[ci];
   if (focused) focused.scrollIntoView({ block: "nearest" });
 }
 
+function renderQuestion(q) {
+  $("where").textContent = "question " + (qi + 1) + " of " + state.questions.length + " · " + visible(q.id) +
+    (q.pending ? " · pending: not in the gold set until a chunk is graded 1 or more" : "");
+  $("question").textContent = q.question;
+  const judged = q.candidates.filter((c) => c.mark !== null).length;
+  $("question-status").textContent = q.unanswerable
+    ? "marked unanswerable (u to unmark)"
+    : judged + " judged / " + (q.candidates.length - judged) + " to judge in this question's pool";
+  $("question-message").replaceChildren(...[messageFor(q.id, undefined)].filter(Boolean));
+  const ol = $("chunks");
+  const drawn = q.id + "\n" + q.question;
+  if (ol.dataset.drawn !== drawn || ol.children.length !== q.candidates.length) {
+    // Another question (or its text edited): draw its chunks. Within one question a key
+    // only changes badges, focus and messages, updated in place below, so the long texts
+    // are not laid out again on every key.
+    const terms = queryTerms(q.question);
+    ol.replaceChildren(...q.candidates.map((c, i) => {
+      const li = el("li", "chunk");
+      li.dataset.id = c.id;
+      li.append(el("span", "mark"), el("span", "chunk-id", visible(c.id)),
+                chunkText(c.text === undefined ? "" : c.text, terms));
+      li.addEventListener("click", () => { ci = i; render(); });
+      return li;
+    }));
+    ol.dataset.drawn = drawn;
+  }
+  q.candidates.forEach((c, i) => {
+    const li = ol.children[i];
+    li.classList.toggle("focused", i === ci);
+    const badge = li.querySelector(".mark");
+    badge.className = "mark" + (typeof c.mark === "number" ? " g" + c.mark : "");
+    badge.textContent = markLabel(c.mark);
+    const old = li.querySelector(".message");
+    if (old) old.remove();
+    const note = messageFor(q.id, c.id);
+    if (note) li.querySelector(".chunk-id").after(note);
+  });
+  if (q.id !== shownQuestion) {
+    // Another question: its heading and the header come into view, whatever was scrolled.
+    shownQuestion = q.id;
+    window.scrollTo({ top: 0, behavior: "instant" });
+    return;
+  }
+  const focused = ol.children[ci];
+  if (!focused) return;
+  // The focused chunk is shown whole (it may be taller than the window; Space and
+  // Shift+Space page through it): bring its start into view when it is off screen.
+  const box = focused.getBoundingClientRect();
+  if (box.top < $("top").offsetHeight || box.top > window.innerHeight - 60) focused.scrollIntoView({ block: "start", behavior: "instant" });
+}
+
 function render() {
+  $("message").replaceChildren(...[messageFor(undefined, undefined)].filter(Boolean));
   if (!state) return;
-  const p = state.progress;
-  $("progress").textContent = p.judged + " judged / " + p.to_judge + " to judge";
-  $("judge").textContent = "judging as " + state.judge;
+  $("progress").textContent = progress.judged + " judged / " + progress.to_judge + " to judge";
+  $("judge").replaceChildren("judging as ", isolated("bdi", "", state.judge));
   const open = undecided();
   $("candidates").hidden = open.length === 0;
   $("judging").hidden = open.length > 0 || state.questions.length === 0;
   $("done").hidden = open.length > 0 || state.questions.length > 0;
   if (open.length > 0) {
-    ci = Math.min(ci, open.length - 1);
+    ci = Math.max(0, Math.min(ci, open.length - 1));
     renderCandidates(open);
   } else if (state.questions.length > 0) {
-    qi = Math.min(qi, state.questions.length - 1);
-    ci = Math.min(ci, Math.max(0, state.questions[qi].candidates.length - 1));
+    qi = Math.max(0, Math.min(qi, state.questions.length - 1));
+    ci = Math.max(0, Math.min(ci, state.questions[qi].candidates.length - 1));
     renderQuestion(state.questions[qi]);
   }
 }
@@ -137,11 +262,14 @@ function moveTo(place) {
 async function grade(value, note) {
   const q = state.questions[qi];
   const c = q && q.candidates[ci];
-  if (!c || q.unanswerable) return;
+  if (!c) return;
+  if (q.unanswerable) { say("marked unanswerable: u unmarks it before grading", { qid: q.id }); return; }
   const body = { question: q.id, chunk: c.id, grade: value, seen: c.mark };
   if (note) body.note = note;
-  if (await api("/api/grade", body)) moveTo(firstOpen(qi, ci + 1) || [qi, ci]);
-  render();
+  const result = await api("/api/grade", body);
+  if (result.ok) moveTo(firstOpen(qi, ci + 1) || [qi, ci]);
+  else if (result.conflict) say("Someone else judged this meanwhile: " + result.error + ". The page now shows their decision.", { qid: q.id, cid: c.id });
+  else say(result.error, { qid: q.id, cid: c.id });
 }
 
 function askNote() {
@@ -152,10 +280,9 @@ function askNote() {
 
 async function toggleUnanswerable() {
   const q = state.questions[qi];
-  if (await api("/api/unanswerable", { question: q.id, value: !q.unanswerable })) {
-    if (state.questions[qi].unanswerable) moveTo(firstOpen(qi + 1, 0));
-  }
-  render();
+  const result = await api("/api/unanswerable", { question: q.id, value: !q.unanswerable });
+  if (!result.ok) say(result.error, { qid: q.id });
+  else if (state.questions[qi].unanswerable) moveTo(firstOpen(qi + 1, 0));
 }
 
 function editQuestion() {
@@ -171,6 +298,7 @@ function judgingKey(key) {
   if (key === "?") askNote();
   else if (key === "u") return toggleUnanswerable();
   else if (key === "e") editQuestion();
+  else if (key === "z") return undoCandidate();
   else if (key === "s") moveTo(firstOpen(qi, ci + 1) || [qi, Math.min(ci + 1, q.candidates.length - 1)]);
   else if (key === "ArrowDown" || key === "j") ci = Math.min(ci + 1, q.candidates.length - 1);
   else if (key === "ArrowUp" || key === "k") ci = Math.max(ci - 1, 0);
@@ -179,34 +307,63 @@ function judgingKey(key) {
   return undefined;
 }
 
+async function decideCandidate(kind, c) {
+  const result = await api("/api/" + kind, { candidate: c.id });
+  if (result.ok) decided.push(c.id);
+  else say(result.error, { cid: c.id });
+}
+
+async function undoCandidate() {
+  const cid = decided[decided.length - 1];
+  if (cid === undefined) { say("no keep or bin on this page to take back"); return; }
+  const result = await api("/api/undecide", { candidate: cid });
+  // Said at the top of the page: z may be pressed on the judging screen, where the
+  // candidate is not shown.
+  if (!result.ok) { say(result.error); return; }
+  decided.pop();
+  ci = Math.max(0, undecided().findIndex((c) => c.id === cid));
+}
+
 function candidateKey(key, open) {
   const c = open[ci];
-  if (key === "k" || key === "b") return api("/api/" + (key === "k" ? "keep" : "bin"), { candidate: c.id });
+  if (key === "y") return decideCandidate("keep", c);
+  if (key === "b") return decideCandidate("bin", c);
+  if (key === "z") return undoCandidate();
   if (key === "ArrowDown" || key === "j") ci = Math.min(ci + 1, open.length - 1);
-  else if (key === "ArrowUp") ci = Math.max(ci - 1, 0);
+  else if (key === "ArrowUp" || key === "k") ci = Math.max(ci - 1, 0);
   return undefined;
 }
 
 // Keys typed faster than the server answers are queued, not dropped: each one acts on the
 // state the previous one left.
 
-function enqueue(action) {
+function enqueue(action, since) {
   queued += 1;
   document.body.dataset.busy = "1";
   queue = queue.then(action).catch((err) => say(String(err))).finally(() => {
     queued -= 1;
+    render();
+    // How long the last key took from its keydown to the page drawn and laid out (read
+    // by benchmarks/bench_label.py; offsetHeight makes the layout happen now).
+    if (since !== undefined && document.body.offsetHeight >= 0) document.body.dataset.keyMs = (performance.now() - since).toFixed(1);
     if (queued === 0 && !busy) document.body.dataset.busy = "0";
   });
 }
 
-function handleKey(key) {
+async function handleKey(key) {
+  say("");  // a message is about the key before; a new key starts afresh
   const open = undecided();
-  const result = open.length > 0 ? candidateKey(key, open) : judgingKey(key);
-  render();
-  return result;
+  await (open.length > 0 ? candidateKey(key, open) : judgingKey(key));
 }
 
-const KEYS = /^([0-9?usekbjnp]|Arrow(Up|Down|Left|Right))$/;
+const KEYS = /^([0-9?usekbjnpyz]|Arrow(Up|Down|Left|Right))$/;
+
+function page(direction) {
+  // Space and Shift+Space page through a long focused chunk: a window less the header and a
+  // line, at once (a smooth scroll still running would undo the next key's scrolling).
+  const step = window.innerHeight - $("top").offsetHeight - 40;
+  window.scrollBy({ top: direction * step, behavior: "instant" });
+}
 
 document.addEventListener("keydown", (event) => {
   if (!state || event.ctrlKey || event.metaKey || event.altKey) return;
@@ -214,9 +371,14 @@ document.addEventListener("keydown", (event) => {
     if (event.key === "Escape") { event.target.form.hidden = true; event.target.blur(); }
     return;
   }
+  if (event.key === " ") {
+    event.preventDefault();
+    page(event.shiftKey ? -1 : 1);
+    return;
+  }
   if (!KEYS.test(event.key)) return;
   event.preventDefault();
-  enqueue(() => handleKey(event.key));
+  enqueue(() => handleKey(event.key), event.timeStamp);
 });
 
 $("note-form").addEventListener("submit", (event) => {
@@ -224,14 +386,24 @@ $("note-form").addEventListener("submit", (event) => {
   $("note-form").hidden = true;
   const note = $("note-input").value.trim();
   $("note-input").blur();
-  grade(null, note || undefined);
+  enqueue(() => grade(null, note || undefined));
 });
 
-$("edit-form").addEventListener("submit", async (event) => {
+$("edit-form").addEventListener("submit", (event) => {
   event.preventDefault();
   $("edit-form").hidden = true;
   $("edit-input").blur();
-  await api("/api/edit", { question: state.questions[qi].id, text: $("edit-input").value });
+  const q = state.questions[qi];
+  const text = $("edit-input").value;
+  enqueue(async () => {
+    const result = await api("/api/edit", { question: q.id, text, seen: q.question });
+    if (result.conflict) say("Someone else changed this question meanwhile: " + result.error + ". The page now shows their text.", { qid: q.id });
+    else if (!result.ok) say(result.error, { qid: q.id });
+  });
 });
 
-api("/api/state").then(() => { if (state) { moveTo(firstOpen(0, 0)); render(); } });
+enqueue(async () => {
+  const result = await api("/api/state");
+  if (!result.ok) say(result.error);
+  else moveTo(firstOpen(0, 0));
+});
