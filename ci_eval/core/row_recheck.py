@@ -25,7 +25,7 @@ from ci_eval.errors import InputError
 
 # The fields computed from gold and ranking, in the order a difference is reported.
 RECOMPUTED = ("status", "stale", "metrics", "first_gold_rank", "top_score", "judged_at_k")
-_BATCH = 2048
+_BATCH = 256  # rows a part at a time: a merge holds one batch per part
 
 
 def _question(row: list) -> Question:
