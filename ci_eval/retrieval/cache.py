@@ -29,13 +29,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import queue
 import sqlite3
 import sys
+import threading
 import time
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from ci_eval.core.results import DUPLICATES, ResultError, Retrieved, clean
+from ci_eval.core.results import DUPLICATES, ResultError, Retrieved, clean, clean_batch
 from ci_eval.errors import InputError
 from ci_eval.retrieval.query import Query
 
@@ -43,11 +46,15 @@ FILE_NAME = "retrieval-cache.sqlite3"
 MAX_AGE_DAYS = 30
 _DAY = 86_400.0
 _TABLE = "entries_v2"  # a new layout of the row is a new table: old rows are never misread
-_FLUSH_EVERY = 512  # answers written a transaction
+_FLUSH_EVERY = 2048  # answers written a transaction
+_LOOKUP = 256  # entries read a query (``key IN (...)``): fewer round trips, memory bounded
 _DUPLICATE_NOTE = f" {DUPLICATES} (first occurrence kept)"
-_SCHEMA = (f"CREATE TABLE IF NOT EXISTS {_TABLE} (key TEXT PRIMARY KEY, question TEXT NOT NULL, "
-           "written REAL NOT NULL, ids TEXT NOT NULL, scores TEXT NOT NULL, duplicates INTEGER NOT NULL) "
+# ``ids``: a JSON list; ``scores``: the doubles themselves, little-endian (exact, and read
+# back without parsing a number); ``duplicates``: how many repeated ids the live answer had
+_SCHEMA = (f"CREATE TABLE IF NOT EXISTS {_TABLE} (key BLOB PRIMARY KEY, question TEXT NOT NULL, "
+           "written REAL NOT NULL, ids TEXT NOT NULL, scores BLOB NOT NULL, duplicates INTEGER NOT NULL) "
            "WITHOUT ROWID")
+_SWAP = sys.byteorder != "little"
 
 
 class Unusable(Exception):
@@ -64,6 +71,9 @@ def _open(path: Path, source: str) -> sqlite3.Connection:
         # may lose its last answers to a power cut, never its consistency).
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
+        # no checkpoint (and its fsync) while the run writes: one at the end, which also
+        # leaves a single file for the CI to save
+        db.execute("PRAGMA wal_autocheckpoint=0")
         db.execute(_SCHEMA)
     except (sqlite3.Error, OSError) as exc:
         raise InputError(f"the retrieval cache {path} cannot be used ({exc}): delete it, or name "
@@ -84,11 +94,14 @@ class RetrievalCache:
         self.index_version = index_version
         self.depth, self.known_ids, self._now = depth, known_ids, now
         self._say = say or (lambda line: print(line, file=sys.stderr))
-        self._config = json.dumps(retriever, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        config = json.dumps(retriever, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        # the question comes last, after two fixed parts that end in a NUL: one key per question
+        self._prefix = hashlib.sha256(f"{config}\0{index_version}\0".encode("utf-8", "surrogatepass"))
         self.hits = self.misses = self.unreadable = 0
         self.why: dict[str, int] = {}  # reason -> how many entries could not be used for it
         self.example: str | None = None  # the first such entry's details
         self._pending: list[tuple] = []
+        self.source, self._writer = source, None
         self._db = _open(self.path, source)
         self._db.execute(f"DELETE FROM {_TABLE} WHERE written < ? OR written > ?", self._fresh_window())
 
@@ -96,96 +109,125 @@ class RetrievalCache:
         now = self._now()
         return now - MAX_AGE_DAYS * _DAY, now + _DAY
 
-    def key(self, question: str) -> str:
-        material = json.dumps([question, self._config, self.index_version], ensure_ascii=False)
-        return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
+    def key(self, question: str) -> bytes:
+        digest = self._prefix.copy()
+        digest.update(question.encode("utf-8", "surrogatepass"))
+        return digest.digest()
 
-    def _entry(self, query: Query) -> Retrieved | None:
-        """The cleaned cached answer; None when there is none (or it expired); Unusable
-        when there is one that cannot be used."""
+    def _rows(self, keys: list[bytes]) -> dict:
+        """key -> (question, written, ids, scores, duplicates) of the entries among ``keys``."""
+        marks = ",".join("?" * len(keys))
         try:
-            row = self._db.execute(f"SELECT question, written, ids, scores, duplicates FROM {_TABLE} "
-                                   "WHERE key = ?", (self.key(query.question),)).fetchone()
+            found = self._db.execute(f"SELECT key, question, written, ids, scores, duplicates FROM {_TABLE} "
+                                     f"WHERE key IN ({marks})", keys).fetchall()
         except sqlite3.Error as exc:
-            raise Unusable(f"unreadable ({exc})") from None
-        if row is None:
-            return None
-        question, written, ids, scores, duplicates = row
-        oldest, newest = self._fresh_window()
-        if not (isinstance(written, float) and oldest <= written <= newest):
-            return None
-        if question != query.question:
-            raise Unusable("written for another question")
-        return _cleaned(ids, scores, duplicates, self.depth, self.known_ids)
+            raise InputError(f"the retrieval cache {self.path} cannot be read ({exc}): delete it, or name "
+                             "another folder", self.source) from None
+        return {row[0]: row[1:] for row in found}
 
-    def get(self, query: Query) -> Retrieved | None:
-        """The cached answer, cleaned as a live one; None to ask the retriever (counted
-        as unreadable when an entry was there but could not be used)."""
-        try:
-            return self._entry(query)
-        except Unusable as why:
-            self.unreadable += 1
-            self.why[why.args[0]] = self.why.get(why.args[0], 0) + 1
-            if self.example is None and len(why.args) > 1:
-                self.example = f"{query.id!r}: {why.args[1]}"[:200]
-            return None
+    def _answers(self, queries: Sequence[Query], keys: list[bytes], window) -> list:
+        """Each query's cached answer, cleaned as a live one: a Retrieved, None (no entry, or
+        an expired one) or Unusable (one that is there but cannot be used). The common
+        batch is cleaned at once (core/results.clean_batch), any other entry by itself."""
+        rows = self._rows(keys)
+        out: list = [None] * len(queries)
+        shaped, where = [], []
+        for j, (query, key) in enumerate(zip(queries, keys)):
+            row = rows.get(key)
+            if row is None:
+                continue
+            question, written, ids, scores, duplicates = row
+            if not (isinstance(written, float) and window[0] <= written <= window[1]):
+                continue
+            try:
+                if question != query.question:
+                    raise Unusable("written for another question")
+                shaped.append(_shaped(ids, scores, duplicates))
+                where.append(j)
+            except Unusable as why:
+                out[j] = why
+        together = clean_batch([pairs for pairs, _ in shaped], self.depth, [None] * len(shaped), self.known_ids)
+        for n, (j, (pairs, duplicates)) in enumerate(zip(where, shaped)):
+            try:
+                result = together[n] if together is not None else _clean_one(pairs, self.depth, self.known_ids)
+            except Unusable as why:
+                out[j] = why
+                continue
+            out[j] = _with_duplicates(result, duplicates)
+        return out
 
-    def put(self, query: Query, result: Retrieved) -> None:
+    def _count(self, query: Query, why: Unusable) -> None:
+        self.unreadable += 1
+        self.why[why.args[0]] = self.why.get(why.args[0], 0) + 1
+        if self.example is None and len(why.args) > 1:
+            self.example = f"{query.id!r}: {why.args[1]}"[:200]
+
+    def put(self, query: Query, result: Retrieved, key: bytes | None = None) -> None:
         if result.failed:
             return
         duplicates = next((int(w.split()[0]) for w in result.warnings if w.endswith(_DUPLICATE_NOTE)), 0)
-        self._pending.append((self.key(query.question), query.question, float(self._now()),
-                              json.dumps(list(result.ids), ensure_ascii=False), json.dumps(list(result.scores)),
-                              duplicates))
+        self._pending.append((key or self.key(query.question), query.question, float(self._now()),
+                              json.dumps(result.ids, ensure_ascii=False, separators=(",", ":")),
+                              _score_bytes(result.scores), duplicates))
         if len(self._pending) >= _FLUSH_EVERY:
             self.flush()
 
     def flush(self) -> None:
-        if not self._pending:
-            return
-        with self._db:  # one transaction
-            self._db.execute("BEGIN")
-            self._db.executemany(f"INSERT OR REPLACE INTO {_TABLE} VALUES (?, ?, ?, ?, ?, ?)", self._pending)
-        self._pending.clear()
+        """Hand the answers gathered so far to the writer (one transaction)."""
+        if self._pending:
+            if self._writer is None:
+                self._writer = _Writer(self.path)
+            self._writer.queue.put(self._pending)
+            self._pending = []
 
     def around(self, queries: Sequence[Query], run: Callable[[Sequence[Query]], Iterator]) -> Iterator:
         """The runner's stream for ``queries`` with cached answers put in place: ``run`` is
         called on the misses only (not at all when everything is cached); question order is
-        kept. Each entry is read when it is looked at (once to decide, once to answer), so
-        the run holds none of the store."""
+        kept. Entries are read ``_LOOKUP`` at a time when they are looked at (once to
+        decide, once to answer), so the run holds none of the store: only each question's
+        key (32 bytes) and whether it is answered from the cache."""
+        keys = [self.key(q.question) for q in queries]
+        window = self._fresh_window()
         usable = bytearray(len(queries))
-        for i, q in enumerate(queries):
-            usable[i] = self.get(q) is not None
+        empty = self._db.execute(f"SELECT 1 FROM {_TABLE} LIMIT 1").fetchone() is None
+        for start in range(0, len(queries) if not empty else 0, _LOOKUP):
+            chunk = queries[start:start + _LOOKUP]
+            for j, answer in enumerate(self._answers(chunk, keys[start:start + _LOOKUP], window)):
+                if isinstance(answer, Unusable):
+                    self._count(chunk[j], answer)
+                usable[start + j] = isinstance(answer, Retrieved)
         misses = [q for q, hit in zip(queries, usable) if not hit]
         fresh = iter(run(misses)) if misses else iter(())
         try:
-            for q, hit in zip(queries, usable):
-                if hit:
-                    self.hits += 1
-                    yield q.id, self._again(q)
-                    continue
-                qid, result = next(fresh)
-                self.misses += 1
-                self.put(q, result)
-                yield qid, result
+            for start in range(0, len(queries), _LOOKUP):
+                end = min(start + _LOOKUP, len(queries))
+                hits = [i for i in range(start, end) if usable[i]]
+                again = dict(zip(hits, self._answers([queries[i] for i in hits], [keys[i] for i in hits], window)))
+                for i in range(start, end):
+                    q = queries[i]
+                    if usable[i]:
+                        self.hits += 1
+                        yield q.id, _again(again[i])
+                        continue
+                    qid, result = next(fresh)
+                    self.misses += 1
+                    self.put(q, result, keys[i])
+                    yield qid, result
         finally:
             self.close()
 
-    def _again(self, query: Query) -> Retrieved:
-        """The entry found usable a moment ago; an entry another run removed meanwhile is
-        a failed answer, never a silent empty one."""
-        try:
-            entry = self._entry(query)
-        except Unusable as why:
-            entry, reason = None, why.args[0]
-        else:
-            reason = "removed by another run while this one read it"
-        if entry is None:
-            return Retrieved(error=f"the retrieval cache entry was {reason}")
-        return entry
-
     def close(self) -> None:
         self.flush()
+        if self._writer is not None:
+            failed, self._writer = self._writer.finish(), None
+            if failed:
+                # The answers are measured all the same; the cache only misses them next time.
+                self._say(f"ci-eval: warning: retrieval cache {self.path}: answers could not all be "
+                          f"written ({failed}); they will be asked again next time")
+        try:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error:
+            pass  # another run still reads it: its own close checkpoints
         if self.unreadable:
             reasons = "; ".join(f"{n} {why}" for why, n in sorted(self.why.items()))
             if self.example:
@@ -200,22 +242,90 @@ class RetrievalCache:
         return {"hits": self.hits, "misses": self.misses}
 
 
-def _cleaned(ids_text, scores_text, duplicates, depth: int, known_ids) -> Retrieved:
-    """A stored answer through the cleaning a live one gets (core/results.clean), its
-    warning about repeated ids as the live answer had it."""
+_INSERT = f"INSERT OR REPLACE INTO {_TABLE} VALUES (?, ?, ?, ?, ?, ?)"
+
+
+class _Writer:
+    """Batches of answers written by a thread of its own on a connection of its own: SQLite
+    lets go of the interpreter lock while it writes, so the inserts run beside the run on
+    another core (a first run with the cache costs little more than one without)."""
+
+    def __init__(self, path: Path):
+        self.queue: queue.Queue = queue.Queue(maxsize=4)
+        self.error: str | None = None
+        self.thread = threading.Thread(target=self._work, args=(path,), name="ci-eval-cache-writer", daemon=True)
+        self.thread.start()
+
+    def _work(self, path: Path) -> None:
+        db = None
+        while (batch := self.queue.get()) is not None:
+            if self.error is not None:
+                continue  # drained, so the run never waits on a writer that gave up
+            try:
+                if db is None:
+                    db = sqlite3.connect(path, timeout=60, isolation_level=None)
+                    db.execute("PRAGMA synchronous=NORMAL")
+                    db.execute("PRAGMA wal_autocheckpoint=0")
+                with db:
+                    db.execute("BEGIN")
+                    db.executemany(_INSERT, batch)
+            except sqlite3.Error as exc:
+                self.error = str(exc)
+        if db is not None:
+            db.close()
+
+    def finish(self) -> str | None:
+        """Wait for every batch to be written; why writing stopped, if it did."""
+        self.queue.put(None)
+        self.thread.join()
+        return self.error
+
+
+def _again(answer) -> Retrieved:
+    """The entry found usable a moment ago; one another run removed or replaced meanwhile is
+    a failed answer, never a silent empty one."""
+    if isinstance(answer, Retrieved):
+        return answer
+    reason = answer.args[0] if isinstance(answer, Unusable) else "removed by another run while this one read it"
+    return Retrieved(error=f"the retrieval cache entry was {reason}")
+
+
+def _score_bytes(scores) -> bytes:
+    packed = array("d", scores)
+    if _SWAP:
+        packed.byteswap()
+    return packed.tobytes()
+
+
+def _shaped(ids_text, scores_blob, duplicates) -> tuple[list, int]:
+    """A stored answer as the (id, score) pairs a retriever would have returned, and its
+    count of repeated ids; Unusable when it is not that."""
     try:
-        ids, scores = json.loads(ids_text), json.loads(scores_text)
+        ids = json.loads(ids_text)
     except (TypeError, ValueError, RecursionError):
-        raise Unusable("unreadable (not JSON)") from None
-    if not (isinstance(ids, list) and isinstance(scores, list) and len(ids) == len(scores)):
-        raise Unusable("of the wrong shape (ids and scores not two lists of one length)")
+        raise Unusable("unreadable (its ids are not JSON)") from None
+    if not isinstance(scores_blob, bytes) or len(scores_blob) % 8:
+        raise Unusable("of the wrong shape (its scores are not doubles)")
+    scores = array("d", scores_blob)
+    if _SWAP:
+        scores.byteswap()
+    if not isinstance(ids, list) or len(ids) != len(scores):
+        raise Unusable("of the wrong shape (not as many ids as scores)")
     if type(duplicates) is not int or not 0 <= duplicates < 10**9:
         raise Unusable("of the wrong shape (a count of repeated ids that is not one)")
+    return list(zip(ids, scores.tolist())), duplicates
+
+
+def _clean_one(pairs: list, depth: int, known_ids) -> Retrieved:
     try:
-        result = clean(list(zip(ids, scores)), depth, None, known_ids)
+        return clean(pairs, depth, None, known_ids)
     except ResultError as exc:
         raise Unusable("refused by the cleaning a live answer gets", str(exc)) from None
+
+
+def _with_duplicates(result: Retrieved, duplicates: int) -> Retrieved:
+    """The warning about repeated ids the live answer had (the stored one has none left)."""
     if duplicates and not any(w.endswith(_DUPLICATE_NOTE) for w in result.warnings):
         note = f"{duplicates}{_DUPLICATE_NOTE}"
-        result = Retrieved(result.ids, result.scores, None, None, (note, *result.warnings), result.pairs)
+        return Retrieved(result.ids, result.scores, None, None, (note, *result.warnings), result.pairs)
     return result

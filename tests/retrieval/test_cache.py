@@ -8,6 +8,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from array import array
 from contextlib import closing
 from pathlib import Path
 
@@ -101,7 +102,7 @@ def test_the_config_names_the_cache_folder_and_shards_share_it(tmp_path, calls):
 
 def _entries(cache: Path) -> list[tuple]:
     with closing(sqlite3.connect(cache / FILE_NAME)) as db:
-        return db.execute("SELECT key, ids, scores, written FROM entries_v2").fetchall()
+        return db.execute("SELECT key, ids, written FROM entries_v2").fetchall()
 
 
 def _set(cache: Path, column: str, value) -> None:
@@ -117,22 +118,23 @@ def test_an_unreadable_entry_is_a_miss_and_is_written_again(tmp_path, calls, cap
     calls.clear()
     run = run_in_process(config, cache_dir=str(cache))
     assert calls == ["alpha one"] and run["cache"] == {"hits": 0, "misses": 1}
-    (_, ids, _, _), = _entries(cache)
+    (_, ids, _), = _entries(cache)
     assert json.loads(ids) == [q["id"] for q in run["questions"][0]["ranking"]]
-    assert "1 entry could not be used and was asked again (1 unreadable (not JSON))" in capsys.readouterr().err
+    assert ("1 entry could not be used and was asked again (1 unreadable (its ids are not JSON))"
+            in capsys.readouterr().err)
 
 
 def test_an_entry_expires_after_its_age(tmp_path, calls, capsys):
     config = write(tmp_path / "p", QUESTIONS[:2])
     cache = tmp_path / "cache"
     run_in_process(config, cache_dir=str(cache))
-    (key, _, _, written), _ = sorted(_entries(cache))
+    (key, _, written), _ = sorted(_entries(cache))
     with closing(sqlite3.connect(cache / FILE_NAME)) as db, db:
         db.execute("UPDATE entries_v2 SET written = ? WHERE key = ?", (written - (MAX_AGE_DAYS + 1) * 86_400, key))
     calls.clear()
     run = run_in_process(config, cache_dir=str(cache))
     assert len(calls) == 1 and run["cache"] == {"hits": 1, "misses": 1}
-    assert all(w >= written for _, _, _, w in _entries(cache))  # the old one replaced
+    assert {k: w for k, _, w in _entries(cache)}[key] >= written  # the old one replaced by a fresh answer
     assert "could not be used" not in capsys.readouterr().err  # expiry is not a fault
 
 
@@ -208,15 +210,17 @@ def _cached_run_of(root: Path, ids, scores):
     """A run with the one cache entry replaced by ``ids`` and ``scores``."""
     assert _cli(root, "run", "--quiet", "--cache", "c", "--out", "first.json").returncode == 0
     _set(root / "c", "ids", json.dumps(ids))
-    _set(root / "c", "scores", json.dumps(scores))
+    _set(root / "c", "scores", scores if isinstance(scores, (str, bytes)) else array("d", scores).tobytes())
     return _cli(root, "run", "--quiet", "--cache", "c", "--out", "cached.json")
 
 
 @pytest.mark.parametrize("ids, scores", [
     ([None, {"a": 1}], [0.9, 0.5]),
-    (["alpha", "beta"], ["high", "low"]),
+    (["alpha", "beta"], "high"),
+    (["alpha", "beta"], b"\x00" * 12),
+    (["alpha", "beta"], [0.9, float("nan")]),
     (["alpha"], [0.9, 0.5]),
-], ids=["ids of no kind", "string scores", "lengths differ"])
+], ids=["ids of no kind", "a score high", "scores not doubles", "a score NaN", "lengths differ"])
 def test_an_entry_the_cleaning_refuses_is_asked_again_and_said(tmp_path, ids, scores):
     root = tmp_path / "p"
     _answering(root, GOOD)
