@@ -8,7 +8,8 @@ HELP = """Merge the parts written by `ci-eval run --shard I/N` into one run arte
 an unsharded run would have written (times and latencies apart). Every mean, per-tag mean
 and latency percentile is recomputed from the per-question rows. Refused (exit 2, naming the
 part): a missing or duplicate shard, parts of different gold sets, configs, index versions
-or commits, a question in two parts, a file that is not a part.
+or commits, a question in two parts, a file that is not a part, a row whose metrics, status,
+first gold rank, top score or judged@k differ from what its own gold and ranking give.
 
 example:
   ci-eval run --shard 1/2 --out part-1.json && ci-eval run --shard 2/2 --out part-2.json

@@ -170,6 +170,14 @@ def _fast_valid_artefact(data: dict, schema: dict) -> bool:
 MEASURED = ("ok", "error")
 
 
+def in_means(status: str, unanswerable: bool) -> bool:
+    """Whether a question counts in the summary's means and counts (overall and by tag):
+    answerable, and measured or failed. An unanswerable question has no gold to score, even
+    when it failed; it counts among the errors. The run writes and every reader checks the
+    summary by this one rule."""
+    return status in MEASURED and not unanswerable
+
+
 @dataclass(frozen=True, slots=True)
 class GoldRank:
     """Where one relevant (live, grade >= the relevance level) gold chunk came back; rank

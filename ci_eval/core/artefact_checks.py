@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from itertools import compress
 
-from ci_eval.core.artefact import MEASURED
+from ci_eval.core.artefact import in_means
 from ci_eval.core.question_row import FIELD
 from ci_eval.core.textfmt import integer_size
 from ci_eval.core.validate import json_path
@@ -201,7 +201,8 @@ def row_means(values: list, gold_ids, ranking_ids, metrics: int) -> bool:
 
 def row_view(row: list) -> dict:
     """What the whole-artefact checks read of a version 2 row."""
-    return {"id": row[FIELD["id"]], "status": row[FIELD["status"]], "tags": row[FIELD["tags"]]}
+    return {"id": row[FIELD["id"]], "status": row[FIELD["status"]], "tags": row[FIELD["tags"]],
+            "unanswerable": row[FIELD["unanswerable"]]}
 
 
 def _check_count(problems: _Problems, stated: object, actual: int, what: str, *path) -> None:
@@ -219,8 +220,10 @@ class _Counts:
 
     @classmethod
     def of_views(cls, questions: list) -> _Counts:
-        """From each question's {"id", "status", "tags"} (``row_view``, or a version 1 object)."""
-        measured = [q for q in questions if isinstance(q, dict) and q.get("status") in MEASURED]
+        """From each question's {"id", "status", "tags", "unanswerable"} (``row_view``, or a
+        version 1 object)."""
+        measured = [q for q in questions
+                    if isinstance(q, dict) and in_means(q.get("status"), q.get("unanswerable") is True)]
         tagged = Counter(t for q in measured for t in (q.get("tags") or ()) if isinstance(t, str))
         errors = sum(1 for q in questions if isinstance(q, dict) and q.get("status") == "error")
         return cls(len(questions), len(measured), tagged, errors)
@@ -231,14 +234,16 @@ class _Counts:
         a time."""
         codes = Counter(columns.status)
         names = columns.status_names
-        measured_codes = {code for code, name in enumerate(names) if name in MEASURED}
-        lists = Counter(compress(columns.tags, map(measured_codes.__contains__, columns.status)))
+        measured_codes = {code for code, name in enumerate(names) if in_means(name, False)}
+        # in_means by code: a measured status of an answerable question
+        counted = [code in measured_codes and not u for code, u in zip(columns.status, columns.unanswerable)]
+        lists = Counter(compress(columns.tags, counted))
         tagged: Counter = Counter()
         for where, n in lists.items():
             for tag in columns.tag_lists[where]:
                 tagged[tag] += n
         errors = codes[names.index("error")] if "error" in names else 0
-        return cls(len(columns), sum(codes[c] for c in measured_codes), tagged, errors)
+        return cls(len(columns), sum(counted), tagged, errors)
 
 
 def _check_summary(data: dict, counts: _Counts, problems: _Problems) -> None:

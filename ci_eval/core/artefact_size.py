@@ -94,6 +94,20 @@ def artefact_bound(head: dict, questions: Sequence, depth: int, longest_id: int,
             + end_bytes(metrics, tags, len(questions), head["k"], history))
 
 
+def depth_that_fits(head: dict, questions: Sequence, depth: int, longest_id: int, history,
+                    limit: int, least: int) -> int | None:
+    """The largest retriever depth from ``least`` up to ``depth`` whose artefact is surely
+    under ``limit``; None when not even ``least`` fits. Only the rankings' share of the bound
+    changes with the depth (the head written at a smaller depth is no longer)."""
+    per_row = len(head["metrics"])
+    fixed = artefact_bound(head, questions, depth, longest_id, history) - len(questions) * retrieved_bytes(
+        per_row, depth, longest_id)
+    for d in range(depth, least - 1, -1):
+        if fixed + len(questions) * retrieved_bytes(per_row, d, longest_id) <= limit:
+            return d
+    return None
+
+
 def shards_that_fit(head: dict, questions: Sequence, depth: int, longest_id: int, history,
                     limit: int, at_least: int = 2) -> int | None:
     """The smallest shard count from ``at_least`` whose every part is surely under

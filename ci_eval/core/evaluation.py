@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from itertools import chain, islice, repeat
 from operator import attrgetter, itemgetter
 
-from ci_eval.core.artefact import MEASURED
+from ci_eval.core.artefact import MEASURED, in_means
 from ci_eval.core.goldset import GoldSet, Question
 from ci_eval.core.question_row import EXACT_INTEGERS, QUESTION_FIELDS, from_row, written_value
 from ci_eval.core.results import Retrieved
@@ -62,7 +62,7 @@ class Scored:
     def in_means(self) -> bool:
         """Answerable and measured (an error scores 0). An unanswerable question has no gold
         to score, even when it failed."""
-        return self.status in MEASURED and not self.question.unanswerable
+        return in_means(self.status, self.question.unanswerable)
 
 
 def _status(q: Question, live_relevant: bool, relevant_stale: bool, r: Retrieved) -> str:

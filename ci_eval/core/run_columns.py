@@ -15,7 +15,7 @@ from array import array
 from dataclasses import dataclass, field
 from operator import itemgetter
 
-from ci_eval.core.artefact import MEASURED
+from ci_eval.core.artefact import in_means
 from ci_eval.core.question_row import FIELD
 from ci_eval.core.results import STOPPED_EARLY, WARNING_KINDS
 
@@ -124,7 +124,7 @@ class RunColumns:
         if unanswerable:
             self.unanswerable += 1
             self.abstained += status != "error" and abstains(top, self.abstain_below)
-        elif status in MEASURED:
+        elif in_means(status, unanswerable):
             position = self.overall.count
             self.overall.add(metrics)
             for tag in tags:

@@ -29,7 +29,7 @@ class ActionInputs:
     fail_on_gate: bool
     author: str  # the login the sticky comment is posted as
     shard: str = ""  # "I/N": this job runs one part of a sharded run and uploads it
-    cache: str = ""  # folder of the retrieval cache ("" = [retriever] cache, else off)
+    cache: str = ""  # folder of the retrieval cache ("": none; the config's [retriever] cache is not kept)
 
 
 def _input(env: Mapping[str, str], name: str, default: str = "") -> str:

@@ -41,7 +41,7 @@ def part_mode(inputs: ActionInputs, event: Event, env) -> int:
     config = _load(inputs, "sharded")
     path = Path(inputs.out_dir) / RUN_MEMBER
     part = run_evaluation(load_inputs(config), path, git=job_git(event, env), shard=shard,
-                          cache_dir=inputs.cache or None)
+                          cache_dir=inputs.cache)
     name = part_artifact_name(inputs.artifact_name, shard)
     write_outputs(env.get("GITHUB_OUTPUT"), {"part-name": name, "artefact": str(path)})
     errors = part.columns.errors.count

@@ -421,7 +421,7 @@ def _evaluate(inputs: ActionInputs, event: Event, env, history_after):
         head = demo_artefact("head", out, show_progress=True, git=git, history=history_after(builtin))
         return head, load_config(demo_config_path("head"))
     config = load_config(inputs.config)
-    head = run_evaluation(load_inputs(config), out, git=git, cache_dir=inputs.cache or None,
+    head = run_evaluation(load_inputs(config), out, git=git, cache_dir=inputs.cache,
                           history=history_after(None))
     return head, config
 

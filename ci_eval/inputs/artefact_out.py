@@ -93,12 +93,17 @@ def write_rows(destination, head: dict, rows, columns, end, questions: int, limi
 
 def write_merged(destination, parts, rows, history=None) -> RunWritten:
     """Merge checked parts (core.merge.Part) into ``destination``: ``rows`` holds one row
-    iterator a part; ``history()`` (when given) replaces the parts' history at the end."""
+    iterator a part, each row held to its own gold and ranking (core/row_recheck.py) as it
+    passes; ``history()`` (when given) replaces the parts' history at the end."""
     from ci_eval.core.merge import check_parts, merged_end, merged_head, merged_rows
+    from ci_eval.core.row_recheck import rechecked_rows
     from ci_eval.core.run_columns import RunColumns
 
     records = check_parts(parts)
     head = merged_head(parts)
+    level = head["config"].get("relevance_level", 1)
+    rows = [rechecked_rows(part_rows, part.source, head["metrics"], head["k"], level)
+            for part, part_rows in zip(parts, rows)]
     retriever = head["config"].get("retriever") or {}
     columns = RunColumns(head["metrics"], head["abstain_below"], head["k"], retriever.get("depth"))
     tail: dict = {}

@@ -5,93 +5,327 @@ What a PR that changes only the gold set, the gate or the docs needs: the paid r
 called for new or reworded questions only. The key is sha256 over (question text, the
 retriever's resolved config as the artefact records it, index version); anything else that
 changes retrieval (the retriever's own code) must show in one of those, usually the index
-version. One small JSON file per key, ``<dir>/<key[:2]>/<key>.json``, written atomically,
-so a folder the CI caches between runs can be restored, grown and saved by parallel shards.
+version.
 
-A failed answer is never stored. An entry that cannot be read, or that was written for
-another question, counts as a miss and is written again: the cache is disposable.
+One SQLite file in the cache folder (``retrieval-cache.sqlite3``, standard library, WAL
+journal), an entry a row keyed by that hash: a run reads one entry per question when it
+needs it, never the whole store, and writes its answers in batches of one transaction each
+(no fsync per answer), so a folder the CI caches between runs can be restored, grown and
+saved, and shards on one machine can share it.
+
+An entry is an answer the retriever gave, and it is held to what a live answer is held to:
+it passes the same cleaning (core/results.clean: string ids, finite numeric scores, no
+repeated id, best first, cut at the depth, ids outside the index named). An entry that
+cannot be read or does not pass (another question's, a broken row, integer ids, a score
+"high") is asked again, written again, and counted aloud at the end of the run. A failed
+answer is never stored.
+
+Entries expire ``MAX_AGE_DAYS`` after they were written (a clock more than a day ahead of
+now counts as expired too): an expired entry is asked again, and the rows past their age are
+deleted when a run opens the cache, so a store kept between runs does not grow without end.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import queue
+import sqlite3
+import sys
+import threading
+import time
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from ci_eval.core.results import Retrieved
+from ci_eval.core.results import DUPLICATES, ResultError, Retrieved, clean, clean_batch
 from ci_eval.errors import InputError
 from ci_eval.retrieval.query import Query
 
-ENTRY_VERSION = 1
-_MAX_ENTRY_BYTES = 16 * 1024 * 1024
+FILE_NAME = "retrieval-cache.sqlite3"
+MAX_AGE_DAYS = 30
+_DAY = 86_400.0
+_TABLE = "entries_v2"  # a new layout of the row is a new table: old rows are never misread
+_FLUSH_EVERY = 2048  # answers written a transaction
+_LOOKUP = 256  # entries read a query (``key IN (...)``): fewer round trips, memory bounded
+_DUPLICATE_NOTE = f" {DUPLICATES} (first occurrence kept)"
+# ``ids``: a JSON list; ``scores``: the doubles themselves, little-endian (exact, and read
+# back without parsing a number); ``duplicates``: how many repeated ids the live answer had
+_SCHEMA = (f"CREATE TABLE IF NOT EXISTS {_TABLE} (key BLOB PRIMARY KEY, question TEXT NOT NULL, "
+           "written REAL NOT NULL, ids TEXT NOT NULL, scores BLOB NOT NULL, duplicates INTEGER NOT NULL) "
+           "WITHOUT ROWID")
+_SWAP = sys.byteorder != "little"
+
+
+class Unusable(Exception):
+    """An entry that is there but cannot be used: why, in a few words (``args[0]``, what
+    entries are counted by), and an example of it (``args[1]``, optional)."""
+
+
+def _open(path: Path, source: str) -> sqlite3.Connection:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # one connection, used by whichever thread draws the run's stream
+        db = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
+        # WAL: readers never wait for the writer; NORMAL: no fsync per transaction (a cache
+        # may lose its last answers to a power cut, never its consistency).
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        # no checkpoint (and its fsync) while the run writes: one at the end, which also
+        # leaves a single file for the CI to save
+        db.execute("PRAGMA wal_autocheckpoint=0")
+        db.execute(_SCHEMA)
+    except (sqlite3.Error, OSError) as exc:
+        raise InputError(f"the retrieval cache {path} cannot be used ({exc}): delete it, or name "
+                         "another folder", source) from None
+    return db
 
 
 class RetrievalCache:
-    def __init__(self, folder: str, retriever: dict, index_version: str | None, source: str = "cache"):
+    def __init__(self, folder: str, retriever: dict, index_version: str | None, source: str = "cache", *,
+                 depth: int = 15, known_ids=None, now: Callable[[], float] = time.time,
+                 say: Callable[[str], None] | None = None):
         if not index_version:
             # Without a version a re-indexed store would be answered from the old index.
             raise InputError("the retrieval cache needs an index version (a manifest with a "
                              "\"version\", or [index] version)", source)
         self.folder = Path(folder)
+        self.path = self.folder / FILE_NAME
         self.index_version = index_version
-        self._config = json.dumps(retriever, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        self.hits = 0
-        self.misses = 0
+        self.depth, self.known_ids, self._now = depth, known_ids, now
+        self._say = say or (lambda line: print(line, file=sys.stderr))
+        config = json.dumps(retriever, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        # the question comes last, after two fixed parts that end in a NUL: one key per question
+        self._prefix = hashlib.sha256(f"{config}\0{index_version}\0".encode("utf-8", "surrogatepass"))
+        self.hits = self.misses = self.unreadable = 0
+        self.why: dict[str, int] = {}  # reason -> how many entries could not be used for it
+        self.example: str | None = None  # the first such entry's details
+        self._pending: list[tuple] = []
+        self.source, self._writer = source, None
+        self._db = _open(self.path, source)
+        self._db.execute(f"DELETE FROM {_TABLE} WHERE written < ? OR written > ?", self._fresh_window())
 
-    def key(self, question: str) -> str:
-        material = json.dumps([question, self._config, self.index_version], ensure_ascii=False)
-        return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
+    def _fresh_window(self) -> tuple[float, float]:
+        now = self._now()
+        return now - MAX_AGE_DAYS * _DAY, now + _DAY
 
-    def _path(self, key: str) -> Path:
-        return self.folder / key[:2] / f"{key}.json"
+    def key(self, question: str) -> bytes:
+        digest = self._prefix.copy()
+        digest.update(question.encode("utf-8", "surrogatepass"))
+        return digest.digest()
 
-    def get(self, query: Query) -> Retrieved | None:
-        from ci_eval.inputs.files import read_json
-
-        path = self._path(self.key(query.question))
-        if not path.is_file():
-            return None
+    def _rows(self, keys: list[bytes]) -> dict:
+        """key -> (question, written, ids, scores, duplicates) of the entries among ``keys``."""
+        marks = ",".join("?" * len(keys))
         try:
-            entry, _ = read_json(path, "retrieval cache entry", _MAX_ENTRY_BYTES)
-        except InputError:
-            return None
-        if not (isinstance(entry, dict) and entry.get("version") == ENTRY_VERSION
-                and entry.get("question") == query.question
-                and entry.get("index_version") == self.index_version
-                and isinstance(entry.get("ids"), list) and isinstance(entry.get("scores"), list)
-                and len(entry["ids"]) == len(entry["scores"])):
-            return None
-        # No retriever call was made, so no latency is recorded for it.
-        return Retrieved(ids=tuple(entry["ids"]), scores=tuple(entry["scores"]),
-                         warnings=tuple(entry.get("warnings") or ()))
+            found = self._db.execute(f"SELECT key, question, written, ids, scores, duplicates FROM {_TABLE} "
+                                     f"WHERE key IN ({marks})", keys).fetchall()
+        except sqlite3.Error as exc:
+            raise InputError(f"the retrieval cache {self.path} cannot be read ({exc}): delete it, or name "
+                             "another folder", self.source) from None
+        return {row[0]: row[1:] for row in found}
 
-    def put(self, query: Query, result: Retrieved) -> None:
-        from ci_eval.inputs.files import atomic_write
+    def _answers(self, queries: Sequence[Query], keys: list[bytes], window) -> list:
+        """Each query's cached answer, cleaned as a live one: a Retrieved, None (no entry, or
+        an expired one) or Unusable (one that is there but cannot be used). The common
+        batch is cleaned at once (core/results.clean_batch), any other entry by itself."""
+        rows = self._rows(keys)
+        out: list = [None] * len(queries)
+        shaped, where = [], []
+        for j, (query, key) in enumerate(zip(queries, keys)):
+            row = rows.get(key)
+            if row is None:
+                continue
+            question, written, ids, scores, duplicates = row
+            if not (isinstance(written, float) and window[0] <= written <= window[1]):
+                continue
+            try:
+                if question != query.question:
+                    raise Unusable("written for another question")
+                shaped.append(_shaped(ids, scores, duplicates))
+                where.append(j)
+            except Unusable as why:
+                out[j] = why
+        together = clean_batch([pairs for pairs, _ in shaped], self.depth, [None] * len(shaped), self.known_ids)
+        for n, (j, (pairs, duplicates)) in enumerate(zip(where, shaped)):
+            try:
+                result = together[n] if together is not None else _clean_one(pairs, self.depth, self.known_ids)
+            except Unusable as why:
+                out[j] = why
+                continue
+            out[j] = _with_duplicates(result, duplicates)
+        return out
 
+    def _count(self, query: Query, why: Unusable) -> None:
+        self.unreadable += 1
+        self.why[why.args[0]] = self.why.get(why.args[0], 0) + 1
+        if self.example is None and len(why.args) > 1:
+            self.example = f"{query.id!r}: {why.args[1]}"[:200]
+
+    def put(self, query: Query, result: Retrieved, key: bytes | None = None) -> None:
         if result.failed:
             return
-        entry = {"version": ENTRY_VERSION, "question": query.question, "index_version": self.index_version,
-                 "ids": list(result.ids), "scores": list(result.scores), "warnings": list(result.warnings)}
-        atomic_write(self._path(self.key(query.question)), json.dumps(entry, ensure_ascii=False) + "\n")
+        duplicates = next((int(w.split()[0]) for w in result.warnings if w.endswith(_DUPLICATE_NOTE)), 0)
+        self._pending.append((key or self.key(query.question), query.question, float(self._now()),
+                              json.dumps(result.ids, ensure_ascii=False, separators=(",", ":")),
+                              _score_bytes(result.scores), duplicates))
+        if len(self._pending) >= _FLUSH_EVERY:
+            self.flush()
+
+    def flush(self) -> None:
+        """Hand the answers gathered so far to the writer (one transaction)."""
+        if self._pending:
+            if self._writer is None:
+                self._writer = _Writer(self.path)
+            self._writer.queue.put(self._pending)
+            self._pending = []
 
     def around(self, queries: Sequence[Query], run: Callable[[Sequence[Query]], Iterator]) -> Iterator:
         """The runner's stream for ``queries`` with cached answers put in place: ``run`` is
-        called on the misses only (not at all when everything is cached); question order is kept."""
-        cached = {q.id: self.get(q) for q in queries}
-        misses = [q for q in queries if cached[q.id] is None]
+        called on the misses only (not at all when everything is cached); question order is
+        kept. Entries are read ``_LOOKUP`` at a time when they are looked at (once to
+        decide, once to answer), so the run holds none of the store: only each question's
+        key (32 bytes) and whether it is answered from the cache."""
+        keys = [self.key(q.question) for q in queries]
+        window = self._fresh_window()
+        usable = bytearray(len(queries))
+        empty = self._db.execute(f"SELECT 1 FROM {_TABLE} LIMIT 1").fetchone() is None
+        for start in range(0, len(queries) if not empty else 0, _LOOKUP):
+            chunk = queries[start:start + _LOOKUP]
+            for j, answer in enumerate(self._answers(chunk, keys[start:start + _LOOKUP], window)):
+                if isinstance(answer, Unusable):
+                    self._count(chunk[j], answer)
+                usable[start + j] = isinstance(answer, Retrieved)
+        misses = [q for q, hit in zip(queries, usable) if not hit]
         fresh = iter(run(misses)) if misses else iter(())
-        for q in queries:
-            hit = cached[q.id]
-            if hit is not None:
-                self.hits += 1
-                yield q.id, hit
-                continue
-            qid, result = next(fresh)
-            self.misses += 1
-            self.put(q, result)
-            yield qid, result
+        try:
+            for start in range(0, len(queries), _LOOKUP):
+                end = min(start + _LOOKUP, len(queries))
+                hits = [i for i in range(start, end) if usable[i]]
+                again = dict(zip(hits, self._answers([queries[i] for i in hits], [keys[i] for i in hits], window)))
+                for i in range(start, end):
+                    q = queries[i]
+                    if usable[i]:
+                        self.hits += 1
+                        yield q.id, _again(again[i])
+                        continue
+                    qid, result = next(fresh)
+                    self.misses += 1
+                    self.put(q, result, keys[i])
+                    yield qid, result
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self.flush()
+        if self._writer is not None:
+            failed, self._writer = self._writer.finish(), None
+            if failed:
+                # The answers are measured all the same; the cache only misses them next time.
+                self._say(f"ci-eval: warning: retrieval cache {self.path}: answers could not all be "
+                          f"written ({failed}); they will be asked again next time")
+        try:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error:
+            pass  # another run still reads it: its own close checkpoints
+        if self.unreadable:
+            reasons = "; ".join(f"{n} {why}" for why, n in sorted(self.why.items()))
+            if self.example:
+                reasons += f"; first: {self.example}"
+            self._say(f"ci-eval: warning: retrieval cache {self.path}: {self.unreadable} entr"
+                      f"{'y' if self.unreadable == 1 else 'ies'} could not be used and "
+                      f"{'was' if self.unreadable == 1 else 'were'} asked again ({reasons})")
+            self.unreadable = 0
 
     def record(self) -> dict:
         """The artefact's ``cache`` key: how many questions came from the cache."""
         return {"hits": self.hits, "misses": self.misses}
+
+
+_INSERT = f"INSERT OR REPLACE INTO {_TABLE} VALUES (?, ?, ?, ?, ?, ?)"
+
+
+class _Writer:
+    """Batches of answers written by a thread of its own on a connection of its own: SQLite
+    lets go of the interpreter lock while it writes, so the inserts run beside the run on
+    another core (a first run with the cache costs little more than one without)."""
+
+    def __init__(self, path: Path):
+        self.queue: queue.Queue = queue.Queue(maxsize=4)
+        self.error: str | None = None
+        self.thread = threading.Thread(target=self._work, args=(path,), name="ci-eval-cache-writer", daemon=True)
+        self.thread.start()
+
+    def _work(self, path: Path) -> None:
+        db = None
+        while (batch := self.queue.get()) is not None:
+            if self.error is not None:
+                continue  # drained, so the run never waits on a writer that gave up
+            try:
+                if db is None:
+                    db = sqlite3.connect(path, timeout=60, isolation_level=None)
+                    db.execute("PRAGMA synchronous=NORMAL")
+                    db.execute("PRAGMA wal_autocheckpoint=0")
+                with db:
+                    db.execute("BEGIN")
+                    db.executemany(_INSERT, batch)
+            except sqlite3.Error as exc:
+                self.error = str(exc)
+        if db is not None:
+            db.close()
+
+    def finish(self) -> str | None:
+        """Wait for every batch to be written; why writing stopped, if it did."""
+        self.queue.put(None)
+        self.thread.join()
+        return self.error
+
+
+def _again(answer) -> Retrieved:
+    """The entry found usable a moment ago; one another run removed or replaced meanwhile is
+    a failed answer, never a silent empty one."""
+    if isinstance(answer, Retrieved):
+        return answer
+    reason = answer.args[0] if isinstance(answer, Unusable) else "removed by another run while this one read it"
+    return Retrieved(error=f"the retrieval cache entry was {reason}")
+
+
+def _score_bytes(scores) -> bytes:
+    packed = array("d", scores)
+    if _SWAP:
+        packed.byteswap()
+    return packed.tobytes()
+
+
+def _shaped(ids_text, scores_blob, duplicates) -> tuple[list, int]:
+    """A stored answer as the (id, score) pairs a retriever would have returned, and its
+    count of repeated ids; Unusable when it is not that."""
+    try:
+        ids = json.loads(ids_text)
+    except (TypeError, ValueError, RecursionError):
+        raise Unusable("unreadable (its ids are not JSON)") from None
+    if not isinstance(scores_blob, bytes) or len(scores_blob) % 8:
+        raise Unusable("of the wrong shape (its scores are not doubles)")
+    scores = array("d", scores_blob)
+    if _SWAP:
+        scores.byteswap()
+    if not isinstance(ids, list) or len(ids) != len(scores):
+        raise Unusable("of the wrong shape (not as many ids as scores)")
+    if type(duplicates) is not int or not 0 <= duplicates < 10**9:
+        raise Unusable("of the wrong shape (a count of repeated ids that is not one)")
+    return list(zip(ids, scores.tolist())), duplicates
+
+
+def _clean_one(pairs: list, depth: int, known_ids) -> Retrieved:
+    try:
+        return clean(pairs, depth, None, known_ids)
+    except ResultError as exc:
+        raise Unusable("refused by the cleaning a live answer gets", str(exc)) from None
+
+
+def _with_duplicates(result: Retrieved, duplicates: int) -> Retrieved:
+    """The warning about repeated ids the live answer had (the stored one has none left)."""
+    if duplicates and not any(w.endswith(_DUPLICATE_NOTE) for w in result.warnings):
+        note = f"{duplicates}{_DUPLICATE_NOTE}"
+        return Retrieved(result.ids, result.scores, None, None, (note, *result.warnings), result.pairs)
+    return result

@@ -135,26 +135,45 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
 
 def refuse_oversized(inputs: Inputs, head: dict, questions, history, shard, out) -> None:
     """Refuse, before the retriever is called, a run whose artefact could pass the size
-    limit a later run reads as its baseline (loaders.MAX_ARTEFACT_BYTES, as it is now),
-    naming a shard count whose every part surely fits."""
-    from ci_eval.core.artefact_size import artefact_bound, shards_that_fit
+    limit a later run reads as its baseline (loaders.MAX_ARTEFACT_BYTES, as it is now). A
+    shard is held to its own part and to the merged artefact of the whole run, which is as
+    large as the unsharded run's: sharding spreads the retrieval, never the artefact's size.
+    The advice is one that fits: a shard count when only a part is over, else a depth."""
+    from ci_eval.core.artefact_size import artefact_bound
     from ci_eval.inputs import loaders
 
     limit, depth = loaders.MAX_ARTEFACT_BYTES, inputs.config.retriever.depth
     known = inputs.manifest.ids if inputs.manifest else _gold_ids(inputs.gold.questions)
     longest = max(map(len, known), default=1)
     bound = artefact_bound(head, questions, depth, longest, history)
-    if bound <= limit:
+    whole_head = {key: value for key, value in head.items() if key != "shard"}
+    whole = bound if shard is None else artefact_bound(whole_head, inputs.gold.questions, depth, longest, history)
+    if bound <= limit and whole <= limit:
         return
-    count = shards_that_fit(head, inputs.gold.questions, depth, longest, history, limit,
-                            at_least=2 if shard is None else shard.count + 1)
-    advice = (f"run it in {count} shards (--shard I/{count} for I = 1 to {count}, then ci-eval merge)"
-              if count else "measure fewer questions or a smaller retriever.depth")
+    advice = _size_advice(inputs, whole_head, history, shard, limit, longest, whole)
     part = "" if shard is None else f" (shard {shard})"
+    reached, what = (bound, f"{len(questions):,} questions") if bound > limit else (
+        whole, f"merged: {len(inputs.gold.questions):,} questions")
     raise InputError(
-        f"the run artefact{part} could reach {bound:,} bytes ({len(questions):,} questions, depth {depth}, "
+        f"the run artefact{part} could reach {reached:,} bytes ({what}, depth {depth}, "
         f"{len(inputs.config.metrics)} metrics), over the {limit:,}-byte limit a later run reads as its baseline: "
         f"refused before the retriever is called; {advice}", str(out))
+
+
+def _size_advice(inputs: Inputs, whole_head: dict, history, shard, limit: int, longest: int, whole: int) -> str:
+    from ci_eval.core.artefact_size import depth_that_fits, shards_that_fit
+
+    cfg, gold = inputs.config, inputs.gold.questions
+    if whole <= limit:  # only this part is over: more parts, each smaller, merge to what fits
+        count = shards_that_fit(whole_head, gold, cfg.retriever.depth, longest, history, limit,
+                                at_least=shard.count + 1)
+        if count:
+            return f"run it in {count} shards (--shard I/{count} for I = 1 to {count}, then ci-eval merge)"
+    fits = depth_that_fits(whole_head, gold, cfg.retriever.depth, longest, history, limit, least=3 * cfg.k)
+    shards = " (shards would not help: their merged artefact is as large)"
+    if fits is not None and fits < cfg.retriever.depth:
+        return f"set [retriever] depth = {fits} or less{shards}"
+    return f"measure fewer questions or a smaller k (depth {3 * cfg.k} is the least it allows){shards}"
 
 
 def _gold_ids(questions) -> set:

@@ -19,11 +19,24 @@ def _index_version(inputs) -> str | None:
 
 
 def open_cache(inputs, cache_dir: str | None):
-    """The retrieval cache of ``--cache DIR`` or ``[retriever] cache``; None when off."""
-    folder = cache_dir or inputs.config.retriever.cache
+    """The retrieval cache of ``--cache DIR`` or ``[retriever] cache``; None when off.
+    ``cache_dir`` "" is the action's ``cache`` input left empty: the action restores and
+    saves only the folder that input names, so a ``[retriever] cache`` would be filled and
+    thrown away with the runner. It is not used, and the run says why."""
+    configured = inputs.config.retriever.cache
+    if cache_dir == "" and configured:
+        import sys
+
+        print(f"ci-eval: warning: {inputs.config.source}: [retriever] cache = {configured!r} is not used: "
+              "the action keeps a retrieval cache between runs only when its `cache` input names the "
+              f"folder (cache: {configured}); every question is asked", file=sys.stderr)
+        return None
+    folder = cache_dir or configured
     if not folder:
         return None
     from ci_eval.retrieval.cache import RetrievalCache
 
     source = "--cache" if cache_dir else f"{inputs.config.source}:retriever.cache"
-    return RetrievalCache(folder, inputs.config.as_recorded()["retriever"], _index_version(inputs), source)
+    return RetrievalCache(folder, inputs.config.as_recorded()["retriever"], _index_version(inputs), source,
+                          depth=inputs.config.retriever.depth,
+                          known_ids=inputs.manifest.ids if inputs.manifest else None)

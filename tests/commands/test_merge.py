@@ -160,3 +160,54 @@ def test_a_shard_run_says_what_it_holds(project, tmp_path):
     held = len(part["questions"])
     assert f"shard 1/{COUNT}: {held} of {len(questions())} questions; merge the parts with `ci-eval merge`" in done.stdout
     assert f"retrieval cache: 0 answered from it, {held} asked" in done.stdout
+
+
+def _edited(project, name: str, edit) -> tuple[str, str]:
+    """The first part with one of its ok rows changed by ``edit`` (which returns the field
+    it changed), written as ``name``; (the question's id, the field)."""
+    part = read_run(project / PARTS[0])
+    for q in part["questions"]:
+        if q["status"] == "ok":
+            field = edit(q)
+            if field:
+                break
+    else:
+        pytest.fail("no ok row that edit changes")
+    (project / name).write_text(json.dumps(part))
+    return q["id"], field
+
+
+def _all_ones(q):
+    if any(v < 1 for v in q["metrics"].values()):
+        q["metrics"] = dict.fromkeys(q["metrics"], 1)
+        return "metrics"
+    return None
+
+
+def _gold_first(q):
+    if q["first_gold_rank"] != 1:
+        q["first_gold_rank"] = 1
+        return "first_gold_rank"
+    return None
+
+
+def _made_stale(q):
+    q["status"] = "stale"
+    return "status"
+
+
+@pytest.mark.parametrize("edit", [_all_ones, _gold_first, _made_stale], ids=lambda f: f.__name__)
+def test_a_hand_edited_row_is_refused_naming_the_part_and_question(project, edit):
+    qid, field = _edited(project, "edited.json", edit)
+    done = cli("merge", "edited.json", *PARTS[1:], "--out", "m.json", cwd=project)
+    assert done.returncode == 2 and not (project / "m.json").exists()
+    line, = done.stderr.strip().splitlines()
+    assert line.startswith("ci-eval: error: edited.json:questions[") and f".{field}: question {qid!r}: " in line
+    assert "but its gold and ranking give" in line
+
+
+def test_an_untouched_part_written_again_still_merges(project):
+    # the same rows re-encoded by another writer: the check is on values, not on bytes
+    (project / "same.json").write_text(json.dumps(read_run(project / PARTS[0])))
+    done = cli("merge", "same.json", *PARTS[1:], "--out", "m.json", cwd=project)
+    assert done.returncode == 4, done.stderr  # the "boom" questions fail by design

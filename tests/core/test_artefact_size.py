@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ci_eval.core.artefact import artefact_head
-from ci_eval.core.artefact_size import _each_known, artefact_bound, known_bytes, shards_that_fit
+from ci_eval.core.artefact_size import _each_known, artefact_bound, depth_that_fits, known_bytes, shards_that_fit
 from ci_eval.core.artefact_writer import artefact_pieces, compact
 from ci_eval.core.evaluation import evaluate_rows
 from ci_eval.core.goldset import GoldSet, Question
@@ -74,3 +74,13 @@ def test_the_shard_count_named_makes_every_part_fit():
     for i in range(1, count + 1):
         part = [q for q in questions if shard_of(q.id, count) == i]
         assert artefact_bound(head, part, 6, 12, []) + len(compact([q.id for q in part])) < limit
+
+
+def test_the_depth_named_is_the_largest_whose_bound_fits():
+    questions = [Question(f"q{i}", f"question {i}", (("chunk/1", 1),), ("t",), False) for i in range(300)]
+    head = _head(len(questions))
+    bounds = {d: artefact_bound(head, questions, d, 12, []) for d in range(6, 21)}
+    limit = (bounds[11] + bounds[12]) // 2
+    assert depth_that_fits(head, questions, 20, 12, [], limit, least=6) == 11
+    assert depth_that_fits(head, questions, 20, 12, [], bounds[6] - 1, least=6) is None
+    assert depth_that_fits(head, questions, 20, 12, [], bounds[20], least=6) == 20

@@ -69,36 +69,56 @@ def test_a_run_under_the_bound_runs_and_its_artefact_is_within_it(tmp_path, monk
     assert (tmp_path / "run.json").stat().st_size <= bound
 
 
-def test_one_byte_over_is_refused_before_any_call_with_a_shard_count_that_fits(tmp_path, monkeypatch, capsys):
+def _with_depth(tmp_path, depth: int) -> None:
+    config = tmp_path / "ci-eval.toml"
+    config.write_text(re.sub(r"depth = \d+", f"depth = {depth}", config.read_text()))
+
+
+def test_one_byte_over_is_refused_before_any_call_with_a_depth_that_fits(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(_project(tmp_path, 60))
+    _with_depth(tmp_path, 12)
     bound = _bound(monkeypatch, capsys)
     code, err = _run(monkeypatch, capsys, bound - 1, "--out", "run.json")
     assert code == 2
     assert len(err.strip().splitlines()) == 1
     assert f"could reach {bound:,} bytes" in err and f"over the {bound - 1:,}-byte limit" in err
-    # depth 6 and the four metrics plus hit@6, which every run adds at its depth
-    assert "60 questions, depth 6, 5 metrics" in err
+    # the four metrics plus hit@6, which every run adds at 3k
+    assert "60 questions, depth 12, 5 metrics" in err
     assert not (tmp_path / "calls.txt").exists() and not (tmp_path / "run.json").exists()
-    count = int(re.search(r"--shard I/(\d+)", err).group(1))
-    assert count >= 2
-    for i in range(1, count + 1):  # the advice holds: every part runs under the same limit
-        code, err = _run(monkeypatch, capsys, bound - 1, "--shard", f"{i}/{count}", "--out", f"part-{i}.json")
-        assert code == 0, err
-        assert (tmp_path / f"part-{i}.json").stat().st_size <= bound - 1
+    # sharding is never the advice: the merged artefact is the unsharded run's size
+    assert "--shard" not in err and "shards would not help" in err
+    depth = int(re.search(r"set \[retriever\] depth = (\d+) or less", err).group(1))
+    assert 2 * 3 <= depth < 12  # at least 3k (k = 2)
+    _with_depth(tmp_path, depth)  # the advice holds: the run goes through under the same limit
+    code, err = _run(monkeypatch, capsys, bound - 1, "--out", "run.json")
+    assert code == 0, err
+    assert (tmp_path / "run.json").stat().st_size <= bound - 1
     assert len((tmp_path / "calls.txt").read_text().splitlines()) == 60
 
 
-def test_a_shard_over_the_limit_is_told_a_larger_count(tmp_path, monkeypatch, capsys):
+def test_a_shard_whose_merge_could_not_fit_is_refused_before_any_call(tmp_path, monkeypatch, capsys):
+    # Each part of 2 is about half the run's size, under the limit; the merge of them is not.
     monkeypatch.chdir(_project(tmp_path, 60))
     bound = _bound(monkeypatch, capsys)
-    code, err = _run(monkeypatch, capsys, bound // 3, "--shard", "1/2", "--out", "part.json")
-    assert code == 2 and "(shard 1/2)" in err
-    assert int(re.search(r"--shard I/(\d+)", err).group(1)) >= 3
+    for i in (1, 2):
+        code, err = _run(monkeypatch, capsys, bound - 1, "--shard", f"{i}/2", "--out", f"part-{i}.json")
+        assert code == 2 and f"(shard {i}/2)" in err
+        assert "(merged: 60 questions, depth 6, 5 metrics)" in err and "shards would not help" in err
     assert not (tmp_path / "calls.txt").exists()
+    assert not any(tmp_path.glob("part-*.json"))
+
+
+def test_parts_of_a_run_that_fits_are_not_refused(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(_project(tmp_path, 60))
+    bound = _bound(monkeypatch, capsys)
+    for i in (1, 2):
+        code, err = _run(monkeypatch, capsys, bound, "--shard", f"{i}/2", "--out", f"part-{i}.json")
+        assert code == 0, err
+    assert len((tmp_path / "calls.txt").read_text().splitlines()) == 60
 
 
 @pytest.mark.parametrize("limit", [1, 100])
-def test_no_shard_count_fits_a_tiny_limit(tmp_path, monkeypatch, capsys, limit):
+def test_no_depth_fits_a_tiny_limit(tmp_path, monkeypatch, capsys, limit):
     monkeypatch.chdir(_project(tmp_path, 3))
     code, err = _run(monkeypatch, capsys, limit, "--out", "run.json")
-    assert code == 2 and "measure fewer questions or a smaller retriever.depth" in err
+    assert code == 2 and "measure fewer questions or a smaller k (depth 6 is the least it allows)" in err
