@@ -3,7 +3,7 @@ gold-set edits, tags, the trend and the run's details."""
 
 from __future__ import annotations
 
-from ci_eval.core.cutoff import NO_GAP, CutoffSide, histogram
+from ci_eval.core.cutoff import NO_GAP, RANKS, CutoffSide, histogram
 from ci_eval.core.escape import code_span, escape_md
 from ci_eval.core.markdown import details, ids, metric, more, question_cell, short_sha, table
 from ci_eval.core.matrix import CELL_LABELS, CELLS
@@ -137,6 +137,8 @@ def cutoff(ctx: ReportContext, limit: int | None, with_histogram: bool = True) -
                 "the gold set, so the \"I could not find this\" cutoff cannot be checked. Add "
                 "a few questions with no gold ids, marked unanswerable.")
     out = ["#### Unanswerable questions and the cutoff"]
+    if head.ranks:  # no histogram, no table: a cutoff over ranks would only count results
+        return "\n\n".join(out + [f"The scores are ranks: {RANKS}."])
     if head.checkable and not head.has_gap:
         lo_n, hi_n = head.overlap
         out.append(f"**{NO_GAP[0].upper() + NO_GAP[1:]}.** {plural(lo_n, 'answerable question')}"

@@ -104,3 +104,33 @@ def test_a_target_of_the_wrong_kind_is_bad_input(tmp_path):
     assert done.stderr.strip() == (
         "ci-eval: error: ci-eval.toml:retriever.target: 'retrievers_langchain:not_a_retriever' is a dict, "
         "expected a LangChain BaseRetriever or VectorStore (or a function returning one)")
+
+
+def test_rank_scores_get_no_cutoff_suggestion_and_no_histogram(tmp_path):
+    # InMemoryVectorStore gives no scores: every top score is the depth. Over those the
+    # cutoff section would say "no gap" and suggest a least-wrong cutoff of ranks.
+    from framework_projects import cli
+
+    gold = {**GOLD, "questions": GOLD["questions"] + [
+        {"id": f"u{i}", "question": q, "gold": [], "unanswerable": True}
+        for i, q in enumerate(["What is the capital of Peru?", "Who painted the Mona Lisa?"])]}
+    done, art = run_project(tmp_path, 'type = "langchain"\ntarget = "retrievers_langchain:memory_store"',
+                            gold=gold)
+    assert done.returncode == 0, done.stderr
+    assert {q["top_score"] for q in art["questions"]} == {3.0}  # the stand-ins this is about
+    shown = cli("compare", "--no-base", "run.json", "--summary-out", "full.md",
+                "--svg-out", "cutoff.svg", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    full = (tmp_path / "full.md").read_text()
+    for md in (shown.stdout, full):
+        assert "The scores are ranks" in md
+        assert "no gap" not in md.lower() and "fewest mistakes" not in md
+        assert "least wrong" not in md and "top score  " not in md  # the histogram's header
+    svg = (tmp_path / "cutoff.svg").read_text()
+    assert "<circle" not in svg and "The scores are ranks." in svg
+    as_json = cli("compare", "--no-base", "run.json", "--format", "json", cwd=tmp_path)
+    import json
+
+    head = json.loads(as_json.stdout)["cutoff"]["head"]
+    assert head["scores_are_ranks"] is True and head["suggested"] is None
+    assert head["least_wrong"] is None
