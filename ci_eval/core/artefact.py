@@ -8,7 +8,7 @@ and the latencies.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ci_eval.core.metric_table import MetricTable
@@ -495,6 +495,12 @@ def read_summary(raw) -> Summary:
         latency_ms=tuple((s, float(latency[s])) for s in ("mean", "p50", "p95")
                          if latency.get(s) is not None),
     )
+
+
+def with_carried_history(head: Artefact, base: Artefact | None) -> Artefact:
+    """``head`` with the history ``base`` carries forward in place of its own: what a
+    report trusts when ``head`` came from someone else (a fork's run recorded its own)."""
+    return replace(head, history=_history(carry_history(base)))
 
 
 def _history(raw) -> tuple[HistoryEntry, ...]:

@@ -456,9 +456,10 @@ def _post_run_comment(inputs: ActionInputs, event: Event, env, port, rules: tupl
 
     Nothing from that run is trusted: the artifact is read as a hostile zip, the head
     artefact is schema-validated, the PR must exist with the head SHA the run built, the
-    baseline is looked up here (never taken from the run), the gate is this checkout's
-    (the default branch's config, never the one the run recorded), and the comment is
-    rendered here (so every string passes our escaping)."""
+    baseline is looked up here (never taken from the run) and so is the trend's history,
+    the gate is this checkout's (the default branch's config, never the one the run
+    recorded), and the comment is rendered here (so every string passes our escaping)."""
+    from ci_eval.core.artefact import with_carried_history
     from ci_eval.inputs.artefact_file import run_from_bytes
     from ci_eval.report import BaselineInfo, build_report, policy_from
 
@@ -478,6 +479,8 @@ def _post_run_comment(inputs: ActionInputs, event: Event, env, port, rules: tupl
 
         baseline = Baseline(builtin_base(), "builtin",
                             f"{baseline.description}; the demo compares with its built-in baseline configuration instead")
+    # The trend too is the baseline's, looked up here: the run's recorded history is its own.
+    head = with_carried_history(head, baseline.artefact)
     report = build_report(
         baseline.at_k(head.header.k), head, policy_from(gate),
         BaselineInfo(kind=baseline.kind, description=baseline.description, url=baseline.run_url),
