@@ -66,10 +66,32 @@ def _import_target(config) -> None:
         raise exc.as_input_error() from None
 
 
+_FRAMEWORKS = ("langchain", "llamaindex", "haystack")
+
+
+def _framework_ready(config) -> None:
+    """A framework target as `run` gets it before the first question: the package imported
+    (a missing one named with its pip line), the target imported and built by its factory,
+    its type checked, the depth and params fitted to it. Only no question is asked."""
+    import importlib
+
+    from ci_eval.errors import RetrieverError
+    from ci_eval.retrieval.query import RUNNER_MODULES
+
+    try:
+        importlib.import_module(RUNNER_MODULES[config.retriever.type]).prepare(config)
+    except InputError:
+        raise
+    except RetrieverError as exc:  # the factory failed: nothing could be retrieved
+        raise InputError(str(exc), config.source, _place(config, "retriever.target")) from None
+
+
 def _retriever_ready(config) -> None:
     r = config.retriever
     if r.type == "python":
         _import_target(config)
+    elif r.type in _FRAMEWORKS:
+        _framework_ready(config)
     elif r.type == "run-file":
         from ci_eval.retrieval.run_file import read_run_file
 
