@@ -128,15 +128,18 @@ def _report(config, gold, manifest, say) -> int:
     if manifest is None:
         say("index: no manifest configured, so stale gold ids cannot be checked")
         return 0
-    stale = [(q.id, q.stale_ids(manifest.ids)) for q in gold.questions]
+    from ci_eval.core.anchors import drifted_ids, live_index_ids
+
+    drifted = drifted_ids(gold.questions, gold.anchors, manifest)
+    live = live_index_ids(manifest, drifted)
+    stale = [(q.id, q.stale_ids(live)) for q in gold.questions]
     stale = [(qid, ids) for qid, ids in stale if ids]
     say(f"{manifest.source}: ok (index {manifest.version or 'unversioned'}, {len(manifest.ids)} ids)")
     if gold.index_version and manifest.version and gold.index_version != manifest.version:
         say(f"index drift: the gold set was built against {gold.index_version!r}, "
             f"the index is {manifest.version!r}")
     _report_anchors(gold, manifest, config.gold_set, say)
-    for qid, ids in stale:
-        say(f"{config.gold_set}: question {qid!r}: stale gold id(s): {', '.join(ids)}")
+    _report_stale(gold, stale, drifted, config.gold_set, say)
     if stale:
         from ci_eval.core.remap import plan_remap, remap_hint, remap_summary
 
@@ -150,6 +153,22 @@ def _report(config, gold, manifest, say) -> int:
         return 1
     say("no stale gold ids")
     return 0
+
+
+def _report_stale(gold, stale: list, drifted: frozenset, gold_path: str, say) -> None:
+    """Each question's stale gold ids, the drifted ones (still in the index, other text)
+    named apart; without anchors, that drift cannot be seen and how to make it seen."""
+    if not gold.anchors:
+        say(f"{gold_path}: no anchors, so a gold id that still exists but names other text "
+            "(drifted) cannot be seen: run 'ci-eval gold anchor' to record the text each id names")
+    for qid, ids in stale:
+        missing, moved = [i for i in ids if i not in drifted], [i for i in ids if i in drifted]
+        parts = ([f"stale gold id(s): {', '.join(missing)}"] if missing else []) + (
+            ["drifted gold id(s) (in the index, but their text no longer matches the anchor): "
+             f"{', '.join(moved)}"] if moved else [])
+        say(f"{gold_path}: question {qid!r}: {'; '.join(parts)}")
+    if drifted:
+        say(f"{len(drifted)} gold id(s) drifted: kept out of the comparison like missing ones")
 
 
 def _report_anchors(gold, manifest, gold_path: str, say) -> None:

@@ -236,6 +236,8 @@ class RunHeader:
     index_checked: bool = True  # False: no index manifest, so stale gold could not be seen
     # index.remap: what `ci-eval gold remap` would do for the stale ids (core/remap.py)
     remap: dict | None = field(default=None, compare=False)
+    # index.drifted: stale ids still in the index, whose text no longer matches their anchor
+    drifted: frozenset = field(default=frozenset(), compare=False)
 
 
 def _gold_items(gold) -> tuple[tuple[str, float], ...]:
@@ -388,6 +390,7 @@ def read_header(a: dict, questions: int | None = None) -> RunHeader:
         abstain_below=None if a.get("abstain_below") is None else float(a["abstain_below"]),
         index_checked=bool(index.get("checked", True)),
         remap=index.get("remap") if isinstance(index.get("remap"), dict) else None,
+        drifted=frozenset(d for d in index.get("drifted") or () if isinstance(d, str)),
     )
 
 

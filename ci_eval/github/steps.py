@@ -188,6 +188,15 @@ def outputs_for(head: Artefact | dict, verdict: str, artefact_path: str, comment
 _WARNINGS_SHOWN = 10
 
 
+def _stale_message(stale: tuple[str, ...], drifted: frozenset) -> str:
+    missing = [i for i in stale if i not in drifted]
+    moved = [i for i in stale if i in drifted]
+    parts = ([f"stale gold id(s) not in the current index: {', '.join(missing)}"] if missing else []) + (
+        [f"drifted gold id(s), in the index but naming other text than their anchor: {', '.join(moved)}"]
+        if moved else [])
+    return "; ".join(parts)
+
+
 def stale_annotations(head: Artefact | dict, gold_path: str | None) -> list[str]:
     head = read_artefact(head)
     stale = [q for q in head.questions if q.stale]
@@ -203,7 +212,7 @@ def stale_annotations(head: Artefact | dict, gold_path: str | None) -> list[str]
     # Past ten: nine, and a tenth that counts the others and says where they are listed.
     shown = stale if len(stale) <= _WARNINGS_SHOWN else stale[: _WARNINGS_SHOWN - 1]
     for q in shown:
-        message = f"stale gold id(s) not in the current index: {', '.join(q.stale)}"
+        message = _stale_message(q.stale, head.header.drifted)
         found = [f"{old} -> {', '.join(remapped[old][0])} ({remapped[old][1]})"
                  for old in q.stale if old in remapped]
         if found:
