@@ -45,8 +45,10 @@ def test_a_floor_failed_over_partly_stale_questions_says_so(tmp_path):
     assert abs(head["summary"]["overall"]["means"]["hit@1"] - mean) < 1e-9
     out = cli("compare", "--no-base", "head.json", "--no-config", "--min", "hit@1=0.8", cwd=tmp_path)
     assert out.returncode == 1, out.stderr
-    clause = (f"(a mean over {QUESTIONS} measured questions, {RENAMED} of them with gold ids missing from the "
-              "index: the chunks those ids named count as misses until the gold set is re-validated")
+    clause = (f"(a mean over {QUESTIONS} measured questions; {RENAMED} of those under the floor have gold ids "
+              "missing from the index: the chunks those ids named count as misses until the gold set is "
+              "re-validated")
     verdict = next(line for line in out.stdout.splitlines() if line.startswith("### "))
     assert verdict.startswith(f"### ❌ Below the floor: hit@1 is {mean:.3f} (floor 0.800) {clause}")
     assert f"hit@1 is {mean:.3f}, below the floor 0.800 {clause}" in out.stdout  # the gate's rule
+
