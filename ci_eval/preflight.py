@@ -66,10 +66,32 @@ def _import_target(config) -> None:
         raise exc.as_input_error() from None
 
 
+_FRAMEWORKS = ("langchain", "llamaindex", "haystack")
+
+
+def _framework_ready(config) -> None:
+    """A framework target as `run` gets it before the first question: the package imported
+    (a missing one named with its pip line), the target imported and built by its factory,
+    its type checked, the depth and params fitted to it. Only no question is asked."""
+    import importlib
+
+    from ci_eval.errors import RetrieverError
+    from ci_eval.retrieval.query import RUNNER_MODULES
+
+    try:
+        importlib.import_module(RUNNER_MODULES[config.retriever.type]).prepare(config)
+    except InputError:
+        raise
+    except RetrieverError as exc:  # the factory failed: nothing could be retrieved
+        raise InputError(str(exc), config.source, _place(config, "retriever.target")) from None
+
+
 def _retriever_ready(config) -> None:
     r = config.retriever
     if r.type == "python":
         _import_target(config)
+    elif r.type in _FRAMEWORKS:
+        _framework_ready(config)
     elif r.type == "run-file":
         from ci_eval.retrieval.run_file import read_run_file
 
@@ -106,15 +128,18 @@ def _report(config, gold, manifest, say) -> int:
     if manifest is None:
         say("index: no manifest configured, so stale gold ids cannot be checked")
         return 0
-    stale = [(q.id, q.stale_ids(manifest.ids)) for q in gold.questions]
+    from ci_eval.core.anchors import drifted_ids, live_index_ids
+
+    drifted = drifted_ids(gold.questions, gold.anchors, manifest)
+    live = live_index_ids(manifest, drifted)
+    stale = [(q.id, q.stale_ids(live)) for q in gold.questions]
     stale = [(qid, ids) for qid, ids in stale if ids]
     say(f"{manifest.source}: ok (index {manifest.version or 'unversioned'}, {len(manifest.ids)} ids)")
     if gold.index_version and manifest.version and gold.index_version != manifest.version:
         say(f"index drift: the gold set was built against {gold.index_version!r}, "
             f"the index is {manifest.version!r}")
     _report_anchors(gold, manifest, config.gold_set, say)
-    for qid, ids in stale:
-        say(f"{config.gold_set}: question {qid!r}: stale gold id(s): {', '.join(ids)}")
+    _report_stale(gold, stale, drifted, config.gold_set, say)
     if stale:
         from ci_eval.core.remap import plan_remap, remap_hint, remap_summary
 
@@ -128,6 +153,22 @@ def _report(config, gold, manifest, say) -> int:
         return 1
     say("no stale gold ids")
     return 0
+
+
+def _report_stale(gold, stale: list, drifted: frozenset, gold_path: str, say) -> None:
+    """Each question's stale gold ids, the drifted ones (still in the index, other text)
+    named apart; without anchors, that drift cannot be seen and how to make it seen."""
+    if not gold.anchors:
+        say(f"{gold_path}: no anchors, so a gold id that still exists but names other text "
+            "(drifted) cannot be seen: run 'ci-eval gold anchor' to record the text each id names")
+    for qid, ids in stale:
+        missing, moved = [i for i in ids if i not in drifted], [i for i in ids if i in drifted]
+        parts = ([f"stale gold id(s): {', '.join(missing)}"] if missing else []) + (
+            ["drifted gold id(s) (in the index, but their text no longer matches the anchor): "
+             f"{', '.join(moved)}"] if moved else [])
+        say(f"{gold_path}: question {qid!r}: {'; '.join(parts)}")
+    if drifted:
+        say(f"{len(drifted)} gold id(s) drifted: kept out of the comparison like missing ones")
 
 
 def _report_anchors(gold, manifest, gold_path: str, say) -> None:

@@ -6,7 +6,9 @@ HELP = """Validate everything a run needs without calling the retriever: the con
 value's type, gate metrics that are measured, floors and drops between 0 and 1, protected
 ids and tag_min tags in the gold set), the gold set, the answers file, the index manifest,
 the retriever itself (the python target imports, the command is found, the run file
-parses). Lists gold ids missing from the index (stale). Suits a pre-commit hook.
+parses; a langchain, llamaindex or haystack target is imported and built as `run` builds
+it, a missing framework named with its pip install line, and params the object would not
+receive refused). Lists gold ids missing from the index (stale). Suits a pre-commit hook.
 
 The config is found as `run` finds it: ci-eval.toml, else [tool.ci-eval] in
 pyproject.toml, in the current folder and then its parents up to the repository root.

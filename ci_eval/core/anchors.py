@@ -96,3 +96,21 @@ def update_anchors(questions, anchors: dict[str, Anchor], index: ChunkIndex) -> 
         elif new != old:
             refreshed.append(cid)
     return AnchorUpdate(out, tuple(added), tuple(refreshed), tuple(missing))
+
+
+def drifted_ids(questions, anchors: dict[str, Anchor], index: ChunkIndex) -> frozenset:
+    """Gold ids the index still holds under the same id but whose text hash no longer
+    matches their anchor's: positional ids (``doc#0``) after a chunk-size change keep their
+    names and move their text. Such a label points at other text, so a run treats the id
+    as stale (kept out of the comparison) and `gold remap` offers it a new id. Needs a hash
+    on both sides (an anchor's and the manifest's, given or computed from its text)."""
+    if not anchors:
+        return frozenset()
+    chunks = index.chunks
+    return frozenset(cid for cid in gold_ids(questions)
+                     if cid in anchors and cid in chunks and not _same_text(anchors[cid], chunks[cid]))
+
+
+def live_index_ids(index: ChunkIndex, drifted: frozenset) -> frozenset:
+    """The index's ids a gold label may still point at: every id but the drifted ones."""
+    return index.ids.difference(drifted) if drifted else index.ids

@@ -8,7 +8,7 @@ and the latencies.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ci_eval.core.metric_table import MetricTable
@@ -244,6 +244,8 @@ class RunHeader:
     index_checked: bool = True  # False: no index manifest, so stale gold could not be seen
     # index.remap: what `ci-eval gold remap` would do for the stale ids (core/remap.py)
     remap: dict | None = field(default=None, compare=False)
+    # index.drifted: stale ids still in the index, whose text no longer matches their anchor
+    drifted: frozenset = field(default=frozenset(), compare=False)
 
 
 def _gold_items(gold) -> tuple[tuple[str, float], ...]:
@@ -396,6 +398,7 @@ def read_header(a: dict, questions: int | None = None) -> RunHeader:
         abstain_below=None if a.get("abstain_below") is None else float(a["abstain_below"]),
         index_checked=bool(index.get("checked", True)),
         remap=index.get("remap") if isinstance(index.get("remap"), dict) else None,
+        drifted=frozenset(d for d in index.get("drifted") or () if isinstance(d, str)),
     )
 
 
@@ -503,6 +506,12 @@ def read_summary(raw) -> Summary:
         latency_ms=tuple((s, float(latency[s])) for s in ("mean", "p50", "p95")
                          if latency.get(s) is not None),
     )
+
+
+def with_carried_history(head: Artefact, base: Artefact | None) -> Artefact:
+    """``head`` with the history ``base`` carries forward in place of its own: what a
+    report trusts when ``head`` came from someone else (a fork's run recorded its own)."""
+    return replace(head, history=_history(carry_history(base)))
 
 
 def _history(raw) -> tuple[HistoryEntry, ...]:

@@ -7,6 +7,11 @@ the gap suggests (its midpoint); when the two overlap there is no gap, and the s
 cannot tell when it has nothing. The configured ``abstain_below`` is scored on both sides:
 a false "not found" is an answerable question under it, a false answer an unanswerable
 question at or above it. A question for which nothing came back abstains.
+
+A retriever that returns no scores (a LangChain retriever drops them) is given its ranks
+as scores (``results.rank_scores``). Those say nothing about how sure the retriever was, so a side
+whose every answered question carries them (``ranks``) suggests no cutoff and draws no
+histogram: the report says the scores are ranks instead.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from ci_eval.core.svg import open_chart
 from ci_eval.core.svg import xml as _xml
 
 NO_GAP = "no gap: this system cannot tell when it has nothing"
+RANKS = ("the retriever returned no scores, so its results are scored by rank (n for the "
+         "first of n, 1 for the last): no cutoff can be checked or suggested from ranks")
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,8 @@ class CutoffSide:
     answerable: tuple[tuple[str, float | None], ...]  # (id, top score), sorted by id
     unanswerable: tuple[tuple[str, float | None], ...]
     cutoff: float | None  # configured abstain_below
+    # Every answered question's top score is its count of results: rank_scores, not scores.
+    ranks: bool = False
 
     @staticmethod
     def _scores(pairs) -> list[float]:
@@ -50,7 +59,7 @@ class CutoffSide:
 
     @property
     def checkable(self) -> bool:
-        return bool(self.answerable_scores) and bool(self.unanswerable)
+        return not self.ranks and bool(self.answerable_scores) and bool(self.unanswerable)
 
     @property
     def lowest_answerable(self) -> float | None:
@@ -67,14 +76,14 @@ class CutoffSide:
     def gap(self) -> tuple[float, float] | None:
         """(highest unanswerable, lowest answerable) when the first is strictly lower."""
         lo, hi = self.highest_unanswerable, self.lowest_answerable
-        if lo is None or hi is None or not lo < hi or math.isinf(lo):
+        if self.ranks or lo is None or hi is None or not lo < hi or math.isinf(lo):
             return None
         return (lo, hi)
 
     @property
     def has_gap(self) -> bool:
         lo, hi = self.highest_unanswerable, self.lowest_answerable
-        return lo is not None and hi is not None and lo < hi
+        return not self.ranks and lo is not None and hi is not None and lo < hi
 
     @property
     def suggested(self) -> float | None:
@@ -154,13 +163,18 @@ class CutoffReport:
 def cutoff_side(questions: Sequence[QuestionResult], cutoff: float | None) -> CutoffSide:
     if isinstance(questions, Questions):  # read from the columns, no record made
         return _side_of_columns(questions, cutoff)
-    answerable, unanswerable = [], []
+    answerable, unanswerable, tops = [], [], []
     for q in questions:
         if q.status == "unanswerable" or q.unanswerable:
             unanswerable.append((q.id, q.top_score))
         elif q.status == "ok":
             answerable.append((q.id, q.top_score))
-    return CutoffSide(tuple(sorted(answerable)), tuple(sorted(unanswerable)), cutoff)
+        else:
+            continue
+        if q.returned:
+            tops.append((q.top_score, q.returned))
+    ranks = bool(tops) and all(top == n for top, n in tops)
+    return CutoffSide(tuple(sorted(answerable)), tuple(sorted(unanswerable)), cutoff, ranks)
 
 
 class ScoredIds(Sequence):
@@ -228,12 +242,15 @@ def _side_of_columns(questions: Questions, cutoff: float | None) -> CutoffSide:
     else:
         order = np.array(sorted(range(len(codes)), key=columns.ids.__getitem__), dtype=np.intp)
     top = np.frombuffer(columns.top_score, dtype=np.float64)
+    returned = np.frombuffer(columns.returned, dtype=np.uint32)
+    answered = (answerable | unanswerable) & (returned > 0)
+    ranks = bool(answered.any()) and bool((top[answered] == returned[answered]).all())
 
     def scored(mask: np.ndarray) -> ScoredIds:
         positions = order[mask[order]]
         return ScoredIds(columns.ids, array("d", top[positions].tobytes()), positions)
 
-    return CutoffSide(scored(answerable), scored(unanswerable), cutoff)
+    return CutoffSide(scored(answerable), scored(unanswerable), cutoff, ranks)
 
 
 def analyse_cutoff(base: tuple[QuestionResult, ...] | None, base_cut: float | None,
@@ -315,6 +332,10 @@ def render_svg(side: CutoffSide, title: str = "Top score: answerable vs unanswer
         return f"{left + (v - lo) / (hi - lo) * (w - left - right):.2f}"
 
     out = open_chart(w, h, title)
+    if side.ranks:  # nothing to plot: every point would sit at its count of results
+        out.append(f'<text x="8" y="40" fill="#c2452d">{_xml("The scores are ranks.")}</text>')
+        out.append(f'<text x="8" y="60" fill="#555555">{_xml(RANKS[:RANKS.index(":")])}.</text>')
+        return "\n".join(out + ["</svg>"]) + "\n"
     if not side.has_gap and side.checkable:
         out.append(f'<text x="8" y="40" fill="#c2452d">{_xml(NO_GAP)}</text>')
     for label, values, y, color in rows:

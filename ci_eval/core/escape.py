@@ -9,6 +9,10 @@ printed on a workflow's stdout, so one string must be unable to:
 - ping people or teams (``@org/team``),
 - issue a workflow command (``::set-output``, ``::add-mask::``) on stdout,
 - become a link, an image or an auto-link (``[x](javascript:...)``, ``https://...``),
+- reference an issue or pull request here or in another repository (``#12``,
+  ``owner/repo#5``, ``GH-7``): GitHub links it and posts a cross-reference there,
+- reorder what a reader sees with bidirectional controls (U+202E, U+2066...), so a cell
+  cannot show text other than what it holds,
 - flood the comment (length cap with an ellipsis).
 
 ``escape_md`` is for text cells and prose; ``code_span`` for values shown as code.
@@ -22,7 +26,10 @@ ZWJ = "\u200d"  # zero-width joiner: invisible, breaks @mentions and auto-links
 ELLIPSIS = "…"
 DEFAULT_LIMIT = 120
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]+")
+# Bidirectional controls (embeddings, overrides, isolates, marks) are flattened with the
+# other controls: none of them is needed to show a question and each can disguise one.
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[\x00-\x1f\x7f\u0085\u2028\u2029{_BIDI}]+")
 # Backslash-escapable punctuation that could start markdown syntax in a text cell.
 _MD_ACTIVE = re.compile(r"([\\`*_\[\]~|])")
 # "@" starts a mention (or an e-mail auto-link) unless it sits inside a word before digits,
@@ -30,10 +37,13 @@ _MD_ACTIVE = re.compile(r"([\\`*_\[\]~|])")
 _AT = re.compile(r"(?<!\w)@|@(?!\d+\b)")
 _SCHEME = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,31}):(?=//)")
 _WWW = re.compile(r"(?i)\bwww\.")
+# "#12", "owner/repo#12" and "GH-12" are issue references: a joiner after "#" or "-" keeps
+# the digits from being read as one (a code span is never scanned for them).
+_ISSUE_REF = re.compile(r"(?i)(#|\bgh-)(?=\d)")
 # A code span's usual text (an id, a path): no control character, backtick or "|", and no
 # space or backtick at either end. code_span writes it between two backticks as it is.
-_SPAN_INNER = "[^\x00-\x1f\x7f\u0085\u2028\u2029`|]"
-_SPAN_EDGE = "[^\x00-\x1f\x7f\u0085\u2028\u2029`| ]"
+_SPAN_INNER = f"[^\x00-\x1f\x7f\u0085\u2028\u2029{_BIDI}`|]"
+_SPAN_EDGE = f"[^\x00-\x1f\x7f\u0085\u2028\u2029{_BIDI}`| ]"
 _PLAIN_SPAN = re.compile(f"{_SPAN_EDGE}(?:{_SPAN_INNER}*{_SPAN_EDGE})?")
 
 
@@ -51,6 +61,7 @@ def _defuse(s: str) -> str:
     s = s.replace("::", ":" + ZWJ + ":")  # workflow commands
     s = _SCHEME.sub(lambda m: m.group(1) + ZWJ + ":", s)  # https://, javascript://
     s = _WWW.sub(lambda m: m.group(0)[:3] + ZWJ + ".", s)  # www. auto-links
+    s = _ISSUE_REF.sub(lambda m: m.group(1) + ZWJ, s)  # #12, owner/repo#12, GH-12
     return s
 
 
@@ -59,8 +70,9 @@ def escape_md(text: object, limit: int | None = DEFAULT_LIMIT) -> str:
 
     HTML is entity-escaped (``& < >``), markdown punctuation is backslash-escaped (so
     ``|`` cannot split a table cell and ``[x](...)`` cannot become a link), ``@`` (except
-    in ``hit@5``) and ``::`` get a zero-width joiner, URL schemes and ``www.`` are broken so GitHub does not
-    auto-link them. ``limit`` counts characters of the original text; ``None`` keeps all.
+    in ``hit@5``) and ``::`` get a zero-width joiner, URL schemes, ``www.`` and issue
+    references (``#12``, ``owner/repo#12``, ``GH-12``) are broken so GitHub does not link them,
+    and bidirectional controls become spaces like the other control characters. ``limit`` counts characters of the original text; ``None`` keeps all.
     """
     s = _flatten(text, limit)
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -91,6 +91,19 @@ def _measured(diff: Diff):
     return [q for q in diff.head_questions if q.measured]
 
 
+def partly_stale_clause(diff: Diff, metric: str, floor: float) -> str:
+    """What a floor's mean is over when measured questions under the floor lost part of
+    their gold to the index (their other gold ids still live, so they stay measured): a
+    re-ingestion, not a collapse, may be what pulls the mean down."""
+    measured = _measured(diff)
+    partly = sum(1 for q in measured if q.stale and q.value(metric) < floor - _EPS)
+    if not partly:
+        return ""
+    return (f" (a mean over {plural(len(measured), 'measured question')}; {partly} of those under "
+            "the floor have gold ids missing from the index: the chunks those ids named count as "
+            "misses until the gold set is re-validated, e.g. with ci-eval gold remap)")
+
+
 def _relative_blocked(rule: str, diff: Diff, subject: str = "") -> RuleOutcome | None:
     """The outcome of a relative rule that cannot compare, else None (go on and check)."""
     if not diff.has_base:
@@ -120,7 +133,7 @@ def rule_min(policy: GatePolicy, diff: Diff) -> list[RuleOutcome]:
                                    "this run did not measure it", (), metric))
         elif mc.head_overall < floor - _EPS:
             out.append(RuleOutcome("min", FAILED, f"{metric} is {f3(mc.head_overall)}, below "
-                                   f"the floor {f3(floor)}",
+                                   f"the floor {f3(floor)}{partly_stale_clause(diff, metric, floor)}",
                                    _below(_measured(diff), metric, floor), metric,
                                    mc.head_overall, floor))
         else:

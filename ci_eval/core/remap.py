@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
-from ci_eval.core.anchors import Anchor, anchor_for, gold_ids
+from ci_eval.core.anchors import Anchor, anchor_for, drifted_ids, gold_ids
 from ci_eval.core.fingerprint import decode_signature, signature_slots, similarity
 from ci_eval.core.manifest import Chunk, ChunkIndex
 
@@ -166,8 +166,10 @@ def _remap_one(cid: str, old: Anchor | None, ev: _Evidence, threshold: float) ->
 
 def plan_remap(gold, anchors: dict[str, Anchor], index: ChunkIndex,
                threshold: float = DEFAULT_THRESHOLD) -> RemapPlan:
-    """One Mapping for every gold id of ``gold`` (a GoldSet) that ``index`` no longer holds."""
-    stale = [cid for cid in gold_ids(gold.questions) if cid not in index.chunks]
+    """One Mapping for every gold id of ``gold`` (a GoldSet) that ``index`` no longer holds,
+    or holds with other text than its anchor's (drifted: stale too, mapped by the same evidence)."""
+    drifted = drifted_ids(gold.questions, anchors, index)
+    stale = [cid for cid in gold_ids(gold.questions) if cid not in index.chunks or cid in drifted]
     ev = _Evidence(index, [anchors[c] for c in stale if c in anchors])
     mappings = tuple(_remap_one(cid, anchors.get(cid), ev, threshold) for cid in stale)
     return RemapPlan(mappings, gold.index_version, index.version)

@@ -3,7 +3,7 @@ gold-set edits, tags, the trend and the run's details."""
 
 from __future__ import annotations
 
-from ci_eval.core.cutoff import NO_GAP, CutoffSide, histogram
+from ci_eval.core.cutoff import NO_GAP, RANKS, CutoffSide, histogram
 from ci_eval.core.escape import code_span, escape_md
 from ci_eval.core.markdown import details, ids, metric, more, question_cell, short_sha, table
 from ci_eval.core.matrix import CELL_LABELS, CELLS
@@ -79,10 +79,16 @@ def stale(ctx: ReportContext, limit: int | None) -> str:
                    f"{plural(st.head_ids, 'distinct gold id')} missing from index {hv}: stale labels, "
                    f"not a regression. They are kept out of the comparison and of regression "
                    f"rules (only `max_stale` counts them).{drift} Re-validate the gold set.")
+        drifted = diff.head_info.drifted
+        if drifted:
+            out.append(f"{plural(len(drifted), 'of these ids', 'of these ids')} drifted: "
+                       f"{'it is' if len(drifted) == 1 else 'they are'} still in the index under the "
+                       "same id, but the text no longer matches the gold set's anchor (a re-chunking "
+                       "that kept positional ids), so the label points at other text.")
         shown = st.head if limit is None else st.head[:limit]
         new = {q.id for q in st.new}
         rows = [[question_cell(q.id, q.question, 60),
-                 ", ".join(code_span(i, 50) for i in q.ids[:5])
+                 ", ".join(code_span(i, 50) + (" (drifted)" if i in drifted else "") for i in q.ids[:5])
                  + (f" +{len(q.ids) - 5}" if len(q.ids) > 5 else ""),
                  ("new, " if q.id in new else "") + q.status]
                 for q in shown]
@@ -137,6 +143,8 @@ def cutoff(ctx: ReportContext, limit: int | None, with_histogram: bool = True) -
                 "the gold set, so the \"I could not find this\" cutoff cannot be checked. Add "
                 "a few questions with no gold ids, marked unanswerable.")
     out = ["#### Unanswerable questions and the cutoff"]
+    if head.ranks:  # no histogram, no table: a cutoff over ranks would only count results
+        return "\n\n".join(out + [f"The scores are ranks: {RANKS}."])
     if head.checkable and not head.has_gap:
         lo_n, hi_n = head.overlap
         out.append(f"**{NO_GAP[0].upper() + NO_GAP[1:]}.** {plural(lo_n, 'answerable question')}"

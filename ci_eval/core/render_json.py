@@ -27,7 +27,7 @@ def _side(s: CutoffSide | None):
         return None
     best = s.least_wrong
     return {"cutoff": s.cutoff, "gap": list(s.gap) if s.gap else None,
-            "has_gap": s.has_gap, "suggested": s.suggested,
+            "has_gap": s.has_gap, "suggested": s.suggested, "scores_are_ranks": s.ranks,
             "least_wrong": None if best is None else {
                 "cutoff": best[0], "false_not_found": best[1], "false_answers": best[2]},
             "false_not_found": list(s.false_not_found),

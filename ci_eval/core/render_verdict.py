@@ -8,6 +8,7 @@ from collections import Counter
 
 from ci_eval.core.diff import Changes, Diff, MetricChange
 from ci_eval.core.escape import code_span, escape_md
+from ci_eval.core.gate import partly_stale_clause
 from ci_eval.core.markdown import ids, metric, short_sha
 from ci_eval.core.render_context import ReportContext
 from ci_eval.core.textfmt import f3, plural, test_text
@@ -125,7 +126,8 @@ def _failed(ctx: ReportContext) -> str:
         if m is None or m.head_overall is None:
             return f"❌ {escape_md(f.message, 200)}{more}."
         return (f"❌ Below the floor: {metric(m.name)} is {f3(m.head_overall)} "
-                f"(floor {f3(f.threshold)}){_lost_clause(diff)}{more}.")
+                f"(floor {f3(f.threshold)}){partly_stale_clause(diff, m.name, f.threshold)}"
+                f"{_lost_clause(diff)}{more}.")
     if "protected" in by_rule:
         qs = by_rule["protected"].question_ids
         return (f"❌ {plural(len(qs), 'protected question')} not a hit at k={diff.k}: "

@@ -42,6 +42,13 @@ NOT_IN_RUN_FILE = "not in the run file"
 WARNING_KINDS = (DUPLICATES, NOT_IN_INDEX, NOT_IN_RUN_FILE)
 
 
+def rank_scores(n: int) -> list[float]:
+    """The scores of ``n`` results that came without any: ``n`` for the first down to 1 for
+    the last, so trec_eval's score order is the retriever's own. The report knows them by
+    this (every top score equal to its count of results) and suggests no cutoff from them."""
+    return [float(n - i) for i in range(n)]
+
+
 def failed(message: str, latency_ms: float | None = None) -> Retrieved:
     return Retrieved(latency_ms=latency_ms, error=message)
 

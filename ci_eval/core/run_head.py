@@ -83,6 +83,11 @@ class RunHead:
         return bool(self.index.get("checked", True))
 
     @property
+    def drifted(self) -> tuple[str, ...]:
+        """Gold ids still in the index whose text no longer matches their anchor."""
+        return tuple(self.index.get("drifted") or ())
+
+    @property
     def depth(self) -> int | None:
         retriever = self.config.get("retriever")
         depth = retriever.get("depth") if isinstance(retriever, dict) else None

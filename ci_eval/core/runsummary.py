@@ -29,7 +29,10 @@ def _stale_line(totals: RunTotals, columns) -> str:
     if not totals.stale_ids:
         return "stale gold: none"
     citing = columns.citing_stale
-    return (f"stale gold: {totals.stale_ids} distinct gold id(s) missing from the index, in "
+    drifted = len(totals.head.drifted)
+    how = (f"missing from the index or drifted ({drifted} still in it, naming other text than their anchor)"
+           if drifted else "missing from the index")
+    return (f"stale gold: {totals.stale_ids} distinct gold id(s) {how}, in "
             f"{citing.count} question(s) ({_examples(citing)}); {totals.stale_questions} question(s) "
             "left with no relevant live gold are kept out of the means")
 

@@ -188,6 +188,15 @@ def outputs_for(head: Artefact | dict, verdict: str, artefact_path: str, comment
 _WARNINGS_SHOWN = 10
 
 
+def _stale_message(stale: tuple[str, ...], drifted: frozenset) -> str:
+    missing = [i for i in stale if i not in drifted]
+    moved = [i for i in stale if i in drifted]
+    parts = ([f"stale gold id(s) not in the current index: {', '.join(missing)}"] if missing else []) + (
+        [f"drifted gold id(s), in the index but naming other text than their anchor: {', '.join(moved)}"]
+        if moved else [])
+    return "; ".join(parts)
+
+
 def stale_annotations(head: Artefact | dict, gold_path: str | None) -> list[str]:
     head = read_artefact(head)
     stale = [q for q in head.questions if q.stale]
@@ -203,7 +212,7 @@ def stale_annotations(head: Artefact | dict, gold_path: str | None) -> list[str]
     # Past ten: nine, and a tenth that counts the others and says where they are listed.
     shown = stale if len(stale) <= _WARNINGS_SHOWN else stale[: _WARNINGS_SHOWN - 1]
     for q in shown:
-        message = f"stale gold id(s) not in the current index: {', '.join(q.stale)}"
+        message = _stale_message(q.stale, head.header.drifted)
         found = [f"{old} -> {', '.join(remapped[old][0])} ({remapped[old][1]})"
                  for old in q.stale if old in remapped]
         if found:
@@ -456,9 +465,10 @@ def _post_run_comment(inputs: ActionInputs, event: Event, env, port, rules: tupl
 
     Nothing from that run is trusted: the artifact is read as a hostile zip, the head
     artefact is schema-validated, the PR must exist with the head SHA the run built, the
-    baseline is looked up here (never taken from the run), the gate is this checkout's
-    (the default branch's config, never the one the run recorded), and the comment is
-    rendered here (so every string passes our escaping)."""
+    baseline is looked up here (never taken from the run) and so is the trend's history,
+    the gate is this checkout's (the default branch's config, never the one the run
+    recorded), and the comment is rendered here (so every string passes our escaping)."""
+    from ci_eval.core.artefact import with_carried_history
     from ci_eval.inputs.artefact_file import run_from_bytes
     from ci_eval.report import BaselineInfo, build_report, policy_from
 
@@ -478,6 +488,8 @@ def _post_run_comment(inputs: ActionInputs, event: Event, env, port, rules: tupl
 
         baseline = Baseline(builtin_base(), "builtin",
                             f"{baseline.description}; the demo compares with its built-in baseline configuration instead")
+    # The trend too is the baseline's, looked up here: the run's recorded history is its own.
+    head = with_carried_history(head, baseline.artefact)
     report = build_report(
         baseline.at_k(head.header.k), head, policy_from(gate),
         BaselineInfo(kind=baseline.kind, description=baseline.description, url=baseline.run_url),

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ci_eval.core.results import ResultError
+from ci_eval.core.results import ResultError, rank_scores
 
 _MISSING = object()
 
@@ -70,10 +70,12 @@ def result_id(obj: Any, id_from: str, position: int) -> str:
 def ranked(items: Iterable[tuple[Any, Any]], id_from: str, score: str) -> list[tuple[str, Any]]:
     """``(object, raw score or None)`` pairs, best first as the framework ordered them, to
     ``(id, score)`` pairs. When no result carries a score (a LangChain retriever drops them),
-    scores come from the rank so the framework's own order is kept."""
+    scores come from the rank (``rank_scores``) so the framework's own order is kept."""
     items = list(items)
     if items and all(raw is None for _, raw in items):
-        return [(result_id(obj, id_from, n), float(len(items) - n + 1)) for n, (obj, _) in enumerate(items, 1)]
+        # the report recognises these stand-ins and suggests no cutoff from them
+        return [(result_id(obj, id_from, n), score)
+                for n, ((obj, _), score) in enumerate(zip(items, rank_scores(len(items))), 1)]
     out = []
     for n, (obj, raw) in enumerate(items, 1):
         if raw is None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from ci_eval.core.results import Retrieved
 from ci_eval.core.text import one_line
-from ci_eval.errors import InputError
+from ci_eval.errors import InputError, InputErrors
 from ci_eval.retrieval.query import Query
 
 
@@ -61,3 +61,33 @@ def run_search(config, search: Callable[..., list], queries: Sequence[Query],
     r = config.retriever
     return run_callable(search, queries, r.depth, r.params, r.concurrency, r.timeout,
                         r.total_timeout, known_ids)
+
+
+def refuse_params(config, refused: dict[str, str]) -> None:
+    """``params`` the framework object would not receive (``{name: why}``): bad input at
+    each one's place, all at once, before any question is asked. A parameter that is
+    recorded in the artefact but has no effect would show as a change that changed nothing."""
+    if refused:
+        raise InputErrors([InputError(f"{name!r} {why}", config.source, f"retriever.params.{name}")
+                           for name, why in refused.items()])
+
+
+def depth_knob(config, knob: str) -> dict[str, str]:
+    """The framework's own way to ask for the depth is ci-eval's to set: in ``params`` it
+    would be overridden or would override the depth the artefact records."""
+    if knob not in config.retriever.params:
+        return {}
+    return {knob: f"is how ci-eval asks for the depth ({config.retriever.depth}): set retriever.depth "
+                  "instead (its default is 3k)"}
+
+
+def keywords_of(fn: Callable) -> tuple[set[str], bool]:
+    """The keyword arguments ``fn`` names, and whether it takes any others (``**kwargs``)."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: cannot tell, let it try
+        return set(), True
+    named = {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return named, any(p.kind is p.VAR_KEYWORD for p in parameters)

@@ -1,7 +1,11 @@
 """Retriever type ``haystack``: a retriever component (anything whose ``run(query=...)``
 returns ``{"documents": [...]}``), a ``Pipeline``, or a function returning one; ids and
 scores from ``Document.id`` and ``Document.score``. haystack-ai is imported only when this
-type is used."""
+type is used.
+
+The depth is asked through ``top_k``. ``params`` are the component's ``run`` arguments, or for
+a pipeline ``{component = {input = value}}`` over its unconnected inputs; one the object
+would not take, ``top_k`` or the question's input is refused (exit 2)."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from ci_eval.core.results import ResultError, Retrieved
 from ci_eval.errors import InputError
 from ci_eval.retrieval.extract import ranked
-from ci_eval.retrieval.framework import require, resolve_target, run_search
+from ci_eval.retrieval.framework import depth_knob, keywords_of, refuse_params, require, resolve_target, run_search
 from ci_eval.retrieval.query import Query
 
 # Unconnected pipeline inputs that receive the question: retrievers take "query", text
@@ -19,14 +23,39 @@ from ci_eval.retrieval.query import Query
 _QUESTION_INPUTS = ("query", "text")
 
 
-def _component_call(component) -> Callable[[str, int, dict], dict]:
+def _component_call(component, config) -> Callable[[str, int, dict], dict]:
     takes_top_k = "top_k" in inspect.signature(component.run).parameters
+    named, any_other = keywords_of(component.run)
+    refuse_params(config, depth_knob(config, "top_k") | {
+        name: f"is not an argument of {type(component).__name__}.run "
+              f"(it takes {', '.join(sorted(named - {'query', 'top_k'})) or 'none'})"
+        for name in config.retriever.params if name == "query" or (name not in named and not any_other)})
 
     def call(question: str, depth: int, params: dict) -> dict:
         extra = {"top_k": depth} if takes_top_k else {}
         return component.run(query=question, **{**extra, **params})
 
     return call
+
+
+def _pipeline_params(inputs: dict, config) -> dict[str, str]:
+    """Params of a pipeline are ``{component = {input = value}}`` for its unconnected inputs;
+    any other would be dropped or refused by the pipeline only once a question is asked."""
+    refused = {}
+    for name, given in config.retriever.params.items():
+        if name not in inputs:
+            refused[name] = (f"is not a component of the pipeline with an unconnected input "
+                             f"(they are: {', '.join(sorted(inputs)) or 'none'})")
+        elif not isinstance(given, dict):
+            refused[name] = "must be a table of that component's inputs, e.g. { top_k = 5 } under its name"
+        else:
+            for socket in given:
+                if socket == "top_k" or socket in _QUESTION_INPUTS:
+                    refused[f"{name}.{socket}"] = "is set by ci-eval (the question, or the depth: set retriever.depth)"
+                elif socket not in inputs[name]:
+                    refused[f"{name}.{socket}"] = (f"is not an unconnected input of {name!r} "
+                                                   f"(it has {', '.join(sorted(inputs[name]))})")
+    return refused
 
 
 def _pipeline_call(pipeline, config) -> Callable[[str, int, dict], dict]:
@@ -40,6 +69,7 @@ def _pipeline_call(pipeline, config) -> Callable[[str, int, dict], dict]:
         raise InputError('the pipeline has no unconnected "query" or "text" input for the question',
                          config.source, "retriever.target")
     (output,) = document_outputs
+    refuse_params(config, _pipeline_params(inputs, config))
 
     def call(question: str, depth: int, params: dict) -> dict:
         data = {}
@@ -53,7 +83,9 @@ def _pipeline_call(pipeline, config) -> Callable[[str, int, dict], dict]:
     return call
 
 
-def runner(config, queries: Sequence[Query], known_ids) -> Iterator[tuple[str, Retrieved]]:
+def prepare(config) -> Callable:
+    """The object ``target`` names (built by its factory), checked and ready to ask: what
+    `run` does before the first question, and what `check` does in its place."""
     require("haystack", "haystack-ai", config)
     from haystack.core.pipeline.base import PipelineBase
 
@@ -61,7 +93,7 @@ def runner(config, queries: Sequence[Query], known_ids) -> Iterator[tuple[str, R
         return isinstance(obj, PipelineBase) or (hasattr(obj, "__haystack_input__") and hasattr(obj, "run"))
 
     obj = resolve_target(config, accepts, "a Haystack retriever component or Pipeline")
-    call = _pipeline_call(obj, config) if isinstance(obj, PipelineBase) else _component_call(obj)
+    call = _pipeline_call(obj, config) if isinstance(obj, PipelineBase) else _component_call(obj, config)
     r = config.retriever
 
     def search(question: str, depth: int, **params) -> list:
@@ -70,4 +102,8 @@ def runner(config, queries: Sequence[Query], known_ids) -> Iterator[tuple[str, R
             raise ResultError('expected {"documents": [...]} from the retriever')
         return ranked(((d, getattr(d, "score", None)) for d in out["documents"][:depth]), r.id_from, r.score)
 
-    return run_search(config, search, queries, known_ids)
+    return search
+
+
+def runner(config, queries: Sequence[Query], known_ids) -> Iterator[tuple[str, Retrieved]]:
+    return run_search(config, prepare(config), queries, known_ids)

@@ -3,7 +3,12 @@ returning one. langchain-core is imported only when this type is used.
 
 Scores: a vector store's relevance-score search (similarities in [0, 1]) when it has one;
 with ``score = "distance"`` its raw ``similarity_search_with_score``, negated; otherwise the
-store's or retriever's own order, as rank-derived scores (retrievers drop scores)."""
+store's or retriever's own order, as rank-derived scores (retrievers drop scores).
+
+Depth and params: a store is asked for ``k = depth`` with the params as keyword arguments of
+its search; a retriever is copied with its own knob set to the depth (``search_kwargs["k"]``
+of a store's retriever, else its ``k`` field) and the params as its fields or as ``invoke``
+arguments it takes. A param it would not receive, or ``k`` itself, is refused (exit 2)."""
 
 from __future__ import annotations
 
@@ -11,15 +16,15 @@ from collections.abc import Callable, Iterator, Sequence
 
 from ci_eval.core.results import Retrieved
 from ci_eval.retrieval.extract import ranked
-from ci_eval.retrieval.framework import require, resolve_target, run_search
+from ci_eval.retrieval.framework import depth_knob, keywords_of, refuse_params, require, resolve_target, run_search
 from ci_eval.retrieval.query import Query
 
 
 def _store_search(store, id_from: str, score: str, fixed: dict) -> Callable:
     relevance = {"available": True}  # flipped once when the store has no relevance function
 
-    def search(question: str, depth: int, **params) -> list:
-        kwargs = {**fixed, **params}
+    def search(question: str, depth: int, **_given) -> list:
+        kwargs = dict(fixed)  # the params, bound and checked once
         if score == "distance":
             return ranked(store.similarity_search_with_score(question, k=depth, **kwargs), id_from, score)
         if relevance["available"]:
@@ -33,32 +38,79 @@ def _store_search(store, id_from: str, score: str, fixed: dict) -> Callable:
     return search
 
 
-def _retriever_search(retriever, id_from: str, score: str) -> Callable:
-    def search(question: str, depth: int, **params) -> list:
-        docs = retriever.invoke(question, **params)[:depth]
+def _retriever_search(retriever, id_from: str, score: str, kwargs: dict) -> Callable:
+    def search(question: str, depth: int, **_given) -> list:
+        docs = retriever.invoke(question, **kwargs)[:depth]
         return ranked(((doc, None) for doc in docs), id_from, score)
 
     return search
 
 
-def searcher(obj, id_from: str, score: str) -> Callable:
+def _store_params(store, params: dict) -> dict[str, str]:
+    """Params go to the store's search as keyword arguments: refused when its search names
+    none of them and takes no others."""
+    named, any_other = keywords_of(store.similarity_search)
+    return {name: f"is not an argument of {type(store).__name__}.similarity_search "
+                  f"(it takes {', '.join(sorted(named - {'query', 'k'})) or 'none'})"
+            for name in params if name not in named and not any_other}
+
+
+def _asked_for_depth(retriever, depth: int, params: dict) -> tuple[object, dict, dict[str, str]]:
+    """A copy of ``retriever`` asked for ``depth`` results through its own knob (a store
+    retriever's ``search_kwargs["k"]``, else a ``k`` field as BM25Retriever and most others
+    have), its params set as fields or passed to ``invoke``; and the params it would ignore.
+    LangChain drops ``invoke``'s keyword arguments in silence for a retriever whose
+    ``_get_relevant_documents`` takes none."""
+    from langchain_core.vectorstores import VectorStoreRetriever
+
+    if isinstance(retriever, VectorStoreRetriever):  # its invoke merges them into search_kwargs
+        wanted = {**retriever.search_kwargs, "k": depth}
+        if retriever.search_type == "mmr":  # mmr picks k of fetch_k: fetch at least the depth
+            wanted["fetch_k"] = max(wanted.get("fetch_k", 20), depth)
+        return retriever.model_copy(update={"search_kwargs": wanted}), dict(params), {}
+    fields = set(type(retriever).model_fields)
+    update = {"k": depth} if "k" in fields else {}
+    update.update({n: v for n, v in params.items() if n in fields})
+    passed = {n: v for n, v in params.items() if n not in fields}
+    refused = {} if retriever._expects_other_args else {
+        n: f"is neither a field of {type(retriever).__name__} nor an argument its "
+           f"_get_relevant_documents takes, so LangChain would drop it (fields: {', '.join(sorted(fields))})"
+        for n in passed}
+    return retriever.model_copy(update=update), passed, refused
+
+
+def searcher(obj, config) -> Callable:
+    """How ``obj`` is asked for ``config``'s depth with its params; params it would not
+    receive are refused (exit 2) before any question is asked."""
     from langchain_core.vectorstores import VectorStore, VectorStoreRetriever
 
+    r = config.retriever
+    refused = depth_knob(config, "k")
+    params = {n: v for n, v in r.params.items() if n not in refused}
     # A plain similarity retriever over a store: ask the store itself, for depth and scores.
     if isinstance(obj, VectorStoreRetriever) and obj.search_type == "similarity":
-        fixed = {k: v for k, v in obj.search_kwargs.items() if k != "k"}
-        return _store_search(obj.vectorstore, id_from, score, fixed)
+        fixed = {**{k: v for k, v in obj.search_kwargs.items() if k != "k"}, **params}
+        refuse_params(config, refused | _store_params(obj.vectorstore, params))
+        return _store_search(obj.vectorstore, r.id_from, r.score, fixed)
     if isinstance(obj, VectorStore):
-        return _store_search(obj, id_from, score, {})
-    return _retriever_search(obj, id_from, score)
+        refuse_params(config, refused | _store_params(obj, params))
+        return _store_search(obj, r.id_from, r.score, params)
+    retriever, passed, ignored = _asked_for_depth(obj, r.depth, params)
+    refuse_params(config, refused | ignored)
+    return _retriever_search(retriever, r.id_from, r.score, passed)
 
 
-def runner(config, queries: Sequence[Query], known_ids) -> Iterator[tuple[str, Retrieved]]:
+def prepare(config) -> Callable:
+    """The object ``target`` names (built by its factory), checked and ready to ask: what
+    `run` does before the first question, and what `check` does in its place."""
     require("langchain_core", "langchain-core", config)
     from langchain_core.retrievers import BaseRetriever
     from langchain_core.vectorstores import VectorStore
 
     obj = resolve_target(config, lambda o: isinstance(o, (BaseRetriever, VectorStore)),
                          "a LangChain BaseRetriever or VectorStore")
-    r = config.retriever
-    return run_search(config, searcher(obj, r.id_from, r.score), queries, known_ids)
+    return searcher(obj, config)
+
+
+def runner(config, queries: Sequence[Query], known_ids) -> Iterator[tuple[str, Retrieved]]:
+    return run_search(config, prepare(config), queries, known_ids)

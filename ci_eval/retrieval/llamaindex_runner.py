@@ -1,14 +1,21 @@
 """Retriever type ``llamaindex``: a ``BaseRetriever``, an index (its ``as_retriever``), or a
 function returning one; results are ``NodeWithScore``s. llama-index-core is imported only
-when this type is used."""
+when this type is used.
+
+The depth is asked through ``similarity_top_k`` (given to an index's ``as_retriever``, raised
+on a retriever that has a lower one); ``params`` are ``as_retriever``'s other arguments. A
+param the retriever would not take, ``similarity_top_k`` itself, or any param with a
+retriever already built, is refused (exit 2)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from ci_eval.core.results import Retrieved
+from ci_eval.core.text import one_line
+from ci_eval.errors import InputError
 from ci_eval.retrieval.extract import ranked
-from ci_eval.retrieval.framework import require, resolve_target, run_search
+from ci_eval.retrieval.framework import depth_knob, keywords_of, refuse_params, require, resolve_target, run_search
 from ci_eval.retrieval.query import Query
 
 
@@ -24,17 +31,48 @@ def as_retriever(obj, depth: int, params: dict):
     return obj
 
 
-def runner(config, queries: Sequence[Query], known_ids) -> Iterator[tuple[str, Retrieved]]:
+def _ignored(obj, built, params: dict) -> dict[str, str]:
+    """The params the retriever would not receive. A retriever object takes none (they are
+    options of an index's ``as_retriever``); an index's retriever takes the arguments its
+    class names, and LlamaIndex's ``**kwargs`` swallow any other in silence."""
+    from llama_index.core.base.base_retriever import BaseRetriever
+
+    if isinstance(obj, BaseRetriever):
+        return {name: f"cannot reach {type(obj).__name__}, a retriever already built: params go to an "
+                      "index's as_retriever, so give the index (or a function returning it) as the target"
+                for name in params}
+    named, _ = keywords_of(type(built).__init__)
+    return {name: f"is not an argument of {type(built).__name__} (it takes "
+                  f"{', '.join(sorted(named - {'self', 'index', 'similarity_top_k'}))})"
+            for name in params if name not in named}
+
+
+def prepare(config) -> Callable:
+    """The object ``target`` names (built by its factory), checked and ready to ask: what
+    `run` does before the first question, and what `check` does in its place."""
     require("llama_index.core", "llama-index-core", config)
     from llama_index.core.base.base_retriever import BaseRetriever
 
     obj = resolve_target(config, lambda o: isinstance(o, BaseRetriever) or hasattr(o, "as_retriever"),
                          "a LlamaIndex BaseRetriever or index")
     r = config.retriever
-    retriever = as_retriever(obj, r.depth, r.params)
+    refused = depth_knob(config, "similarity_top_k")
+    params = {n: v for n, v in r.params.items() if n not in refused}
+    if isinstance(obj, BaseRetriever):
+        refuse_params(config, refused | _ignored(obj, obj, params))
+    try:
+        retriever = as_retriever(obj, r.depth, params)
+    except TypeError as exc:  # e.g. node_ids, which as_retriever sets itself
+        raise InputError(f"{type(obj).__name__}.as_retriever refused the params: {one_line(exc, 200)}",
+                         config.source, "retriever.params") from None
+    refuse_params(config, refused | _ignored(obj, retriever, params))
 
-    def search(question: str, depth: int, **_params) -> list:
+    def search(question: str, depth: int, **_given) -> list:  # the params went to as_retriever
         nodes = retriever.retrieve(question)[:depth]
         return ranked(((n, getattr(n, "score", None)) for n in nodes), r.id_from, r.score)
 
-    return run_search(config, search, queries, known_ids)
+    return search
+
+
+def runner(config, queries: Sequence[Query], known_ids) -> Iterator[tuple[str, Retrieved]]:
+    return run_search(config, prepare(config), queries, known_ids)

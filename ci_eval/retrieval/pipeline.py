@@ -20,12 +20,25 @@ class Inputs:
     gold_sha256: str
     manifest: object  # core.manifest.ChunkIndex | None
     answers: dict | None
+    # Gold ids still in the index whose text no longer matches their anchor (core/anchors.py)
+    drifted: frozenset = frozenset()
+
+    @property
+    def gold_index_ids(self):
+        """The ids a gold label may point at (None: no index to check against): the
+        manifest's, less the drifted ones, which are stale like the missing ones."""
+        if self.manifest is None:
+            return None
+        from ci_eval.core.anchors import live_index_ids
+
+        return live_index_ids(self.manifest, self.drifted)
 
 
 def load_inputs(config) -> Inputs:
     """Every input a run reads, checked before the retriever is called: the gold set, the
     manifest, the answers, and what the config says about them (protected ids and tags
     in the gold set, the command on PATH). Every problem at once, exit 2."""
+    from ci_eval.core.anchors import drifted_ids
     from ci_eval.inputs.loaders import load_answers, load_gold_set, load_manifest
     from ci_eval.preflight import config_problems
 
@@ -35,7 +48,8 @@ def load_inputs(config) -> Inputs:
         raise InputErrors(problems)
     manifest = load_manifest(config)
     answers = load_answers(config.answers, {q.id for q in gold.questions}) if config.answers else None
-    return Inputs(config, gold, sha, manifest, answers)
+    drifted = drifted_ids(gold.questions, gold.anchors, manifest) if manifest is not None else frozenset()
+    return Inputs(config, gold, sha, manifest, answers, drifted)
 
 
 def stop_when_all_fail_alike(stream, order: list[str], limit: int = STOP_AFTER):
@@ -112,7 +126,7 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
         k=cfg.k,
         metrics=cfg.metrics,
         relevance_level=cfg.relevance_level,
-        index_ids=inputs.manifest.ids if inputs.manifest else None,
+        index_ids=inputs.gold_index_ids,
         answers=inputs.answers,
         judge=judge,
     )
@@ -202,6 +216,7 @@ def run_head(inputs: Inputs, git, shard, positions, questions) -> dict:
             "version": manifest.version if manifest else None,
             "ids": len(manifest.ids) if manifest else None,
             "checked": manifest is not None,
+            **({"drifted": sorted(inputs.drifted)} if inputs.drifted else {}),
             **remap_of(inputs),
         },
         k=cfg.k,

@@ -134,3 +134,40 @@ def test_each_side_read_from_the_columns_is_the_one_read_question_by_question(qu
         for got, expected in ((side.answerable_scores, want.answerable_scores),
                               (side.unanswerable_scores, want.unanswerable_scores)):
             assert [(x, math.copysign(1, x)) for x in got] == [(x, math.copysign(1, x)) for x in expected]
+
+
+def _ranked_run(unanswerable_count: int = 2, depth: int = 3):
+    """What a retriever without scores records: each question's results scored by
+    rank_scores (depth for the first, 1 for the last)."""
+    from ci_eval.core.results import rank_scores
+
+    scores = rank_scores(depth)
+    ranking = [f"c{i}" for i in range(depth)]
+    qs = [spec(f"a{i}", ["c0"], ranking, scores=scores) for i in range(3)]
+    qs += [spec(f"u{i}", unanswerable=True, ranking=ranking, scores=scores)
+           for i in range(unanswerable_count)]
+    return artefact(qs, abstain_below=2.5)
+
+
+def test_rank_scores_are_known_and_suggest_no_cutoff():
+    art = _ranked_run()
+    for side in (cutoff_side(art), _side_of(read_artefact(art).questions, 2.5)):
+        assert side.ranks
+        # over ranks every question ties at the depth: this would be "no gap", least wrong 3
+        assert not side.checkable and side.gap is None and not side.has_gap
+        assert side.suggested is None and side.least_wrong is None
+
+
+def test_real_scores_are_not_ranks():
+    art = _run([8.0, 9.5], [2.0])
+    assert not cutoff_side(art).ranks
+    # one question whose top score happens to equal its count of results is not enough
+    mixed = artefact([spec("a0", ["g"], at(1), top=1.0), spec("a1", ["g"], at(1), top=0.9),
+                      spec("u0", unanswerable=True, ranking=["x"], top=0.2)], abstain_below=0.5)
+    assert not cutoff_side(mixed).ranks
+
+
+def test_the_svg_of_ranks_plots_no_point_and_no_suggestion():
+    svg = render_svg(cutoff_side(_ranked_run()))
+    assert "<circle" not in svg and "suggested cutoff" not in svg
+    assert "The scores are ranks." in svg

@@ -131,3 +131,23 @@ def test_a_plain_span_is_written_as_the_general_path_writes_it(text, limit, in_t
 @pytest.mark.parametrize("text", ["q-0001", "kb/a#s1", "how-to", "c12 x", "é𝄞"])
 def test_an_id_s_span_is_its_text_between_backticks(text):
     assert code_span(text) == f"`{text}`" == code_span(text, None, False)
+
+
+@pytest.mark.parametrize("text", ["fixes #12", "see owner/repo#5", "GH-7 again", "(#3)", "gh-12"])
+def test_issue_references_cannot_form(text):
+    out = escape_md(text)
+    assert not re.search(r"(?i)(#|\bgh-)\d", out)
+    assert out.replace(ZWJ, "") == text  # the text is kept, only defused
+
+
+def test_a_hash_not_before_digits_is_kept():
+    assert escape_md("C# and #tag and doc#x") == "C# and #tag and doc#x"
+
+
+@pytest.mark.parametrize("ch", ["\u202e", "\u202a", "\u2066", "\u2067", "\u2068", "\u2069",
+                                "\u200e", "\u200f", "\u061c"])
+def test_bidirectional_controls_cannot_reorder_a_cell(ch):
+    text = f"safe {ch}txe.exe{ch} end"
+    for out in (escape_md(text), code_span(text), code_span(f"id{ch}x")):
+        assert ch not in out
+    assert escape_md(text) == "safe  txe.exe  end"

@@ -136,8 +136,8 @@ def case_big_5000():
 
 def case_hostile():
     evil = [
-        "<script>alert('x')</script> | col | ::set-output name=x::1",
-        "@org/team please look\n## injected heading\n::add-mask::s3cret",
+        "<script>alert('x')</script> | col | ::set-output name=x::1 fixes #12, o/r#5 and gh-7",
+        "@org/team please look\n## injected heading\n::add-mask::s3cret \u202elave\u2066 x\u2069",
         "[click](javascript:alert(1)) ![img](https://evil.example/p.png) <!-- hide",
         "```\ncode fence``` and **bold** and https://evil.example/?a=1&b=2",
         "| a | b |\n|---|---|\n| <details open> | x |",
@@ -285,6 +285,11 @@ def test_hostile_text_is_inert():
         assert "](javascript" not in md.replace("\\]", "")
         assert "https://evil" not in md
         assert "\n## injected" not in md
+        # no issue reference GitHub would link (and cross-post to another repository)
+        assert not re.search(r"(?i)(#|\bgh-)\d", md)
+    # a bidirectional control would reorder what a reader sees, in code spans too
+    assert not re.search("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]", r.full_markdown)
+    assert "o/r#\u200d5" in r.full_markdown  # the text is kept, only defused
     # every table row has the header's number of cells
     for block in r.markdown.split("\n\n"):
         rows = [x for x in block.splitlines() if x.startswith("|")]

@@ -596,6 +596,34 @@ def test_the_poster_renders_again_and_posts_nothing_the_fork_wrote_itself(gh, fo
     assert baseline_line(body).startswith("**Baseline:** none: no successful push run")
 
 
+def _trend_line(markdown: str) -> str:
+    return next(line for line in markdown.splitlines() if line.startswith("**Trend**"))
+
+
+def test_the_poster_draws_the_trend_from_the_baseline_not_the_forks_history(gh, fork_job, tmp_path,
+                                                                           checkout, base_zip, base_artefact):
+    # The fork's artefact carries a forged history: a long, steady climb to this run.
+    def forge(head):
+        metric = head["metrics"][0]
+        head["history"] = [{"sha": f"{i:040x}", "created_at": "2026-01-01T00:00:00Z",
+                            "index_version": None, "means": {metric: i / 10}} for i in range(8)]
+
+    add_push_run(gh, BASE, base_zip, TWO_HOURS)
+    run_id, _ = _fork_pr_run(gh, _hostile_fork_bundle(fork_job, forge))
+
+    job = run_action(gh, tmp_path, checkout, "workflow_run", workflow_run_event(run_id),
+                     sha=BASE, ref="refs/heads/main", mode="comment")
+
+    assert job.code == 0, job.stderr
+    [body] = bodies(gh, FORK_PR)
+    # the trend of the fork's own job, which carried the baseline's history forward
+    fork_comment = (fork_job.job.bundle / "comment.md").read_text()
+    base_history = json.loads(base_artefact)["history"]
+    assert f"over the last {len(base_history) + 2} runs" in _trend_line(fork_comment)
+    assert _trend_line(body) == _trend_line(fork_comment)
+    assert "over the last 9 runs" not in body and "0.000 →" not in _trend_line(body)
+
+
 def test_the_poster_applies_the_default_branchs_gate_not_the_forks(gh, fork_job, tmp_path,
                                                                   checkout, base_zip):
     # The default branch's checkout (the poster's workspace) allows no stale gold id...

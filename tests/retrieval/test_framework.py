@@ -41,3 +41,54 @@ def test_a_factory_that_raises_fails_the_retriever(tmp_path, monkeypatch, capsys
     assert main(["run", "--quiet"]) == 4
     assert capsys.readouterr().err.strip() == (
         "ci-eval: error: broken_factory:build() raised ConnectionError: vector db unreachable")
+
+
+@pytest.mark.parametrize("kind", sorted(PACKAGES))
+def test_check_names_a_missing_framework_with_its_pip_line(tmp_path, monkeypatch, capsys, kind):
+    module, package = PACKAGES[kind]
+    project(tmp_path, monkeypatch, f'type = "{kind}"\ntarget = "app:retriever"')
+    monkeypatch.setitem(sys.modules, module, None)
+    assert main(["check"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f'ci-eval: error: ci-eval.toml:retriever.type: retriever type "{kind}" needs the '
+                          f"{package} package")
+    assert err.endswith(f"install it where ci-eval runs: pip install {package}")
+
+
+TARGETS = {"langchain": "retrievers_langchain:retriever", "llamaindex": "retrievers_llamaindex:retriever",
+           "haystack": "retrievers_haystack:bm25"}
+
+
+def _framework_cli(tmp_path, kind: str, target: str, command: str):
+    pytest.importorskip(PACKAGES[kind][0], reason=f"{PACKAGES[kind][1]} is not installed")
+    from framework_projects import cli
+
+    (tmp_path / "gold.json").write_text(json.dumps(
+        {"schema_version": 1, "questions": [{"id": "q1", "question": "alpha", "gold": ["kb/keys#rotate"]}]}))
+    (tmp_path / "ci-eval.toml").write_text(f'gold_set = "gold.json"\nk = 1\n[retriever]\ntype = "{kind}"\n'
+                                           f'target = "{target}"\n')
+    return cli(*command.split(), cwd=tmp_path)
+
+
+@pytest.mark.parametrize("kind", sorted(TARGETS))
+def test_check_imports_a_framework_target_as_run_does(tmp_path, kind):
+    good = _framework_cli(tmp_path, kind, TARGETS[kind], "check")
+    assert good.returncode == 0, good.stderr
+    assert f"ci-eval.toml: ok ({kind} retriever" in good.stdout
+    module, attr = TARGETS[kind].split(":")
+    for target, said in ((f"{module}:{attr}_typo", f"module '{module}' has no attribute '{attr}_typo'"),
+                         (f"{module}s:{attr}", f"cannot import '{module}s': no module named '{module}s'"),
+                         ("framework_corpus:GOLD", "'framework_corpus:GOLD' is a dict, expected a")):
+        outs = [_framework_cli(tmp_path, kind, target, command) for command in ("check", "run --quiet")]
+        for out in outs:
+            assert out.returncode == 2, (target, out.stderr)
+            assert out.stderr.startswith(f"ci-eval: error: ci-eval.toml:retriever.target: {said}"), out.stderr
+        assert outs[0].stderr == outs[1].stderr  # check says what run says
+
+
+def test_check_calls_the_factory_as_run_does(tmp_path):
+    (tmp_path / "broken_factory.py").write_text("def build():\n    raise ConnectionError('vector db unreachable')\n")
+    out = _framework_cli(tmp_path, "langchain", "broken_factory:build", "check")
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip() == ("ci-eval: error: ci-eval.toml:retriever.target: "
+                                  "broken_factory:build() raised ConnectionError: vector db unreachable")

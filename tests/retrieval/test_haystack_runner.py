@@ -50,3 +50,36 @@ def test_a_missing_meta_key_fails_each_question(tmp_path):
     assert done.returncode == 4
     assert errors(art) == {qid: "unusable result: result 1 has no metadata 'source' (its metadata keys: chunk_id)"
                            for qid in QUESTIONS}
+
+
+@pytest.mark.parametrize("target, params", [("bm25", "{ scale_score = true }"),
+                                            ("pipeline", "{ retriever = { scale_score = true } }")])
+def test_params_reach_the_component(tmp_path, target, params):
+    import retrievers_haystack
+
+    done, art = run_project(tmp_path, f'type = "haystack"\ntarget = "retrievers_haystack:{target}"\n'
+                                      f"params = {params}")
+    assert done.returncode == 0, done.stderr
+    for qid, got in rankings(art).items():
+        found = retrievers_haystack.bm25.run(query=QUESTIONS[qid], top_k=3, scale_score=True)["documents"]
+        assert [s for _, s in got] == pytest.approx([d.score for d in found])
+        assert [s for _, s in got] != pytest.approx([s for _, s in expected(QUESTIONS[qid])])
+
+
+@pytest.mark.parametrize("target, params, place, reason", [
+    ("bm25", "{ top_k = 10 }", "retriever.params.top_k", "'top_k' is how ci-eval asks for the depth (3)"),
+    ("bm25", "{ top_n = 1 }", "retriever.params.top_n",
+     "'top_n' is not an argument of InMemoryBM25Retriever.run (it takes filters, scale_score)"),
+    ("pipeline", "{ ranker = { top_k = 1 } }", "retriever.params.ranker",
+     "'ranker' is not a component of the pipeline with an unconnected input (they are: retriever)"),
+    ("pipeline", "{ retriever = { top_n = 1 } }", "retriever.params.retriever.top_n",
+     "'retriever.top_n' is not an unconnected input of 'retriever'"),
+    ("pipeline", "{ retriever = { top_k = 1 } }", "retriever.params.retriever.top_k",
+     "'retriever.top_k' is set by ci-eval"),
+])
+def test_params_the_component_would_not_receive_are_refused_by_check_and_run(tmp_path, target, params, place,
+                                                                             reason):
+    from framework_projects import assert_refused_by_check_and_run
+
+    assert_refused_by_check_and_run(
+        tmp_path, f'type = "haystack"\ntarget = "retrievers_haystack:{target}"\nparams = {params}', place, reason)

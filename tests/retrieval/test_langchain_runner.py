@@ -104,3 +104,83 @@ def test_a_target_of_the_wrong_kind_is_bad_input(tmp_path):
     assert done.stderr.strip() == (
         "ci-eval: error: ci-eval.toml:retriever.target: 'retrievers_langchain:not_a_retriever' is a dict, "
         "expected a LangChain BaseRetriever or VectorStore (or a function returning one)")
+
+
+def test_rank_scores_get_no_cutoff_suggestion_and_no_histogram(tmp_path):
+    # InMemoryVectorStore gives no scores: every top score is the depth. Over those the
+    # cutoff section would say "no gap" and suggest a least-wrong cutoff of ranks.
+    from framework_projects import cli
+
+    gold = {**GOLD, "questions": GOLD["questions"] + [
+        {"id": f"u{i}", "question": q, "gold": [], "unanswerable": True}
+        for i, q in enumerate(["What is the capital of Peru?", "Who painted the Mona Lisa?"])]}
+    done, art = run_project(tmp_path, 'type = "langchain"\ntarget = "retrievers_langchain:memory_store"',
+                            gold=gold)
+    assert done.returncode == 0, done.stderr
+    assert {q["top_score"] for q in art["questions"]} == {3.0}  # the stand-ins this is about
+    shown = cli("compare", "--no-base", "run.json", "--summary-out", "full.md",
+                "--svg-out", "cutoff.svg", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    full = (tmp_path / "full.md").read_text()
+    for md in (shown.stdout, full):
+        assert "The scores are ranks" in md
+        assert "no gap" not in md.lower() and "fewest mistakes" not in md
+        assert "least wrong" not in md and "top score  " not in md  # the histogram's header
+    svg = (tmp_path / "cutoff.svg").read_text()
+    assert "<circle" not in svg and "The scores are ranks." in svg
+    as_json = cli("compare", "--no-base", "run.json", "--format", "json", cwd=tmp_path)
+    import json
+
+    head = json.loads(as_json.stdout)["cutoff"]["head"]
+    assert head["scores_are_ranks"] is True and head["suggested"] is None
+    assert head["least_wrong"] is None
+
+
+def _overlap_order(question: str, min_shared: int = 0) -> list[str]:
+    from framework_corpus import CHUNKS
+    from retrievers_langchain import shared_words
+
+    ranked = sorted(CHUNKS, key=lambda cid: (-shared_words(question, CHUNKS[cid]), cid))
+    return [cid for cid in ranked if shared_words(question, CHUNKS[cid]) >= min_shared]
+
+
+def test_a_retriever_with_a_k_field_is_asked_for_the_depth(tmp_path):
+    # OverlapRetriever(k=2), as a BM25Retriever(k=5): invoke()[:depth] gave k results
+    done, art = run_project(tmp_path, 'type = "langchain"\ntarget = "retrievers_langchain:overlap"')
+    assert done.returncode == 0, done.stderr
+    depth = art["config"]["retriever"]["depth"]
+    assert depth == 3
+    for qid, got in rankings(art).items():
+        assert [cid for cid, _ in got] == _overlap_order(QUESTIONS[qid])[:depth]
+    assert "fewer results" not in done.stderr
+
+
+def test_a_params_field_reaches_the_retriever(tmp_path):
+    done, art = run_project(tmp_path, 'type = "langchain"\ntarget = "retrievers_langchain:overlap"\n'
+                                      "params = { min_shared = 2 }")
+    assert done.returncode == 0, done.stderr
+    got = rankings(art)
+    for qid in QUESTIONS:
+        assert [cid for cid, _ in got[qid]] == _overlap_order(QUESTIONS[qid], 2)[:3]
+    # the parameter had an effect: some question lost results it had without it
+    assert any(len(_overlap_order(q, 2)) < 3 for q in QUESTIONS.values())
+
+
+def test_an_mmr_retriever_is_asked_for_the_depth_through_search_kwargs(tmp_path):
+    done, art = run_project(tmp_path, 'type = "langchain"\ntarget = "retrievers_langchain:mmr"')
+    assert done.returncode == 0, done.stderr
+    assert all(len(got) == 3 for got in rankings(art).values())  # search_kwargs k=1, fetch_k=2
+
+
+@pytest.mark.parametrize("target, params, place, reason", [
+    ("overlap", "{ k = 15 }", "retriever.params.k", "'k' is how ci-eval asks for the depth (3): set retriever.depth"),
+    ("overlap", "{ top_n = 4 }", "retriever.params.top_n",
+     "'top_n' is neither a field of OverlapRetriever nor an argument its _get_relevant_documents takes"),
+    ("retriever", "{ k = 15 }", "retriever.params.k", "'k' is how ci-eval asks for the depth"),
+])
+def test_params_the_retriever_would_not_receive_are_refused_by_check_and_run(tmp_path, target, params, place,
+                                                                             reason):
+    from framework_projects import assert_refused_by_check_and_run
+
+    assert_refused_by_check_and_run(
+        tmp_path, f'type = "langchain"\ntarget = "retrievers_langchain:{target}"\nparams = {params}', place, reason)

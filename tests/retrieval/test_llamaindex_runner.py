@@ -42,3 +42,20 @@ def test_a_metadata_key_the_nodes_lack_fails_each_question(tmp_path):
     assert done.returncode == 4
     assert errors(art)["q-export"] == "unusable result: result 1 has no metadata 'doc' (its metadata keys: chunk_id)"
     assert set(errors(art)) == set(QUESTIONS)
+
+
+@pytest.mark.parametrize("target, params, place, reason", [
+    ("index", "{ similarity_top_k = 10 }", "retriever.params.similarity_top_k",
+     "'similarity_top_k' is how ci-eval asks for the depth (3)"),
+    ("index", "{ top_n = 4 }", "retriever.params.top_n", "'top_n' is not an argument of VectorIndexRetriever"),
+    ("retriever", "{ doc_ids = [\"kb/keys\"] }", "retriever.params.doc_ids",
+     "'doc_ids' cannot reach VectorIndexRetriever, a retriever already built"),
+    ("index", "{ node_ids = [\"kb/keys#rotate\"] }", "retriever.params",
+     "VectorStoreIndex.as_retriever refused the params: "),
+])
+def test_params_the_retriever_would_not_receive_are_refused_by_check_and_run(tmp_path, target, params, place,
+                                                                             reason):
+    from framework_projects import assert_refused_by_check_and_run
+
+    assert_refused_by_check_and_run(
+        tmp_path, f'type = "llamaindex"\ntarget = "retrievers_llamaindex:{target}"\nparams = {params}', place, reason)

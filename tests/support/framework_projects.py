@@ -44,3 +44,14 @@ def rankings(artefact: dict) -> dict[str, list[tuple[str, float]]]:
 
 def errors(artefact: dict) -> dict[str, str]:
     return {q["id"]: q["error"] for q in artefact["questions"] if q["status"] == "error"}
+
+
+def assert_refused_by_check_and_run(root: Path, retriever: str, place: str, reason: str) -> None:
+    """``check`` and ``run`` both exit 2 with ``reason`` at ``place`` of the config, and no
+    artefact is written."""
+    done, art = run_project(root, retriever)
+    checked = cli("check", cwd=root)
+    for out in (done, checked):
+        assert out.returncode == 2, out.stderr
+        assert out.stderr.startswith(f"ci-eval: error: ci-eval.toml:{place}: {reason}"), out.stderr
+    assert art is None

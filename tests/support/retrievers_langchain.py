@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from framework_corpus import CHUNKS, embed
+from framework_corpus import CHUNKS, embed, words
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
@@ -83,3 +83,24 @@ class NoIdRetriever(BaseRetriever):
 
 no_id_retriever = NoIdRetriever()
 not_a_retriever = {"k": 3}
+
+
+def shared_words(question: str, text: str) -> int:
+    return len(set(words(question)) & set(words(text)))
+
+
+class OverlapRetriever(BaseRetriever):
+    """A retriever with a ``k`` field, as BM25Retriever and TFIDFRetriever have: chunks by
+    the number of words they share with the question, at most ``k``, none under ``min_shared``."""
+
+    docs: list[Document]
+    k: int = 2
+    min_shared: int = 0
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun):
+        ranked = sorted(self.docs, key=lambda d: (-shared_words(query, d.page_content), d.id))
+        return [d for d in ranked if shared_words(query, d.page_content) >= self.min_shared][: self.k]
+
+
+overlap = OverlapRetriever(docs=_docs(), k=2)
+mmr = memory_store().as_retriever(search_type="mmr", search_kwargs={"k": 1, "fetch_k": 2})
