@@ -164,6 +164,28 @@ def _remap_one(cid: str, old: Anchor | None, ev: _Evidence, threshold: float) ->
     return Mapping(cid, found.new, found.kind, found.how, found.confidence)
 
 
+def misfit(gold, index: ChunkIndex) -> str | None:
+    """Why ``index`` is not an index the gold set can be remapped onto, or None when it is.
+
+    Versions are names, not an order, so "older" is read from the gold set's history: a
+    version it was remapped away from is an index it has left behind."""
+    version, own = index.version, gold.index_version
+    if version is None and own is not None:
+        return (f"the manifest names no version and the gold set is for index {own!r}: "
+                "pass --to-version with the new index's version")
+    if version is not None and version == own:
+        stale = [cid for cid in gold_ids(gold.questions) if cid not in index.chunks]
+        if stale:
+            return (f"the manifest is version {version!r}, the gold set's own, yet lacks {len(stale)} of its "
+                    f"ids (first: {stale[0]!r}): not the index the gold set was written for")
+        return None
+    for remap in (gold.provenance or {}).get("remaps") or ():
+        if isinstance(remap, dict) and version is not None and remap.get("from_index_version") == version:
+            return (f"the gold set was remapped from index {version!r} to {remap.get('to_index_version')!r}"
+                    f" ({remap.get('at', 'at an unrecorded time')}): the manifest is an index it has left behind")
+    return None
+
+
 def plan_remap(gold, anchors: dict[str, Anchor], index: ChunkIndex,
                threshold: float = DEFAULT_THRESHOLD) -> RemapPlan:
     """One Mapping for every gold id of ``gold`` (a GoldSet) that ``index`` no longer holds."""
