@@ -24,9 +24,11 @@ example:
 exit codes: 0 done; 2 bad input."""
 
 REMAP_HELP = """Map the gold set's stale ids (ids the new index no longer holds) onto the new
-index, from their anchors: the same text hash under a new id, or new chunks covering at
-least half of the old span, is automatic; a similar text signature is a proposal with its
-score; anything else stays unresolved. Prints the table; a dry run unless --write.
+index, from their anchors. Automatic only where the text proves it: the same text hash
+under a new id, or new chunks covering the old span whose text bears it out. A span the
+text contradicts, a similar text signature, duplicated text, or a new id the question
+already grades otherwise is a proposal; anything else stays unresolved. Confidence is the
+share of the old text the new ids hold (0..1). Prints the table; a dry run unless --write.
 
 examples:
   ci-eval gold remap --manifest new-index.jsonl
@@ -88,7 +90,7 @@ def register(sub) -> None:
     r.add_argument("--accept-proposals", action="store_true",
                    help="apply proposals (similar text) as well as automatic remaps")
     r.add_argument("--threshold", type=float, default=0.5, metavar="S",
-                   help="lowest text-signature similarity proposed, 0..1 (default: %(default)s)")
+                   help="lowest share of the old text a signature proposal must hold, 0..1 (default: %(default)s)")
     r.add_argument("--to-version", metavar="V",
                    help="the new index's version, for a manifest that names none")
     r.add_argument("--by", metavar="NAME", help="who remapped, for the provenance (default: the user)")
@@ -153,7 +155,8 @@ def run_remap(args) -> int:
         print(f"{targets.gold_path}: rewritten for index {args.to_version or targets.index.version or 'unversioned'}")
     elif applied:
         print("dry run: pass --write to rewrite the gold set")
-    left = plan.count(UNRESOLVED) + (0 if args.accept_proposals else plan.count(PROPOSED))
+    collided = sum(bool(m.collisions) for m in plan.mappings)
+    left = plan.count(UNRESOLVED) + (collided if args.accept_proposals else plan.count(PROPOSED))
     return 1 if left else 0
 
 
