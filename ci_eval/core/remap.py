@@ -22,8 +22,8 @@ of certainty:
    b. the old text is not whole there (edited), but the signature bears the span out: each
       chosen chunk holds within ``AGREE`` of the share the span gives it, no other chunk
       holds more than ``EXTRA`` beyond its share or is mostly made of the old text, no
-      chunk's share is near the deciding half (``AMBIGUOUS``), and the chosen chunks hold
-      at least ``AUTOMATIC_BAR``.
+      chunk's share is near the deciding half (``AMBIGUOUS``), no chunk too short to
+      measure lies near the span, and the chosen chunks hold at least ``AUTOMATIC_BAR``.
    Otherwise a span match is a proposal: offsets shift when a document is edited, and a
    manifest without text cannot show what they now hold.
 3. ``text``: where the span is contradicted or absent, the chunks of the same document the
@@ -74,8 +74,9 @@ AGREE = 0.2
 # errors at 0.1) the text has moved there.
 EXTRA = 0.1
 # A share this near one half could fall on either side of the half that decides whether a
-# chunk is one of the new ids: the chunk set is a guess, so a proposal.
-AMBIGUOUS = 0.15
+# chunk is one of the new ids once the offsets have moved by an edit the signature cannot
+# see (AGREE): the chunk set is a guess, so a proposal.
+AMBIGUOUS = 0.2
 # LSH over the whole index when a document is gone: 16 bands of 4 slots finds a pair whose
 # similarity is 0.5 with probability 1 - (1 - 0.5**4)**16 = 0.64, and 0.7 with 0.98.
 _BANDS, _ROWS = 16, 4
@@ -281,19 +282,19 @@ def _text_shares(slots, chunks: list[Chunk], ev: _Evidence) -> dict[str, tuple[f
     return out
 
 
-def _corroborated(span: _Span, shares: dict[str, tuple[float, float]], held_share: float, tiny: bool) -> bool:
+def _corroborated(span: _Span, shares: dict[str, tuple[float, float]], tiny: bool) -> bool:
     """The text bears the span out: no chunk holds more of the old text than the span says
     it should (beyond ``EXTRA``), and no chunk the span leaves out is made mostly of it,
-    which is how moved, reordered or shifted text shows. When the chosen chunks hold less
-    than the span says and the document has a chunk too short to measure, the missing
-    text may have moved there unseen."""
+    which is how moved, reordered or shifted text shows; each chosen chunk holds what the
+    span says within ``AGREE``. ``tiny``: a chunk too short for its shingles to show
+    anything lies near the span, and the old text may have moved into it unseen."""
     for cid, (holds, made) in shares.items():
         chosen = cid in span.ids
         if holds > span.shares.get(cid, 0.0) + (AGREE if chosen else EXTRA) or (not chosen and made >= 0.5):
             return False
         if chosen and holds < span.shares[cid] - AGREE:  # the span's text is not there
             return False
-    return not (tiny and held_share < span.covered - AGREE)
+    return not tiny
 
 
 def _near_half(x: float) -> bool:
@@ -326,10 +327,12 @@ def _in_document(old: Anchor, ev: _Evidence, threshold: float) -> Mapping | None
     shares = _text_shares(slots, chunks, ev) if slots is not None else None
     if shares is None:  # nothing to check the offsets against: a person decides
         return Mapping("", span.ids, PROPOSED, "span", span.covered) if span else None
-    tiny = any(c.text is not None and len(shingles(c.text)) < SHINGLE for c in chunks)
+    reach = old.end - old.start if old.has_span else 0
+    tiny = any(c.text is not None and len(shingles(c.text)) < SHINGLE and c.start is not None
+               and c.start < old.end + reach and c.end > old.start - reach for c in chunks) if span else False
     if span:
         confidence = ev.held_by(slots, span.ids)
-        if confidence >= AUTOMATIC_BAR and not span.close and _corroborated(span, shares, confidence, tiny):
+        if confidence >= AUTOMATIC_BAR and not span.close and _corroborated(span, shares, tiny):
             return Mapping("", span.ids, AUTOMATIC, "span", confidence)
     found = _by_text(slots, shares, ev, threshold)
     if found is None and span:  # the text does not bear the span out: a person decides
