@@ -66,6 +66,7 @@ class _Style:
     colon: str  # between a key and its value
     comma: str  # between members, on one line
     ensure_ascii: bool
+    newline: str = "\n"  # or the file's "\r\n"
 
     def render(self, value: Any, at: str) -> str:
         """``value`` in this style, its later lines indented from ``at`` (the column of the
@@ -75,16 +76,16 @@ class _Style:
                               separators=(self.comma, self.colon))
         text = json.dumps(value, ensure_ascii=self.ensure_ascii, allow_nan=False, indent=self.indent,
                           separators=(",", self.colon))
-        return text.replace("\n", "\n" + at)
+        return text.replace("\n", self.newline + at)
 
 
 def _style(text: str) -> _Style:
-    indents = [m.group(1) for m in re.finditer(r"\n([ \t]+)\S", text)]
+    indents = [m.group(1) for m in re.finditer(r"\n([ \t]+)[^\s]", text)]
     indent = min(indents, key=len) if indents else ""
     colon = re.search(r'"\s*(:\s*)', text)
     ascii_only = text.isascii() and "\\u" in text
     comma = ", " if re.search(r",[ ]", text) or not re.search(r",\S", text) else ","
-    return _Style(indent, colon.group(1) if colon else ": ", comma, ascii_only)
+    return _Style(indent, colon.group(1) if colon else ": ", comma, ascii_only, "\r\n" if "\r\n" in text else "\n")
 
 
 def _line_indent(text: str, i: int) -> str:

@@ -80,3 +80,12 @@ def test_a_gold_set_in_the_house_layout_is_written_in_it():
     assert gold_text(new, None) == dumps_gold_set(new)
     # A text that is not JSON any more is replaced in the house layout.
     assert gold_text(new, "{not json") == dumps_gold_set(new)
+
+
+def test_a_file_with_crlf_line_ends_keeps_them():
+    old = document(2)
+    text = json.dumps(old, indent=2).replace("\n", "\r\n")
+    new = json.loads(json.dumps(old))
+    new["anchors"] = {"c0": {"doc": "d"}}
+    out = patch_text(text, old, new)
+    assert json.loads(out) == new and "\n" not in out.replace("\r\n", "")
