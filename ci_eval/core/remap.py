@@ -20,7 +20,8 @@ of certainty:
       (same hash) at the old offsets or, once only, elsewhere (an edit before it moved it):
       the span is then taken where the text is, its shares counted in words; or
    b. the old text is not whole there (edited), but the signature bears the span out: each
-      chosen chunk holds within ``AGREE`` of the share the span gives it, no other chunk
+      chosen chunk holds no more than ``AGREE`` above and no less than ``SHORT`` below the
+      share the span gives it, no other chunk
       holds more than ``EXTRA`` beyond its share or is mostly made of the old text, no
       chunk's share is near the deciding half (``AMBIGUOUS``), no chunk too short to
       measure lies near the span, and the chosen chunks hold at least ``AUTOMATIC_BAR``.
@@ -69,6 +70,11 @@ AUTOMATIC_BAR = 0.5
 # How far the text's share of the old chunk in a new one may stray from the span's claim:
 # three standard errors of a 64-slot estimate (0.0625 at worst) and the cut shingles.
 AGREE = 0.2
+# How much less of the old text a chosen chunk may hold than the span gives it: an edit in
+# place (a few words mended or reworded) removes the shingles around each changed word;
+# text that is gone leaves the chunk near nothing. (On the re-ingestion benchmark 0.3 let
+# one wrong remap through, 0.25 none.)
+SHORT = 0.25
 # A chunk the span leaves out holding more of the old text than the span gives it is never
 # the cut shingles (they only lower a share): past the noise of a small share (two standard
 # errors at 0.1) the text has moved there.
@@ -286,13 +292,13 @@ def _corroborated(span: _Span, shares: dict[str, tuple[float, float]], tiny: boo
     """The text bears the span out: no chunk holds more of the old text than the span says
     it should (beyond ``EXTRA``), and no chunk the span leaves out is made mostly of it,
     which is how moved, reordered or shifted text shows; each chosen chunk holds what the
-    span says within ``AGREE``. ``tiny``: a chunk too short for its shingles to show
+    span says, at most ``AGREE`` more or ``SHORT`` less. ``tiny``: a chunk too short for its shingles to show
     anything lies near the span, and the old text may have moved into it unseen."""
     for cid, (holds, made) in shares.items():
         chosen = cid in span.ids
         if holds > span.shares.get(cid, 0.0) + (AGREE if chosen else EXTRA) or (not chosen and made >= 0.5):
             return False
-        if chosen and holds < span.shares[cid] - AGREE:  # the span's text is not there
+        if chosen and holds < span.shares[cid] - SHORT:  # the span's text is not there
             return False
     return not tiny
 
