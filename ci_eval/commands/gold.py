@@ -24,15 +24,20 @@ example:
 exit codes: 0 done; 2 bad input."""
 
 REMAP_HELP = """Map the gold set's stale ids (ids the new index no longer holds) onto the new
-index, from their anchors: the same text hash under a new id, or new chunks covering at
-least half of the old span, is automatic; a similar text signature is a proposal with its
-score; anything else stays unresolved. Prints the table; a dry run unless --write.
+index, from their anchors. Automatic only where the text proves it: the same text hash
+under a new id, or new chunks covering the old span whose text bears it out. A span the
+text contradicts, a similar text signature, duplicated text, or a new id the question
+already grades otherwise is a proposal; anything else stays unresolved. Confidence is the
+share of the old text the new ids hold (0..1). Prints the table; a dry run unless --write.
 
 examples:
   ci-eval gold remap --manifest new-index.jsonl
   ci-eval gold remap --manifest new-index.jsonl --write --accept-proposals
+A manifest that does not fit is refused (exit 2): the gold set's own version without its
+ids, a version the gold set was remapped away from, or no version when the gold set has
+one (name it with --to-version).
 exit codes: 0 every stale id has a remap; 1 some stay stale (unresolved, or proposals not
-accepted); 2 bad input."""
+accepted); 2 bad input, or a manifest that does not fit."""
 
 IMPORT_HELP = """Import judgements into a new gold set (or, with --merge, into an existing one):
   --format trec QRELS TOPICS   TREC qrels, topics as TREC SGML or id<TAB>text lines
@@ -85,7 +90,9 @@ def register(sub) -> None:
     r.add_argument("--accept-proposals", action="store_true",
                    help="apply proposals (similar text) as well as automatic remaps")
     r.add_argument("--threshold", type=float, default=0.5, metavar="S",
-                   help="lowest text-signature similarity proposed, 0..1 (default: %(default)s)")
+                   help="lowest share of the old text a signature proposal must hold, 0..1 (default: %(default)s)")
+    r.add_argument("--to-version", metavar="V",
+                   help="the new index's version, for a manifest that names none")
     r.add_argument("--by", metavar="NAME", help="who remapped, for the provenance (default: the user)")
     r.set_defaults(func=run_remap)
 
@@ -141,14 +148,15 @@ def run_remap(args) -> int:
         raise UsageError(f"--threshold {args.threshold}: must be between 0 and 1")
     targets = resolve(args.config, args.gold, args.manifest)
     plan = remap(targets, write=args.write, accept_proposals=args.accept_proposals,
-                 record=record(args.by), threshold=args.threshold)
+                 record=record(args.by), threshold=args.threshold, to_version=args.to_version)
     print(format_plan(plan, args.accept_proposals))
     applied = plan.applied(args.accept_proposals)
     if args.write and applied:
-        print(f"{targets.gold_path}: rewritten for index {targets.index.version or 'unversioned'}")
+        print(f"{targets.gold_path}: rewritten for index {args.to_version or targets.index.version or 'unversioned'}")
     elif applied:
         print("dry run: pass --write to rewrite the gold set")
-    left = plan.count(UNRESOLVED) + (0 if args.accept_proposals else plan.count(PROPOSED))
+    collided = sum(bool(m.collisions) for m in plan.mappings)
+    left = plan.count(UNRESOLVED) + (collided if args.accept_proposals else plan.count(PROPOSED))
     return 1 if left else 0
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ci_eval.core.anchors import AnchorUpdate, update_anchors
-from ci_eval.core.remap import DEFAULT_THRESHOLD, RemapPlan, apply_plan, plan_remap
+from ci_eval.core.manifest import ChunkIndex
+from ci_eval.core.remap import DEFAULT_THRESHOLD, RemapPlan, apply_plan, misfit, plan_remap
 from ci_eval.errors import UsageError
 from ci_eval.gold.store import read_gold, write_gold
 
@@ -44,10 +45,27 @@ def anchor(targets: Targets) -> AnchorUpdate:
     return update
 
 
+def with_version(index: ChunkIndex, to_version: str | None) -> ChunkIndex:
+    """The index under the version ``--to-version`` names (a manifest that gives another
+    one is refused: one of the two is wrong)."""
+    if to_version is None:
+        return index
+    if index.version is not None and index.version != to_version:
+        raise UsageError(f"--to-version {to_version!r}, but the manifest says version {index.version!r}",
+                         index.source)
+    return ChunkIndex(to_version, index.chunks, index.source)
+
+
 def remap(targets: Targets, *, write: bool, accept_proposals: bool, record: dict,
-          threshold: float = DEFAULT_THRESHOLD) -> RemapPlan:
-    """The remap plan for the gold set's stale ids; with ``write``, the gold set rewritten."""
+          threshold: float = DEFAULT_THRESHOLD, to_version: str | None = None) -> RemapPlan:
+    """The remap plan for the gold set's stale ids; with ``write``, the gold set rewritten.
+    An index the gold set does not fit is refused before anything is planned."""
     document, gold = read_gold(targets.gold_path)
+    index = with_version(targets.index, to_version)
+    problem = misfit(gold, index)
+    if problem:
+        raise UsageError(problem, index.source)
+    targets = Targets(targets.gold_path, index)
     plan = plan_remap(gold, gold.anchors, targets.index, threshold)
     if write and plan.applied(accept_proposals):
         write_gold(targets.gold_path, apply_plan(document, plan, targets.index,

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
-from ci_eval.core.goldformat import dumps_gold_set
+from ci_eval.core.goldformat import gold_text
 from ci_eval.core.goldset import GoldSet, parse_gold_set
 from ci_eval.inputs.files import atomic_write, read_json
 
@@ -16,7 +17,16 @@ def read_gold(path: str | os.PathLike) -> tuple[dict, GoldSet]:
 
 
 def write_gold(path: str | os.PathLike, document: dict) -> GoldSet:
-    """Check the document is a valid gold set, then replace the file in one step."""
+    """Check the document is a valid gold set, then replace the file in one step, keeping
+    the layout the file had (core/goldformat.gold_text)."""
     gold = parse_gold_set(document, str(path))
-    atomic_write(path, dumps_gold_set(document))
+    atomic_write(path, gold_text(document, _previous(path)))
     return gold
+
+
+def _previous(path) -> str | None:
+    """The file's text as it is now, or None when there is none to keep the layout of."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None

@@ -51,24 +51,43 @@ def test_moved_chunk_is_found_by_its_hash():
     assert only(plan_for(gold_doc(["d#1"], anchors={"d#1": old}), new)) == (AUTOMATIC, ("x-7",), "hash", 1.0)
 
 
+class Doc:
+    """A document of distinct words, cut into chunks by word positions, the way a chunker
+    with offsets writes its manifest."""
+
+    def __init__(self, name: str, words_: list[str]):
+        self.name, self.words = name, words_
+        self.offsets = [0]
+        for w in words_:
+            self.offsets.append(self.offsets[-1] + len(w) + 1)
+
+    def chunk(self, cid: str, first: int, last: int) -> Chunk:
+        text = " ".join(self.words[first:last])
+        return Chunk(cid, self.name, self.offsets[first], self.offsets[first] + len(text), text_hash(text), text)
+
+
+DOC = Doc("d", words(0, 120).split())
+
+
 def test_split_chunk_maps_to_both_halves_with_the_grade():
-    old = Anchor("d", 100, 200, text_hash("before"))
-    new = index(span_chunk("d:100", "d", 100, 150, "first half"), span_chunk("d:150", "d", 150, 200, "second half"),
-                span_chunk("d:200", "d", 200, 300, "next"))
+    old = anchor_for(DOC.chunk("d#1", 20, 40))
+    new = index(DOC.chunk("d:0", 0, 20), DOC.chunk("d:100", 20, 30), DOC.chunk("d:150", 30, 40),
+                DOC.chunk("d:200", 40, 120))
     doc = gold_doc({"d#1": 2}, anchors={"d#1": old})
     plan = plan_for(doc, new)
-    # Both halves lie wholly inside the old span and together cover 100 of its 100 characters.
-    assert only(plan) == (AUTOMATIC, ("d:100", "d:150"), "span", 100 / 100)
+    # The old text is in the new document whole, where it was: both halves lie inside it
+    # and hold all of its 20 words between them.
+    assert only(plan) == (AUTOMATIC, ("d:100", "d:150"), "span", 20 / 20)
     out = apply_plan(doc, plan, new, accept_proposals=False, record={"by": "t", "at": "now"})
     assert out["questions"][0]["gold"] == {"d:100": 2, "d:150": 2}
 
 
 def test_merged_chunks_keep_the_highest_grade():
-    a, b = Anchor("d", 200, 300, text_hash("a")), Anchor("d", 300, 400, text_hash("b"))
-    new = index(span_chunk("d:200", "d", 200, 400, "a b"))
+    a, b = anchor_for(DOC.chunk("d#2", 20, 40)), anchor_for(DOC.chunk("d#3", 40, 60))
+    new = index(DOC.chunk("d:0", 0, 20), DOC.chunk("d:200", 20, 60), DOC.chunk("d:600", 60, 120))
     doc = gold_doc({"d#2": 1, "d#3": 3}, anchors={"d#2": a, "d#3": b})
     plan = plan_for(doc, new)
-    # Each old span is wholly inside the merged chunk: it holds 100 of each one's 100.
+    # Each old span is wholly inside the merged chunk: it holds all 20 of each one's words.
     assert [(m.old, m.new, m.kind, m.confidence) for m in plan.mappings] == [
         ("d#2", ("d:200",), AUTOMATIC, 1.0), ("d#3", ("d:200",), AUTOMATIC, 1.0)]
     out = apply_plan(doc, plan, new, accept_proposals=False, record={})
@@ -76,11 +95,32 @@ def test_merged_chunks_keep_the_highest_grade():
 
 
 def test_shifted_boundary_takes_the_chunk_holding_most_of_the_span():
-    old = Anchor("d", 100, 200)
-    new = index(span_chunk("d:80", "d", 80, 180), span_chunk("d:180", "d", 180, 280))
-    # d:80 holds 80 of the old 100 characters (>= half of the old span); d:180 holds 20,
-    # less than half of the old span and less than half of its own 100.
-    assert only(plan_for(gold_doc(["d#1"], anchors={"d#1": old}), new)) == (AUTOMATIC, ("d:80",), "span", 80 / 100)
+    old = anchor_for(DOC.chunk("d#1", 10, 30))
+    new = index(DOC.chunk("d:0", 0, 26), DOC.chunk("d:26", 26, 120))
+    # d:0 holds 16 of the old 20 words (at least half of the old span); d:26 holds 4, under
+    # half of the old span and under half of its own 94.
+    assert only(plan_for(gold_doc(["d#1"], anchors={"d#1": old}), new)) == (AUTOMATIC, ("d:0",), "span", 16 / 20)
+
+
+def test_a_span_whose_text_moved_elsewhere_is_not_automatic():
+    # Paragraphs swapped and the moved one lightly edited: the old offsets now hold the
+    # other paragraph, the old text (under another hash) sits after it.
+    p1, p2 = words(0, 30), words(100, 30)
+    old = Anchor("d", 0, len(p1), text_hash(p1), signature(p1))
+    moved = p1.replace("w7 ", "w7x ")
+    new = index(Chunk("n1", "d", 0, len(p2), text_hash(p2), p2),
+                Chunk("n2", "d", len(p2) + 1, len(p2) + 1 + len(moved), text_hash(moved), moved))
+    kind, ids, how, confidence = only(plan_for(gold_doc(["a"], anchors={"a": old}), new))
+    # n2 holds the old text but for the 3 shingles around the edited word: 25 of 28.
+    assert (kind, ids, how) == (PROPOSED, ("n2",), "text")
+    assert abs(confidence - 25 / 28) < 0.2
+
+
+def test_a_span_without_text_to_check_it_is_only_proposed():
+    old = Anchor("d", 100, 200, text_hash("before"))
+    new = index(Chunk("d:100", "d", 100, 150, text_hash("x")), Chunk("d:150", "d", 150, 200, text_hash("y")))
+    # Hashes alone cannot say whether the offsets still hold the old text.
+    assert only(plan_for(gold_doc(["d#1"], anchors={"d#1": old}), new)) == (PROPOSED, ("d:100", "d:150"), "span", 1.0)
 
 
 def test_too_little_overlap_is_not_a_span_match():
@@ -97,15 +137,20 @@ def test_edited_chunk_without_spans_is_proposed_with_its_score():
     new = index(Chunk("n1", "d", None, None, text_hash(after), after),
                 Chunk("n2", "d", None, None, text_hash(words(100, 30)), words(100, 30)))
     kind, ids, how, score = only(plan_for(gold_doc(["d#1"], anchors={"d#1": old}), new))
-    # 28 shingles on each side, the 3 holding word 15 differ: Jaccard 25 / 31.
-    assert (kind, ids, how) == (PROPOSED, ("n1",), "similar")
-    assert abs(score - 25 / 31) < 0.2
+    # 28 shingles on each side, the 3 holding word 15 differ: n1 holds 25 / 28 of the old.
+    assert (kind, ids, how) == (PROPOSED, ("n1",), "text")
+    assert abs(score - 25 / 28) < 0.2
 
 
-def test_edited_chunk_keeps_its_span_match():
-    old = Anchor("d", 0, 100, text_hash("old words"), signature("old words here"))
-    new = index(span_chunk("d:0", "d", 0, 104, "old words, edited"))
-    assert only(plan_for(gold_doc(["d#0"], anchors={"d#0": old}), new)) == (AUTOMATIC, ("d:0",), "span", 1.0)
+def test_edited_chunk_keeps_its_span_match_when_the_text_bears_it_out():
+    edited = Doc("d", [w if i != 10 else "edited" for i, w in enumerate(DOC.words)])
+    old = anchor_for(DOC.chunk("d#0", 0, 40))
+    new = index(edited.chunk("d:0", 0, 40), edited.chunk("d:40", 40, 120))
+    kind, ids, how, confidence = only(plan_for(gold_doc(["d#0"], anchors={"d#0": old}), new))
+    # The edit removes the 3 shingles holding word 10: d:0 holds 35 of the old 38, where
+    # the span says all of it, and d:40 none, as the span says.
+    assert (kind, ids, how) == (AUTOMATIC, ("d:0",), "span")
+    assert abs(confidence - 35 / 38) < 0.2
 
 
 def test_deleted_document_is_unresolved():
@@ -138,7 +183,8 @@ def test_below_the_threshold_nothing_is_proposed():
 def test_duplicated_text_is_only_proposed():
     old = Anchor(None, None, None, text_hash("boilerplate"))
     new = index(Chunk("a", "d1", None, None, text_hash("boilerplate")), Chunk("b", "d2", None, None, text_hash("boilerplate")))
-    assert only(plan_for(gold_doc(["old"], anchors={"old": old}), new)) == (PROPOSED, ("a", "b"), "hash", 1 / 2)
+    # Each copy holds the whole text (confidence 1); which copy is the chunk is the guess.
+    assert only(plan_for(gold_doc(["old"], anchors={"old": old}), new)) == (PROPOSED, ("a", "b"), "hash", 1.0)
 
 
 def test_duplicated_text_in_the_same_document_wins():
@@ -162,18 +208,18 @@ def test_ids_still_in_the_index_are_not_remapped():
 
 
 def test_apply_rewrites_ids_anchors_version_and_provenance():
-    moved_text, split = "moved text", Anchor("d", 0, 100)
+    moved_text = "moved text"
     new = index(Chunk("m2", "e", 0, 10, text_hash(moved_text), moved_text),
-                span_chunk("d:0", "d", 0, 50, "left"), span_chunk("d:50", "d", 50, 100, "right"),
-                Chunk("kept"))
-    doc = gold_doc(["m1", "kept"], ["d#0", "lost"], anchors={"m1": Anchor(hash=text_hash(moved_text)), "d#0": split,
-                                                            "lost": Anchor("nowhere", 0, 5)})
+                DOC.chunk("d:0", 0, 20), DOC.chunk("d:20", 20, 40), DOC.chunk("d:40", 40, 120), Chunk("kept"))
+    doc = gold_doc(["m1", "kept"], ["d#0", "lost"], anchors={
+        "m1": Anchor(hash=text_hash(moved_text)), "d#0": anchor_for(DOC.chunk("d#0", 0, 40)),
+        "lost": Anchor("nowhere", 0, 5)})
     before = copy.deepcopy(doc)
     plan = plan_for(doc, new)
     out = apply_plan(doc, plan, new, accept_proposals=False, record={"by": "ana", "at": "2026-01-01T00:00:00Z"})
     assert doc == before
-    assert [q["gold"] for q in out["questions"]] == [["m2", "kept"], ["d:0", "d:50", "lost"]]
-    assert set(out["anchors"]) == {"m2", "d:0", "d:50", "lost"}
+    assert [q["gold"] for q in out["questions"]] == [["m2", "kept"], ["d:0", "d:20", "lost"]]
+    assert set(out["anchors"]) == {"m2", "d:0", "d:20", "lost"}
     assert out["anchors"]["m2"] == {"doc": "e", "start": 0, "end": 10, "hash": text_hash(moved_text),
                                     "signature": signature(moved_text)}
     assert out["index_version"] == "v2" and out["schema_version"] == 2
@@ -195,11 +241,11 @@ def test_proposals_apply_only_when_accepted(accept):
 
 
 def test_a_copy_in_another_document_yields_to_the_split_in_its_own():
-    text = "a section some other page repeats"
-    old = Anchor("compound", 0, 100, text_hash(text))
-    new = index(Chunk("with#same", "with", 0, 33, text_hash(text), text),
-                span_chunk("compound#s/1", "compound", 0, 50, "first half"),
-                span_chunk("compound#s/2", "compound", 50, 100, "second half"))
+    compound = Doc("compound", words(0, 40).split())
+    text = words(0, 40)
+    old = anchor_for(compound.chunk("compound#s", 0, 40))
+    new = index(Chunk("with#same", "with", 0, len(text), text_hash(text), text),
+                compound.chunk("compound#s/1", 0, 20), compound.chunk("compound#s/2", 20, 40))
     assert only(plan_for(gold_doc(["compound#s"], anchors={"compound#s": old}), new)) == (
         AUTOMATIC, ("compound#s/1", "compound#s/2"), "span", 1.0)
 
@@ -209,3 +255,25 @@ def test_a_copy_elsewhere_is_taken_when_the_document_is_gone():
     old = Anchor("gone", 0, 100, text_hash(text))
     new = index(Chunk("with#same", "with", 0, 33, text_hash(text), text))
     assert only(plan_for(gold_doc(["gone#s"], anchors={"gone#s": old}), new)) == (AUTOMATIC, ("with#same",), "hash", 1.0)
+
+
+def test_confidence_is_a_share_within_0_and_1_for_overlapping_chunks():
+    edited = Doc("d", [w if i != 50 else "edited" for i, w in enumerate(DOC.words)])
+    old = anchor_for(DOC.chunk("d#0", 0, 60))
+    new = index(edited.chunk("w0", 0, 40), edited.chunk("w20", 20, 60), edited.chunk("w40", 40, 80))
+    (m,) = plan_for(gold_doc(["d#0"], anchors={"d#0": old}), new).mappings
+    # Three windows overlap the old 60 words by 40, 40 and 20: counted once, they hold at
+    # most all of it, never 100 / 60.
+    assert 0.0 <= m.confidence <= 1.0
+
+
+def test_a_grade_on_a_live_id_makes_the_remap_a_proposal_with_both_grades():
+    text = words(0, 20)
+    doc = gold_doc({"a": 3, "n1": 0}, anchors={"a": Anchor(hash=text_hash(text))})
+    new = index(Chunk("n1", None, None, None, text_hash(text), text))
+    plan = plan_for(doc, new)
+    (m,) = plan.mappings
+    assert (m.kind, m.new, [(c.question, c.new, c.stale_grade, c.live_grade) for c in m.collisions]) == (
+        PROPOSED, ("n1",), [("q1", "n1", 3, 0)])
+    accepted = apply_plan(doc, plan, new, accept_proposals=True, record={})
+    assert accepted["questions"][0]["gold"] == {"a": 3, "n1": 0}
