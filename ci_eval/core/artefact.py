@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ci_eval.core.metric_table import MetricTable
 from ci_eval.core.question_row import FIELD, QUESTION_FIELDS
+from ci_eval.core.remap_record import RecordedRemap, read_recorded_remap
 from ci_eval.core.validate import fast_valid, schema_problems
 from ci_eval.errors import InputError, InputErrors
 
@@ -236,6 +237,10 @@ class RunHeader:
     index_checked: bool = True  # False: no index manifest, so stale gold could not be seen
     # index.remap: what `ci-eval gold remap` would do for the stale ids (core/remap.py)
     remap: dict | None = field(default=None, compare=False)
+    # gold_set.remap: the gold set's last applied remap (core/remap_record.py)
+    gold_remap: RecordedRemap | None = field(default=None, compare=False)
+    index_ids: int | None = None  # how many chunks the index holds (None: no manifest)
+    index_mean_chars: float | None = None  # their mean length (None: not recorded)
 
 
 def _gold_items(gold) -> tuple[tuple[str, float], ...]:
@@ -388,6 +393,8 @@ def read_header(a: dict, questions: int | None = None) -> RunHeader:
         abstain_below=None if a.get("abstain_below") is None else float(a["abstain_below"]),
         index_checked=bool(index.get("checked", True)),
         remap=index.get("remap") if isinstance(index.get("remap"), dict) else None,
+        gold_remap=read_recorded_remap(gold.get("remap")),
+        index_ids=index.get("ids"), index_mean_chars=index.get("mean_chars"),
     )
 
 

@@ -51,10 +51,10 @@ class RecordedRemap:
                 out[new] = max(grade, out.get(new, grade))
         return out
 
-    def used(self, gold) -> tuple[bool, int]:
-        """Whether ``gold`` names a mapped id, and how many of them were accepted proposals."""
-        named = [cid for cid, _ in gold if cid in self.to]
-        return bool(named), sum(cid in self.accepted for cid in named)
+    def used(self, gold) -> tuple[bool, frozenset[str]]:
+        """Whether ``gold`` names a mapped id, and those of them a person accepted as proposals."""
+        named = {cid for cid, _ in gold if cid in self.to}
+        return bool(named), frozenset(named & self.accepted)
 
 
 def read_recorded_remap(raw) -> RecordedRemap | None:

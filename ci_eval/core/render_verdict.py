@@ -7,6 +7,7 @@ import re
 from collections import Counter
 
 from ci_eval.core.diff import Changes, Diff, MetricChange
+from ci_eval.core.diff_goldset import Rechunk
 from ci_eval.core.escape import code_span, escape_md
 from ci_eval.core.markdown import ids, metric, short_sha
 from ci_eval.core.render_context import ReportContext
@@ -72,6 +73,8 @@ def _aside(diff: Diff) -> str:
                      f"{'has' if len(diff.stale.new) == 1 else 'have'} stale gold{drift} "
                      "(kept out, not a regression)")
     g = diff.goldset
+    if g.rechunk is not None and diff.comparable:
+        parts.append(_across(g.rechunk))
     if g.any and diff.comparable:
         parts.append(f"the gold set changed ({len(g.added)} added, {len(g.removed)} removed, "
                      f"{len(g.relabelled)} relabelled; compared on the rest)")
@@ -81,6 +84,13 @@ def _aside(diff: Diff) -> str:
                      + ("now overlap" if base is not None else "overlap")
                      + ": no cutoff separates them")
     return "".join(f"; {p}" for p in parts)
+
+
+def _across(r: Rechunk) -> str:
+    return (f"compared across a re-chunk (index {code_span(r.from_version or 'unversioned', 40, False)} → "
+            f"{code_span(r.to_version or 'unversioned', 40, False)}; "
+            f"{plural(r.questions, 'question')} through the remap, "
+            f"{plural(r.proposals, 'proposal')} accepted by a person)")
 
 
 def _more_failed(n: int) -> str:
@@ -250,10 +260,21 @@ def baseline_line(ctx: ReportContext) -> str:
             f"{plural(len(diff.compared), 'question')} compared{_dirty(diff)}.")
 
 
+def _rechunked(diff: Diff) -> list[str]:
+    """"index re-chunked" with both sides' chunk counts and mean lengths, when the index
+    changed and both runs recorded them (their manifests gave every chunk's length)."""
+    b, h = diff.base_info, diff.head_info
+    if (not diff.index_changed or None in (b.index_ids, h.index_ids)
+            or None in (b.index_mean_chars, h.index_mean_chars)):
+        return []
+    return [f"index re-chunked ({b.index_ids:,} → {h.index_ids:,} chunks, mean "
+            f"{b.index_mean_chars:,.0f} → {h.index_mean_chars:,.0f} characters)"]
+
+
 def changed_line(diff: Diff, limit: int = 3) -> str:
-    if not diff.config:
+    parts = _rechunked(diff) + [f"{code_span(c.path, 60, False)} {code_span(c.base, 40, False)} → "
+                                f"{code_span(c.head, 40, False)}" for c in diff.config[:limit]]
+    if not parts:
         return ""
-    parts = [f"{code_span(c.path, 60, False)} {code_span(c.base, 40, False)} → "
-             f"{code_span(c.head, 40, False)}" for c in diff.config[:limit]]
     more = f" (+{len(diff.config) - limit} more)" if len(diff.config) > limit else ""
     return "**Changed:** " + "; ".join(parts) + more

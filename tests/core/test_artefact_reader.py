@@ -91,6 +91,7 @@ ARTEFACT_JSON = {
     "core/artefact_writer.py", "inputs/artefact_out.py",  # write
     "core/artefact_checks.py", "core/artefact_rows.py", "core/row_blocks.py", "core/question_row.py",  # check, rows
     "core/remap.py",  # builds and reads the index.remap value an artefact records
+    "core/remap_record.py",  # builds and reads the gold_set.remap value an artefact records
 }
 # Keys of other formats ci-eval reads that the artefact schemas also use, so a read of one
 # says nothing about which format is read: pyproject.toml's [tool] table, the command
