@@ -73,8 +73,6 @@ def _aside(diff: Diff) -> str:
                      f"{'has' if len(diff.stale.new) == 1 else 'have'} stale gold{drift} "
                      "(kept out, not a regression)")
     g = diff.goldset
-    if g.rechunk is not None and diff.comparable:
-        parts.append(_across(g.rechunk))
     if g.any and diff.comparable:
         parts.append(f"the gold set changed ({len(g.added)} added, {len(g.removed)} removed, "
                      f"{len(g.relabelled)} relabelled; compared on the rest)")
@@ -251,6 +249,10 @@ def baseline_line(ctx: ReportContext) -> str:
         return (f"**Baseline:** none: {why}{link}. Nothing to compare against; only floors "
                 f"and errors were checked{_dirty(diff)}.")
     hv, bv = diff.head_info.index_version, diff.base_info.index_version
+    if diff.goldset.rechunk is not None and diff.comparable:
+        # the index change is named inside the re-chunk's sentence
+        return (f"**Baseline:** {_what(ctx)}{link}; {plural(len(diff.compared), 'question')} "
+                f"{_across(diff.goldset.rechunk)}{_dirty(diff)}.")
     if bv != hv:
         index = (f"index {code_span(bv or 'unversioned', 40, False)} → "
                  f"{code_span(hv or 'unversioned', 40, False)}")
@@ -261,10 +263,12 @@ def baseline_line(ctx: ReportContext) -> str:
 
 
 def _rechunked(diff: Diff) -> list[str]:
-    """"index re-chunked" with both sides' chunk counts and mean lengths, when the index
-    changed and both runs recorded them (their manifests gave every chunk's length)."""
+    """"index re-chunked" with both sides' chunk counts and mean lengths, when questions
+    were compared across a recorded remap onto a new index and both runs recorded them
+    (their manifests gave every chunk's length). A new index version alone may be fresh
+    content on the same chunking: the remap is what says the chunks were re-cut."""
     b, h = diff.base_info, diff.head_info
-    if (not diff.index_changed or None in (b.index_ids, h.index_ids)
+    if (not diff.index_changed or diff.goldset.rechunk is None or None in (b.index_ids, h.index_ids)
             or None in (b.index_mean_chars, h.index_mean_chars)):
         return []
     return [f"index re-chunked ({b.index_ids:,} → {h.index_ids:,} chunks, mean "

@@ -109,10 +109,10 @@ def test_a_rename_only_rechunk_gives_no_change_and_passes(tmp_path):
                                           "rule": "accepted proposal" if old == EDITED else "automatic"}
                                     for n in range(QUESTIONS) for old in _gold(n)}
     r = _ok(_compare(base, head, tmp_path))
-    first = r.stdout.splitlines()[1]
-    assert first.startswith(f"### ✅ No change: every metric of all {QUESTIONS} compared questions is as before")
-    assert (f"compared across a re-chunk (index `v1` → `v2`; {QUESTIONS} questions through the remap, "
-            "1 proposal accepted by a person)") in first
+    verdict, baseline = r.stdout.splitlines()[1:3]
+    assert verdict.startswith(f"### ✅ No change: every metric of all {QUESTIONS} compared questions is as before")
+    assert baseline.endswith(f"; {QUESTIONS} questions compared across a re-chunk (index `v1` → `v2`; "
+                             f"{QUESTIONS} questions through the remap, 1 proposal accepted by a person). \\")
     new_texts = [_new_text(old) for old in OLD]
     assert (f"**Changed:** index re-chunked ({len(OLD)} → {len(OLD)} chunks, mean "
             f"{_mean_chars([t for _, t in OLD.values()])} → {_mean_chars(new_texts)} characters)") in r.stdout
@@ -130,6 +130,7 @@ def test_a_rechunk_that_loses_evidence_regresses_exactly_those_questions(tmp_pat
     assert report["compared"] == QUESTIONS
     assert sorted(q["id"] for q in report["regressions"]) == sorted(lost)
     comment = _ok(_compare(base, head, tmp_path), 0, 1).stdout
+    assert f"{QUESTIONS} questions compared across a re-chunk (index `v1` → `v2`;" in comment.splitlines()[2]
     section = comment.split(f"#### Regressions ({len(lost)}): {len(lost)} lost at k=3", 1)[1].split("####")[0]
     assert sorted(re.findall(r"^\| `(q\d+)`", section, re.M)) == sorted(lost)
 
