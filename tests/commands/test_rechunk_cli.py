@@ -54,9 +54,10 @@ def _cli(*args, cwd: Path) -> subprocess.CompletedProcess:
                           env={"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"})
 
 
-def _write_side(folder: Path, version: str, chunks: dict[str, tuple[str, str]], rankings: dict) -> None:
+def _write_side(folder: Path, version: str, chunks: dict[str, tuple[str, str]], rankings: dict,
+                entries: list | None = None) -> None:
     folder.mkdir()
-    entries = [{"id": cid, "doc": doc, "text": text} for cid, (doc, text) in sorted(chunks.items())]
+    entries = entries or [{"id": cid, "doc": doc, "text": text} for cid, (doc, text) in sorted(chunks.items())]
     (folder / "index.jsonl").write_text("\n".join(map(json.dumps, [{"version": version}, *entries])) + "\n")
     (folder / "run.jsonl").write_text("".join(
         json.dumps({"id": qid, "results": [[cid, 10.0 - r] for r, cid in enumerate(ranking)]}) + "\n"
@@ -141,3 +142,41 @@ def test_a_person_s_relabel_stays_excluded(tmp_path):
     assert report["gold_set"]["relabelled"] == {"q3": "+1 gold"}
     assert report["compared"] == QUESTIONS - 1 and "q3" not in report["unchanged"]
     assert report["gold_set"]["rechunk"]["questions"] == QUESTIONS - 1
+
+
+def test_a_split_of_every_chunk_is_compared_through_the_remap(tmp_path):
+    """A real re-chunk: each document's one chunk cut in two (spans in both manifests, new
+    ids that carry no information), so the remap maps each gold id onto both halves by span,
+    and head's retriever ranks the first half where base ranked the whole."""
+    base, head = tmp_path / "base", tmp_path / "head"
+    docs = {n: _text(n, "a") + " " + _text(n, "b") for n in range(QUESTIONS)}
+    half = {n: len(docs[n]) // 2 for n in docs}
+    old = [{"id": f"s{n}", "doc": f"doc{n}", "start": 0, "end": len(docs[n]), "text": docs[n]} for n in docs]
+    cut = {(n, p): f"c{(13 * (2 * n + p) + 3) % (2 * QUESTIONS):03d}" for n in docs for p in (0, 1)}
+    new = [{"id": cut[n, p], "doc": f"doc{n}", "start": (0, half[n])[p], "end": (half[n], len(docs[n]))[p],
+            "text": docs[n][(0, half[n])[p]:(half[n], len(docs[n]))[p]]} for n in docs for p in (0, 1)]
+
+    def ranking(n, ids):
+        others = [ids((n + j) % QUESTIONS) for j in range(1, 4)]
+        return [*others[:n % 3], ids(n), *others[n % 3:]]
+
+    _write_side(base, "v1", {}, {f"q{n}": ranking(n, lambda m: f"s{m}") for n in docs}, old)
+    _write_side(head, "v2", {}, {f"q{n}": ranking(n, lambda m: cut[m, 0]) for n in docs}, new)
+    (base / "gold.json").write_text(json.dumps({"schema_version": 1, "index_version": "v1", "questions": [
+        {"id": f"q{n}", "question": f"What does document {n} say?", "gold": [f"s{n}"]} for n in docs]}))
+    _ok(_cli("gold", "anchor", "--gold", "gold.json", "--manifest", "index.jsonl", cwd=base))
+    shutil.copy(base / "gold.json", head / "gold.json")
+    _ok(_cli("gold", "remap", "--manifest", "index.jsonl", "--write", cwd=head))
+    for side in (base, head):
+        _ok(_cli("run", "--out", "run.json", "--quiet", cwd=side))
+    r = _ok(_compare(base / "run.json", head / "run.json", tmp_path, "json"))
+    report = json.loads(r.stdout)
+    assert report["compared"] == QUESTIONS and report["gold_set"]["relabelled"] == {}
+    assert report["gold_set"]["rechunk"]["questions"] == QUESTIONS
+    assert report["gold_set"]["rechunk"]["proposals_accepted"] == 0
+    # the first relevant chunk sits where the whole did: hit@3 and MRR as before
+    moved = {m["metric"]: m["delta"] for m in report["metrics"]}
+    assert moved["hit@3"] == 0 and moved["mrr"] == 0
+    comment = _ok(_compare(base / "run.json", head / "run.json", tmp_path)).stdout
+    assert (f"index re-chunked ({QUESTIONS} → {2 * QUESTIONS} chunks, mean {_mean_chars(docs.values())} → "
+            f"{_mean_chars([e['text'] for e in new])} characters)") in comment
