@@ -189,18 +189,21 @@ def _through_remap(bq: ById, hq: ById, i, j, notes: dict, base: RunHeader,
     if remap is None or not notes or (remap.from_version is not None and base.gold_index_version
                                       is not None and remap.from_version != base.gold_index_version):
         return {}
-    through = {}
+    bc, hc, through = bq.columns, hq.columns, {}
     for n, note in notes.items():
-        b, h = bq.columns.record(int(i[n])), hq.columns.record(int(j[n]))
-        if not note or b.stale or h.stale or b.unanswerable != h.unanswerable:
+        # read from the columns, not records: at a re-chunk nearly every question is here
+        b, h = int(i[n]), int(j[n])
+        if not note or b in bc.stale or h in hc.stale or bc.unanswerable[b] != hc.unanswerable[h]:
             continue
-        used, accepted = remap.used(b.gold)
-        translated = remap.translated(b.gold) if used else None
-        if translated == dict(h.gold):
+        b_gold = bc.gold(b)
+        used, accepted = remap.used(b_gold)
+        if not used:
+            continue
+        translated, h_gold = remap.translated(b_gold), dict(hc.gold(h))
+        if translated == h_gold:
             through[n] = accepted
-        elif translated is not None:
-            notes[n] = _gold_note(frozenset(translated), frozenset(dict(h.gold)), translated,
-                                  dict(h.gold)) or note
+        else:
+            notes[n] = _gold_note(frozenset(translated), frozenset(h_gold), translated, h_gold) or note
     return through
 
 
