@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ci_eval.core.metric_table import MetricTable
 from ci_eval.core.question_row import FIELD, QUESTION_FIELDS
+from ci_eval.core.remap_record import RecordedRemap, read_recorded_remap
 from ci_eval.core.validate import fast_valid, schema_problems
 from ci_eval.errors import InputError, InputErrors
 
@@ -246,6 +247,10 @@ class RunHeader:
     remap: dict | None = field(default=None, compare=False)
     # index.drifted: stale ids still in the index, whose text no longer matches their anchor
     drifted: frozenset = field(default=frozenset(), compare=False)
+    # gold_set.remap: the gold set's last applied remap (core/remap_record.py)
+    gold_remap: RecordedRemap | None = field(default=None, compare=False)
+    index_ids: int | None = None  # how many chunks the index holds (None: no manifest)
+    index_mean_chars: float | None = None  # their mean length (None: not recorded)
 
 
 def _gold_items(gold) -> tuple[tuple[str, float], ...]:
@@ -399,6 +404,8 @@ def read_header(a: dict, questions: int | None = None) -> RunHeader:
         index_checked=bool(index.get("checked", True)),
         remap=index.get("remap") if isinstance(index.get("remap"), dict) else None,
         drifted=frozenset(d for d in index.get("drifted") or () if isinstance(d, str)),
+        gold_remap=read_recorded_remap(gold.get("remap")),
+        index_ids=index.get("ids"), index_mean_chars=index.get("mean_chars"),
     )
 
 

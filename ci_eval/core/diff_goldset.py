@@ -26,6 +26,17 @@ class QuestionRef:
 
 
 @dataclass(frozen=True)
+class Rechunk:
+    """The shared questions compared across head's recorded gold remap: their gold
+    differs from base's only by it (core/remap_record.py)."""
+
+    from_version: str | None  # base's index version
+    to_version: str | None  # head's
+    questions: int  # compared through the remap
+    proposals: int  # distinct old ids among theirs that a person accepted as proposals
+
+
+@dataclass(frozen=True)
 class GoldSetChanges:
     added: tuple[QuestionRef, ...] = ()
     removed: tuple[QuestionRef, ...] = ()
@@ -33,6 +44,7 @@ class GoldSetChanges:
     base_sha256: str | None = None
     head_sha256: str | None = None
     shared: int = 0  # question ids present on both sides
+    rechunk: Rechunk | None = None  # questions compared through a recorded remap
 
     @property
     def any(self) -> bool:
@@ -67,20 +79,23 @@ def _label(q: QuestionResult) -> tuple:
     return (q.unanswerable, ids)
 
 
-def relabel_note(b: QuestionResult, h: QuestionResult) -> str | None:
-    if b.unanswerable != h.unanswerable:
-        return "now unanswerable" if h.unanswerable else "now answerable"
-    if _label(b) != _label(h):
-        bi, hi = _label(b)[1], _label(h)[1]
+def _gold_note(bi: frozenset, hi: frozenset, bg: dict, hg: dict) -> str | None:
+    """What changed between two gold lists: ids added and removed, else grades changed."""
+    if bi != hi:
         parts = []
         if hi - bi:
             parts.append(f"+{len(hi - bi)} gold")
         if bi - hi:
             parts.append(f"-{len(bi - hi)} gold")
         return ", ".join(parts)
-    bg, hg = dict(b.gold), dict(h.gold)
     regraded = sorted(i for i in bg.keys() & hg.keys() if bg[i] != hg[i])
     return f"{len(regraded)} gold regraded" if regraded else None
+
+
+def relabel_note(b: QuestionResult, h: QuestionResult) -> str | None:
+    if b.unanswerable != h.unanswerable:
+        return "now unanswerable" if h.unanswerable else "now answerable"
+    return _gold_note(_label(b)[1], _label(h)[1], dict(b.gold), dict(h.gold))
 
 
 def _positions(ids, where: dict) -> np.ndarray:
@@ -162,21 +177,62 @@ def _shared(bq: ById, hq: ById, order):
     return added, removed, shared, _positions(shared, bq.where), _positions(shared, hq.where)
 
 
+def _through_remap(bq: ById, hq: ById, i, j, notes: dict, base: RunHeader,
+                   head: RunHeader) -> dict[int, frozenset]:
+    """Of the shared questions whose label differs (``notes``), those whose base gold, put
+    through head's recorded remap, is head's gold, grades included (neither side stale,
+    the same unanswerable flag): n -> the accepted proposals among the ids it mapped. A
+    remap recorded from another index than base's gold was built on does not apply. The
+    note of a question a person relabelled besides is reworded on the translated gold (in
+    ``notes``), so it says what the person changed, not what the remap renamed."""
+    remap = head.gold_remap
+    if remap is None or not notes or (remap.from_version is not None and base.gold_index_version
+                                      is not None and remap.from_version != base.gold_index_version):
+        return {}
+    bc, hc, through = bq.columns, hq.columns, {}
+    for n, note in notes.items():
+        # read from the columns, not records: at a re-chunk nearly every question is here
+        b, h = int(i[n]), int(j[n])
+        if not note or b in bc.stale or h in hc.stale or bc.unanswerable[b] != hc.unanswerable[h]:
+            continue
+        b_gold = bc.gold(b)
+        used, accepted = remap.used(b_gold)
+        if not used:
+            continue
+        translated, h_gold = remap.translated(b_gold), dict(hc.gold(h))
+        if translated == h_gold:
+            through[n] = accepted
+        else:
+            notes[n] = _gold_note(frozenset(translated), frozenset(h_gold), translated, h_gold) or note
+    return through
+
+
+def _rechunk(through: dict, base: RunHeader, head: RunHeader) -> Rechunk | None:
+    if not through:
+        return None
+    remap = head.gold_remap
+    return Rechunk(base.index_version or remap.from_version, head.index_version or remap.to_version,
+                   len(through), len(frozenset().union(*through.values())))
+
+
 def partition(bq: ById, hq: ById, base: RunHeader, head: RunHeader, order=None):
     """The gold-set changes, the ids compared (shared, same label, no stale gold on either
     side, measured on both) and their positions in base's and head's columns. Over the
     columns at once; records are made only for a question whose label differs (to word
     the note). ``order``: head's positions in id order (``sorted_by_id``) when both sides
-    hold the same ids in the same order, else None."""
+    hold the same ids in the same order, else None. A question whose gold differs only by
+    head's recorded remap (``_through_remap``) is compared, not relabelled."""
     bc, hc = bq.columns, hq.columns
     added, removed, shared, i, j = _shared(bq, hq, order)
     same, notes = _labels(bq, hq, shared, i, j, in_place=i is j)
+    through = _through_remap(bq, hq, i, j, notes, base, head)
     relabelled = [QuestionRef(shared[n], hc.text(int(j[n])), note)
-                  for n, note in notes.items() if note]
-    keep = np.flatnonzero(_usable(bc, i) & _usable(hc, j)
-                          & ~np.isin(np.arange(len(shared)), [n for n, note in notes.items() if note]))
+                  for n, note in notes.items() if note and n not in through]
+    keep = np.flatnonzero(_usable(bc, i) & _usable(hc, j) & ~np.isin(
+        np.arange(len(shared)), [n for n, note in notes.items() if note and n not in through]))
     changes = GoldSetChanges(tuple(added), tuple(removed), tuple(relabelled),
-                             base.gold_sha256, head.gold_sha256, len(shared))
+                             base.gold_sha256, head.gold_sha256, len(shared),
+                             _rechunk(through, base, head))
     return changes, tuple(map(shared.__getitem__, keep.tolist())), (i[keep], j[keep])
 
 

@@ -68,6 +68,19 @@ class ChunkIndex:
                 out.setdefault(c.hash, []).append(c.id)
         return out
 
+    def mean_chars(self) -> float | None:
+        """The chunks' mean length in characters (a chunk's text, else its span), None
+        when some chunk gives neither: what a comparison shows of a re-chunk."""
+        total = 0
+        for c in self.chunks.values():
+            if c.text is not None:
+                total += len(c.text)
+            elif c.start is not None and c.end is not None:
+                total += c.end - c.start
+            else:
+                return None
+        return total / len(self.chunks) if self.chunks else None
+
     def of_docs(self, wanted: set | None) -> dict[str, list[Chunk]]:
         """The ``wanted`` documents' chunks (all when None), in span order (chunks without
         a span last, by id)."""

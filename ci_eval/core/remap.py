@@ -60,6 +60,7 @@ from ci_eval.core.fingerprint import (
     text_hash,
 )
 from ci_eval.core.manifest import Chunk, ChunkIndex
+from ci_eval.core.remap_record import applied_mappings
 
 AUTOMATIC, PROPOSED, UNRESOLVED = "automatic", "proposed", "unresolved"
 DEFAULT_THRESHOLD = 0.5
@@ -472,8 +473,8 @@ def apply_plan(document: dict, plan: RemapPlan, index: ChunkIndex, *, accept_pro
                record: dict) -> dict:
     """The gold-set document rewritten by the plan (a new dict; ``document`` is untouched):
     mapped ids replaced, their anchors moved to the new ids, ``index_version`` set to the
-    new index's, and ``record`` (who, when) completed with the counts and appended to
-    ``provenance.remaps``."""
+    new index's, and ``record`` (who, when) completed with the counts and each applied
+    old -> new id with its rule (core/remap_record.py) and appended to ``provenance.remaps``."""
     mapping = plan.applied(accept_proposals)
     out = copy.deepcopy(document)
     for q in out.get("questions", ()):
@@ -497,7 +498,8 @@ def apply_plan(document: dict, plan: RemapPlan, index: ChunkIndex, *, accept_pro
                  automatic=plan.count(AUTOMATIC),
                  proposals_accepted=proposed if accept_proposals else 0,
                  proposals_left=0 if accept_proposals else proposed,
-                 unresolved=plan.count(UNRESOLVED))
+                 unresolved=plan.count(UNRESOLVED),
+                 mappings=applied_mappings(plan, accept_proposals))
     provenance = dict(out.get("provenance") or {})
     provenance["remaps"] = [*provenance.get("remaps", []), entry]
     out["provenance"] = provenance

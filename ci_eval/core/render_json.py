@@ -62,11 +62,20 @@ def _matrix(diff: Diff):
             "own_knowledge": list(mx.own_knowledge)}
 
 
+def _rechunk(r) -> dict | None:
+    """The questions compared through head's recorded remap (None: none were)."""
+    if r is None:
+        return None
+    return {"from_index_version": r.from_version, "to_index_version": r.to_version,
+            "questions": r.questions, "proposals_accepted": r.proposals}
+
+
 def _sets(diff: Diff) -> dict:
     return {
         "gold_set": {"added": [r.id for r in diff.goldset.added],
                      "removed": [r.id for r in diff.goldset.removed],
-                     "relabelled": {r.id: r.note for r in diff.goldset.relabelled}},
+                     "relabelled": {r.id: r.note for r in diff.goldset.relabelled},
+                     "rechunk": _rechunk(diff.goldset.rechunk)},
         "stale": {"questions": {q.id: list(q.ids) for q in diff.stale.head},
                   "new": [q.id for q in diff.stale.new],
                   "resolved": [q.id for q in diff.stale.resolved],

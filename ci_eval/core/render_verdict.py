@@ -7,6 +7,7 @@ import re
 from collections import Counter
 
 from ci_eval.core.diff import Changes, Diff, MetricChange
+from ci_eval.core.diff_goldset import Rechunk
 from ci_eval.core.escape import code_span, escape_md
 from ci_eval.core.gate import partly_stale_clause
 from ci_eval.core.markdown import ids, metric, short_sha
@@ -82,6 +83,13 @@ def _aside(diff: Diff) -> str:
                      + ("now overlap" if base is not None else "overlap")
                      + ": no cutoff separates them")
     return "".join(f"; {p}" for p in parts)
+
+
+def _across(r: Rechunk) -> str:
+    return (f"compared across a re-chunk (index {code_span(r.from_version or 'unversioned', 40, False)} → "
+            f"{code_span(r.to_version or 'unversioned', 40, False)}; "
+            f"{plural(r.questions, 'question')} through the remap, "
+            f"{plural(r.proposals, 'proposal')} accepted by a person)")
 
 
 def _more_failed(n: int) -> str:
@@ -243,6 +251,10 @@ def baseline_line(ctx: ReportContext) -> str:
         return (f"**Baseline:** none: {why}{link}. Nothing to compare against; only floors "
                 f"and errors were checked{_dirty(diff)}.")
     hv, bv = diff.head_info.index_version, diff.base_info.index_version
+    if diff.goldset.rechunk is not None and diff.comparable:
+        # the index change is named inside the re-chunk's sentence
+        return (f"**Baseline:** {_what(ctx)}{link}; {plural(len(diff.compared), 'question')} "
+                f"{_across(diff.goldset.rechunk)}{_dirty(diff)}.")
     if bv != hv:
         index = (f"index {code_span(bv or 'unversioned', 40, False)} → "
                  f"{code_span(hv or 'unversioned', 40, False)}")
@@ -252,10 +264,23 @@ def baseline_line(ctx: ReportContext) -> str:
             f"{plural(len(diff.compared), 'question')} compared{_dirty(diff)}.")
 
 
+def _rechunked(diff: Diff) -> list[str]:
+    """"index re-chunked" with both sides' chunk counts and mean lengths, when questions
+    were compared across a recorded remap onto a new index and both runs recorded them
+    (their manifests gave every chunk's length). A new index version alone may be fresh
+    content on the same chunking: the remap is what says the chunks were re-cut."""
+    b, h = diff.base_info, diff.head_info
+    if (not diff.index_changed or diff.goldset.rechunk is None or None in (b.index_ids, h.index_ids)
+            or None in (b.index_mean_chars, h.index_mean_chars)):
+        return []
+    return [f"index re-chunked ({b.index_ids:,} → {h.index_ids:,} chunks, mean "
+            f"{b.index_mean_chars:,.0f} → {h.index_mean_chars:,.0f} characters)"]
+
+
 def changed_line(diff: Diff, limit: int = 3) -> str:
-    if not diff.config:
+    parts = _rechunked(diff) + [f"{code_span(c.path, 60, False)} {code_span(c.base, 40, False)} → "
+                                f"{code_span(c.head, 40, False)}" for c in diff.config[:limit]]
+    if not parts:
         return ""
-    parts = [f"{code_span(c.path, 60, False)} {code_span(c.base, 40, False)} → "
-             f"{code_span(c.head, 40, False)}" for c in diff.config[:limit]]
     more = f" (+{len(diff.config) - limit} more)" if len(diff.config) > limit else ""
     return "**Changed:** " + "; ".join(parts) + more

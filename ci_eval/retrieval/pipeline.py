@@ -211,12 +211,14 @@ def run_head(inputs: Inputs, git, shard, positions, questions) -> dict:
             "sha256": inputs.gold_sha256,
             "index_version": inputs.gold.index_version,
             "questions": len(inputs.gold.questions),
+            **recorded_remap_of(inputs.gold),
         },
         index={
             "version": manifest.version if manifest else None,
             "ids": len(manifest.ids) if manifest else None,
             "checked": manifest is not None,
             **({"drifted": sorted(inputs.drifted)} if inputs.drifted else {}),
+            **_mean_chars(manifest),
             **remap_of(inputs),
         },
         k=cfg.k,
@@ -229,6 +231,21 @@ def run_head(inputs: Inputs, git, shard, positions, questions) -> dict:
         head["shard"] = shard_record(shard, positions, [q.id for q in questions], gold_sha256=inputs.gold_sha256,
                                      config=recorded, index_version=manifest.version if manifest else None)
     return head
+
+
+def _mean_chars(manifest) -> dict:
+    """``{"mean_chars": ...}`` when the manifest gives every chunk's length, else ``{}``."""
+    mean = manifest.mean_chars() if manifest is not None else None
+    return {"mean_chars": mean} if mean is not None else {}
+
+
+def recorded_remap_of(gold) -> dict:
+    """``{"remap": ...}``: the gold set's last applied remap (core/remap_record.py), so a
+    comparison can tell its translated gold from a person's relabel; else ``{}``."""
+    from ci_eval.core.remap_record import latest_remap
+
+    found = latest_remap(gold.provenance)
+    return {"remap": found} if found is not None else {}
 
 
 def remap_of(inputs: Inputs) -> dict:

@@ -90,7 +90,9 @@ ARTEFACT_JSON = {
     "core/artefact.py", "core/run_head.py", "inputs/artefact_file.py", "inputs/artefact_stream.py",  # read
     "core/artefact_writer.py", "inputs/artefact_out.py",  # write
     "core/artefact_checks.py", "core/artefact_rows.py", "core/row_blocks.py", "core/question_row.py",  # check, rows
+    "core/row_recheck.py",  # a part's rows computed again from their own gold and ranking
     "core/remap.py",  # builds and reads the index.remap value an artefact records
+    "core/remap_record.py",  # builds and reads the gold_set.remap value an artefact records
 }
 # Keys of other formats ci-eval reads that the artefact schemas also use, so a read of one
 # says nothing about which format is read: pyproject.toml's [tool] table, the command

@@ -68,3 +68,42 @@ def test_the_partition_over_columns_is_the_one_made_a_question_at_a_time(pairs):
         assert (changes.added, changes.removed, changes.relabelled, compared) == _one_at_a_time(bq, hq)
         assert changes.shared == len(bq.keys() & hq.keys())
         assert [base.columns.ids[p] for p in i] == [head.columns.ids[p] for p in j] == list(compared)
+
+
+def _across(base_gold: dict, head_gold: dict, mappings: dict | None, from_version: str = "docs-1"):
+    """The gold-set side of a comparison of one question whose gold base and head name
+    differently, head's artefact recording ``mappings`` (old id -> (new ids, rule)) as its
+    gold set's last remap (None: an artefact from before remaps were recorded)."""
+    from factories import artefact
+
+    from ci_eval.core.diff import diff
+
+    base = artefact([spec("q", base_gold, list(base_gold))], index_version="docs-1")
+    head = artefact([spec("q", head_gold, list(head_gold))], index_version="docs-2")
+    if mappings is not None:
+        head["gold_set"]["remap"] = {
+            "from_index_version": from_version, "to_index_version": "docs-2",
+            "mappings": {old: {"new": list(new), "rule": rule} for old, (new, rule) in mappings.items()}}
+    d = diff(base, head)
+    return d.goldset, d.compared
+
+
+def test_gold_changed_only_by_the_recorded_remap_is_compared_a_split_keeping_its_grade():
+    goldset, compared = _across({"a": 2, "b": 1}, {"a1": 2, "a2": 2, "B": 1},
+                                {"a": (("a1", "a2"), "automatic"), "b": (("B",), "accepted proposal")})
+    assert compared == ("q",) and goldset.relabelled == ()
+    r = goldset.rechunk
+    assert (r.from_version, r.to_version, r.questions, r.proposals) == ("docs-1", "docs-2", 1, 1)
+
+
+def test_a_regrade_besides_the_remap_stays_relabelled_and_says_what_the_person_changed():
+    goldset, compared = _across({"a": 2}, {"A": 1}, {"a": (("A",), "automatic")})
+    assert compared == () and goldset.rechunk is None
+    assert [(r.id, r.note) for r in goldset.relabelled] == [("q", "1 gold regraded")]
+
+
+def test_a_remap_from_another_index_or_none_recorded_leaves_the_question_relabelled():
+    for mappings, from_version in (({"a": (("A",), "automatic")}, "docs-0"), (None, "docs-1")):
+        goldset, compared = _across({"a": 1}, {"A": 1}, mappings, from_version)
+        assert compared == () and goldset.rechunk is None
+        assert [r.note for r in goldset.relabelled] == ["+1 gold, -1 gold"]

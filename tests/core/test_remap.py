@@ -225,7 +225,9 @@ def test_apply_rewrites_ids_anchors_version_and_provenance():
     assert out["index_version"] == "v2" and out["schema_version"] == 2
     assert out["provenance"]["remaps"] == [{
         "by": "ana", "at": "2026-01-01T00:00:00Z", "from_index_version": "v1", "to_index_version": "v2",
-        "automatic": 2, "proposals_accepted": 0, "proposals_left": 0, "unresolved": 1}]
+        "automatic": 2, "proposals_accepted": 0, "proposals_left": 0, "unresolved": 1,
+        "mappings": {"m1": {"new": ["m2"], "rule": "automatic"},
+                     "d#0": {"new": ["d:0", "d:20"], "rule": "automatic"}}}]
     parse_gold_set(out, "out.json")  # still a valid gold set
 
 
@@ -238,6 +240,9 @@ def test_proposals_apply_only_when_accepted(accept):
     out = apply_plan(doc, plan, new, accept_proposals=accept, record={})
     assert out["questions"][0]["gold"] == (["n"] if accept else ["o"])
     assert out["provenance"]["remaps"][0]["proposals_accepted"] == (1 if accept else 0)
+    # the record names only what the rewrite applied: a proposal left is not a mapping
+    assert out["provenance"]["remaps"][0]["mappings"] == (
+        {"o": {"new": ["n"], "rule": "accepted proposal"}} if accept else {})
 
 
 def test_a_copy_in_another_document_yields_to_the_split_in_its_own():
