@@ -4,7 +4,6 @@ in: tests drive these functions with a loopback GitHub and real files, nothing i
 from __future__ import annotations
 
 import json
-import sys
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -24,7 +23,6 @@ from ci_eval.errors import (
 )
 from ci_eval.github.artifact_zip import (
     COMMENT_MEMBER,
-    MAX_COMPRESSED_BYTES,
     PR_MEMBER,
     RUN_MEMBER,
     read_artifact_zip,
@@ -35,9 +33,9 @@ from ci_eval.github.env import (
     annotation,
     append_summary,
     find_question_lines,
-    safe_log,
     write_outputs,
 )
+from ci_eval.github.job import MAX_ARTIFACT_ZIP, job_git, log
 
 # What the action's own artifact may hold besides the run artefact.
 BUNDLE_MEMBERS = (COMMENT_MEMBER, PR_MEMBER, "summary.md", "scores.svg", "trend.svg")
@@ -45,11 +43,6 @@ BUNDLE_MEMBERS = (COMMENT_MEMBER, PR_MEMBER, "summary.md", "scores.svg", "trend.
 MAX_BASELINE_TRIES = 10
 # One page of the runs listing; older base commits are asked for by SHA.
 MAX_RUNS_LISTED = 100
-MAX_ARTIFACT_ZIP = MAX_COMPRESSED_BYTES
-
-
-def log(line: str) -> None:
-    print(safe_log(line), file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)
@@ -424,19 +417,6 @@ def _evaluate(inputs: ActionInputs, event: Event, env, history_after):
     head = run_evaluation(load_inputs(config), out, git=git, cache_dir=inputs.cache or None,
                           history=history_after(None))
     return head, config
-
-
-def job_git(event: Event, env) -> dict | None:
-    """The commit this job measures, as the artefact records it."""
-    from ci_eval.inputs.gitinfo import git_info
-
-    git = git_info(env=env)
-    if git and event.head_sha:
-        # On pull_request GITHUB_SHA is a merge commit nobody knows; record the PR's head.
-        git = {**git, "sha": event.head_sha}
-    if event.name == "push" and git is not None:
-        git = {**git, "ref": event.ref}
-    return git
 
 
 def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
