@@ -264,7 +264,9 @@ def test_a_run_whose_retriever_fails_exits_4_with_the_artefact_the_run_itself_wr
 
 
 def test_ctrl_c_on_a_real_run_stops_its_writer_and_leaves_nothing(tmp_path):
-    slow = [{**q, "question": f"alpha question {n} 0.02"} for n, q in enumerate(QUESTIONS)]
+    # 0.1 s a question, four at a time: the run outlasts the interrupt by seconds; at 0.02 s a
+    # quiet machine finished the whole run before the signal came and exited 0.
+    slow = [{**q, "question": f"alpha question {n} 0.1"} for n, q in enumerate(QUESTIONS)]
     write_project(tmp_path, slow, target="sleepy")
     before = sorted(p.name for p in tmp_path.iterdir())
     run = start_run(tmp_path)
