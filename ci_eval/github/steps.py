@@ -82,17 +82,11 @@ def _branch_and_commit(event: Event) -> tuple[str | None, str | None]:
     return event.base_ref, event.base_sha
 
 
-def find_baseline(port, event: Event, workflow: str | None, artifact_name: str, now: datetime,
-                  *, beside: bool = False) -> Baseline:
-    """The baseline artefact for ``event``. ``beside``: looked up while the evaluation runs
-    in this process, so a large artefact is parsed by a second interpreter
-    (inputs/beside_read.py) rather than on the lookup's thread."""
+def find_baseline(port, event: Event, workflow: str | None, artifact_name: str, now: datetime) -> Baseline:
+    """The baseline artefact for ``event``."""
     from ci_eval.core.baseline import choose_artifact, choose_baseline
     from ci_eval.github.api import ArtifactGone
     from ci_eval.inputs.artefact_file import run_from_bytes
-    from ci_eval.inputs.beside_read import run_from_bytes_beside
-
-    parse = run_from_bytes_beside if beside else run_from_bytes
 
     if workflow is None:
         return Baseline(None, "none", "no baseline: the workflow is unknown (GITHUB_WORKFLOW_REF, or workflow_run.path, is not set)")
@@ -125,7 +119,7 @@ def find_baseline(port, event: Event, workflow: str | None, artifact_name: str, 
             raw = port.download_artifact(artifact.id, MAX_ARTIFACT_ZIP)
             members = read_artifact_zip(raw, source, optional=BUNDLE_MEMBERS)
             raw = members.pop(RUN_MEMBER)
-            base = parse(raw, source)
+            base = run_from_bytes(raw, source)
         except ArtifactGone:
             skipped.append(run.id)
             continue
@@ -367,7 +361,7 @@ def _baseline_or_outage(port, event: Event, workflow: str | None, artifact_name:
     """A GitHub that fails while the baseline is looked up must not lose the run: the report
     says so, everything is written, and the job then exits 5 (GitHub failed)."""
     try:
-        return find_baseline(port, event, workflow, artifact_name, now_utc(), beside=True)
+        return find_baseline(port, event, workflow, artifact_name, now_utc())
     except GitHubError as exc:
         return Baseline(None, "outage", f"no baseline: GitHub failed while it was looked up ({exc})")
 
@@ -379,7 +373,7 @@ def _previous_history(port, event: Event, workflow: str | None, artifact_name: s
     from ci_eval.core.artefact import carry_history
 
     try:
-        previous = find_baseline(port, event, workflow, artifact_name, now_utc(), beside=True)
+        previous = find_baseline(port, event, workflow, artifact_name, now_utc())
     except GitHubError as exc:
         log(f"ci-eval: warning: the branch's previous artefact was not read, so the trend starts over: {exc}")
         return []
