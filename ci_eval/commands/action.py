@@ -35,8 +35,9 @@ def run(args) -> int:
     from ci_eval.core.plan import plan_sharded
     from ci_eval.errors import InputError
     from ci_eval.github.env import mask, read_event, read_inputs, require, retry_backoff, withdraw_secrets
+    from ci_eval.github.job import log
     from ci_eval.github.shard_steps import part_mode
-    from ci_eval.github.steps import comment_mode, log, run_mode
+    from ci_eval.github.steps import comment_mode, run_mode
     from ci_eval.inputs.files import check_writable
 
     env = dict(os.environ)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from itertools import compress
 
-from ci_eval.core.artefact import in_means
+from ci_eval.core.question_result import in_means
 from ci_eval.core.question_row import FIELD
 from ci_eval.core.textfmt import integer_size
 from ci_eval.core.validate import json_path

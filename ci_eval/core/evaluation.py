@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from itertools import chain, islice, repeat
 from operator import attrgetter, itemgetter
 
-from ci_eval.core.artefact import MEASURED, in_means
 from ci_eval.core.goldset import GoldSet, Question
+from ci_eval.core.question_result import MEASURED, in_means
 from ci_eval.core.question_row import EXACT_INTEGERS, QUESTION_FIELDS, from_row, written_value
 from ci_eval.core.results import Retrieved
 from ci_eval.core.run_columns import RunColumns, abstains

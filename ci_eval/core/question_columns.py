@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from itertools import accumulate, chain, compress, count, cycle, islice, pairwise, repeat
 from operator import add, ge
 
-from ci_eval.core.artefact import MEASURED, GoldRank, QuestionResult, built_question
+from ci_eval.core.question_result import MEASURED, GoldRank, QuestionResult, built_question
 
 _NO_RANK = -1  # the gold chunk is not in the recorded ranking (rank None)
 _NOT_RELEVANT = -2  # below the relevance level, or stale: no GoldRank for it

@@ -15,7 +15,7 @@ from array import array
 from dataclasses import dataclass, field
 from operator import itemgetter
 
-from ci_eval.core.artefact import in_means
+from ci_eval.core.question_result import in_means
 from ci_eval.core.question_row import FIELD
 from ci_eval.core.results import STOPPED_EARLY, WARNING_KINDS
 

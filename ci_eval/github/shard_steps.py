@@ -15,7 +15,7 @@ from ci_eval.core.merge import Part
 from ci_eval.errors import EXIT_OK, EXIT_RETRIEVER_FAILED, InputError
 from ci_eval.github.artifact_zip import RUN_MEMBER, read_artifact_zip
 from ci_eval.github.env import ActionInputs, Event, require, write_outputs
-from ci_eval.github.steps import MAX_ARTIFACT_ZIP, job_git, log
+from ci_eval.github.job import MAX_ARTIFACT_ZIP, job_git, log
 
 
 def part_artifact_name(artifact_name: str, shard) -> str:

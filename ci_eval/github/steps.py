@@ -4,7 +4,6 @@ in: tests drive these functions with a loopback GitHub and real files, nothing i
 from __future__ import annotations
 
 import json
-import sys
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -24,7 +23,6 @@ from ci_eval.errors import (
 )
 from ci_eval.github.artifact_zip import (
     COMMENT_MEMBER,
-    MAX_COMPRESSED_BYTES,
     PR_MEMBER,
     RUN_MEMBER,
     read_artifact_zip,
@@ -35,9 +33,9 @@ from ci_eval.github.env import (
     annotation,
     append_summary,
     find_question_lines,
-    safe_log,
     write_outputs,
 )
+from ci_eval.github.job import MAX_ARTIFACT_ZIP, job_git, log
 
 # What the action's own artifact may hold besides the run artefact.
 BUNDLE_MEMBERS = (COMMENT_MEMBER, PR_MEMBER, "summary.md", "scores.svg", "trend.svg")
@@ -45,11 +43,6 @@ BUNDLE_MEMBERS = (COMMENT_MEMBER, PR_MEMBER, "summary.md", "scores.svg", "trend.
 MAX_BASELINE_TRIES = 10
 # One page of the runs listing; older base commits are asked for by SHA.
 MAX_RUNS_LISTED = 100
-MAX_ARTIFACT_ZIP = MAX_COMPRESSED_BYTES
-
-
-def log(line: str) -> None:
-    print(safe_log(line), file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)
@@ -89,17 +82,11 @@ def _branch_and_commit(event: Event) -> tuple[str | None, str | None]:
     return event.base_ref, event.base_sha
 
 
-def find_baseline(port, event: Event, workflow: str | None, artifact_name: str, now: datetime,
-                  *, beside: bool = False) -> Baseline:
-    """The baseline artefact for ``event``. ``beside``: looked up while the evaluation runs
-    in this process, so a large artefact is parsed by a second interpreter
-    (inputs/beside_read.py) rather than on the lookup's thread."""
+def find_baseline(port, event: Event, workflow: str | None, artifact_name: str, now: datetime) -> Baseline:
+    """The baseline artefact for ``event``."""
     from ci_eval.core.baseline import choose_artifact, choose_baseline
     from ci_eval.github.api import ArtifactGone
     from ci_eval.inputs.artefact_file import run_from_bytes
-    from ci_eval.inputs.beside_read import run_from_bytes_beside
-
-    parse = run_from_bytes_beside if beside else run_from_bytes
 
     if workflow is None:
         return Baseline(None, "none", "no baseline: the workflow is unknown (GITHUB_WORKFLOW_REF, or workflow_run.path, is not set)")
@@ -132,7 +119,7 @@ def find_baseline(port, event: Event, workflow: str | None, artifact_name: str, 
             raw = port.download_artifact(artifact.id, MAX_ARTIFACT_ZIP)
             members = read_artifact_zip(raw, source, optional=BUNDLE_MEMBERS)
             raw = members.pop(RUN_MEMBER)
-            base = parse(raw, source)
+            base = run_from_bytes(raw, source)
         except ArtifactGone:
             skipped.append(run.id)
             continue
@@ -383,7 +370,7 @@ def _baseline_or_outage(port, event: Event, workflow: str | None, artifact_name:
     """A GitHub that fails while the baseline is looked up must not lose the run: the report
     says so, everything is written, and the job then exits 5 (GitHub failed)."""
     try:
-        return find_baseline(port, event, workflow, artifact_name, now_utc(), beside=True)
+        return find_baseline(port, event, workflow, artifact_name, now_utc())
     except GitHubError as exc:
         return Baseline(None, "outage", f"no baseline: GitHub failed while it was looked up ({exc})")
 
@@ -395,7 +382,7 @@ def _previous_history(port, event: Event, workflow: str | None, artifact_name: s
     from ci_eval.core.artefact import carry_history
 
     try:
-        previous = find_baseline(port, event, workflow, artifact_name, now_utc(), beside=True)
+        previous = find_baseline(port, event, workflow, artifact_name, now_utc())
     except GitHubError as exc:
         log(f"ci-eval: warning: the branch's previous artefact was not read, so the trend starts over: {exc}")
         return []
@@ -433,19 +420,6 @@ def _evaluate(inputs: ActionInputs, event: Event, env, history_after):
     head = run_evaluation(load_inputs(config), out, git=git, cache_dir=inputs.cache,
                           history=history_after(None))
     return head, config
-
-
-def job_git(event: Event, env) -> dict | None:
-    """The commit this job measures, as the artefact records it."""
-    from ci_eval.inputs.gitinfo import git_info
-
-    git = git_info(env=env)
-    if git and event.head_sha:
-        # On pull_request GITHUB_SHA is a merge commit nobody knows; record the PR's head.
-        git = {**git, "sha": event.head_sha}
-    if event.name == "push" and git is not None:
-        git = {**git, "ref": event.ref}
-    return git
 
 
 def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:

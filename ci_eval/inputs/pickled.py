@@ -1,6 +1,6 @@
 """What a child process sends its parent: an artefact, or the ``InputError`` its read
-raised, as pickles. Both children that read artefacts (inputs/paired_read.py,
-inputs/beside_read.py) frame them the same way: one tag byte, then the pickle."""
+raised, as pickles. The paired read's child (inputs/paired_read.py) frames them so: one tag
+byte, then the pickle."""
 
 from __future__ import annotations
 

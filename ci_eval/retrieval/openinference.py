@@ -184,7 +184,7 @@ def _outermost(qid: str, found: list[_Span], path: str) -> _Span:
 def read_spans(path: str, queries: Sequence[Query], id_from: str = "id", score: str = "similarity") -> dict[str, list]:
     """The traced run: gold question id -> ``[{"id", "score"}]``, the traced ranking."""
     from ci_eval.inputs.files import decode, read_bytes
-    from ci_eval.retrieval.run_file import check_results
+    from ci_eval.retrieval.run_file_checks import check_results
 
     text = decode(read_bytes(path, "trace file"), path)
     run = {}

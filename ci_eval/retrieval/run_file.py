@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from ci_eval.core.results import NOT_IN_RUN_FILE, ResultError, Retrieved, clean, failed, parse_pair
+from ci_eval.core.results import NOT_IN_RUN_FILE, ResultError, Retrieved, clean, failed
 from ci_eval.errors import InputError
 from ci_eval.retrieval.query import Query
+from ci_eval.retrieval.run_file_checks import check_results
 
 
 def read_run_file(path: str, fmt: str, source: str) -> dict[str, list[tuple[str, float]]]:
@@ -33,21 +34,6 @@ def read_run_file(path: str, fmt: str, source: str) -> dict[str, list[tuple[str,
         check_results(msg["id"], msg["results"], path, f"line {n}")
         run[msg["id"]] = msg["results"]
     return run
-
-
-def check_results(qid: str, results: list, path: str, place: str) -> None:
-    """The file is the user's input, not a live retriever: a bad entry is a bad file (exit 2,
-    with its line), not a question the retriever failed on."""
-    seen: set[str] = set()
-    for position, item in enumerate(results, 1):
-        try:
-            cid, _ = parse_pair(item, position)
-        except ResultError as exc:
-            raise InputError(f"question {qid!r}: {exc}", path, place) from None
-        # As trec_eval does for a TREC run: one document twice in a query is an error.
-        if cid in seen:
-            raise InputError(f"question {qid!r}: document {cid!r} appears twice", path, place)
-        seen.add(cid)
 
 
 def run_from_file(

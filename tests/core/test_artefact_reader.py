@@ -178,7 +178,9 @@ def test_the_check_catches_a_planted_dict_read(tmp_path):
         '    n = len(gold["questions"]) + len(gold.get("question", ""))\n'  # a gold set
         '    return base["summary"]["overall"], base.get("shard"), n\n')
     # the same read inside an allowed module is not reported
-    (package / "core" / "artefact.py").write_text('def g(a):\n    return a["summary"]\n')
+    allowed = package / "core/artefact.py"  # an ARTEFACT_JSON entry, wherever the core keeps it
+    allowed.parent.mkdir(parents=True, exist_ok=True)
+    allowed.write_text('def g(a):\n    return a["summary"]\n')
     found = artefact_dict_reads(package)
     assert list(found) == ["github/planted.py"]
     assert sorted(found["github/planted.py"]) == ["line 5: overall", "line 5: shard", "line 5: summary"]

@@ -249,7 +249,15 @@ BOOT = ("import sys; from ci_eval.inputs import artefact_out; artefact_out.WRITE
 def start_run(root: Path, *args) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(SUPPORT)}
     return subprocess.Popen([sys.executable, "-c", BOOT, "run", "--quiet", "--out", "run.json", *args], cwd=root,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_interruptible)
+
+
+def _interruptible() -> None:
+    """Ctrl-C reaches the run as a terminal's would. A suite started in the background (or by a
+    parallel worker) ignores SIGINT, and a Python child that inherits the ignoring never
+    raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def test_a_run_whose_retriever_fails_exits_4_with_the_artefact_the_run_itself_writes(tmp_path, monkeypatch):

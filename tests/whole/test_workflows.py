@@ -109,3 +109,9 @@ def test_a_run_on_main_is_never_cancelled_by_the_next_push():
     assert concurrency["cancel-in-progress"] == "${{ github.event_name == 'pull_request' }}"
     # Each pushed commit has its own group, so a queued push run is not replaced either.
     assert "github.sha" in concurrency["group"] and "github.ref" not in concurrency["group"]
+
+
+def test_ci_runs_the_readme_s_test_command_verbatim():
+    command = (ROOT / ".ci" / "run").read_text().splitlines()[-1]
+    assert command.startswith("python3 -m venv .venv && ") and " -m pytest " in command
+    assert f"```sh\n{command}\n```" in (ROOT / "README.md").read_text()
