@@ -19,7 +19,9 @@ from ci_eval.core.interchange import Imported
 from ci_eval.errors import InputError, InputErrors
 from ci_eval.inputs.files import decode, read_bytes, read_json_lines
 
-_TOP = re.compile(r"<top>(.*?)</top>", re.S | re.I)
+# Tags alone, found by one left-to-right scan: a pattern spanning a whole <top> block
+# (<top>(.*?)</top>) rescans the rest of the file from every unclosed <top>.
+_TOP_TAG = re.compile(r"<(/?)top>", re.I)
 _FIELD = re.compile(r"<(num|title|desc|narr)>(.*?)(?=<(?:/?(?:num|title|desc|narr))>|$)", re.S | re.I)
 
 
@@ -27,9 +29,31 @@ def _text(path: str, what: str) -> str:
     return decode(read_bytes(path, what), path)
 
 
+def _line_at(text: str, at: int) -> str:
+    return f"line {text.count(chr(10), 0, at) + 1}"
+
+
+def _top_blocks(text: str, path: str) -> Iterator[str]:
+    """The text inside each ``<top>...</top>``, in order; a tag out of turn (an unclosed
+    <top>, a </top> without its <top>) is an error at its line."""
+    opened = None
+    for tag in _TOP_TAG.finditer(text):
+        closing = tag.group(1) == "/"
+        if closing == (opened is None):
+            what = "</top> without its <top>" if closing else "<top> before the previous topic's </top>"
+            raise InputError(what, path, _line_at(text, tag.start()))
+        if closing:
+            yield text[opened:tag.start()]
+            opened = None
+        else:
+            opened = tag.end()
+    if opened is not None:
+        raise InputError("<top> without its </top>", path, _line_at(text, opened))
+
+
 def _sgml_topics(text: str, path: str, field: str) -> dict[str, tuple[str, str]]:
     topics: dict[str, tuple[str, str]] = {}
-    for n, block in enumerate(_TOP.findall(text), 1):
+    for n, block in enumerate(_top_blocks(text, path), 1):
         fields = {k.lower(): " ".join(v.split()) for k, v in _FIELD.findall(block)}
         num = re.sub(r"^number:\s*", "", fields.get("num", ""), flags=re.I)
         body = re.sub(r"^(topic|description):\s*", "", fields.get(field, ""), flags=re.I)
@@ -63,7 +87,7 @@ def _tsv_topics(text: str, path: str) -> dict[str, tuple[str, str]]:
 def read_topics(path: str, field: str = "title") -> dict[str, tuple[str, str]]:
     """``{topic id: (text, place)}`` from SGML topics or ``id<TAB>text`` lines."""
     text = _text(path, "topics file")
-    topics = _sgml_topics(text, path, field) if _TOP.search(text) else _tsv_topics(text, path)
+    topics = _sgml_topics(text, path, field) if _TOP_TAG.search(text) else _tsv_topics(text, path)
     if not topics:
         raise InputError("no topics found", path)
     return topics
