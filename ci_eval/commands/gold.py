@@ -177,6 +177,7 @@ def run_export(args) -> int:
 
         path = load_config(args.config).gold_set
     _, gold = read_gold(path)
-    for written in export(gold, args.format, args.out, split=args.split, force=args.force):
+    for written in export(gold, args.format, args.out, split=args.split, force=args.force,
+                          source=path):
         print(f"{written}: written")
     return 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import unicodedata
 from dataclasses import dataclass
 
 from ci_eval.core.text import one_line
@@ -99,6 +100,45 @@ def build_gold_document(questions, *, existing: dict | None = None, existing_sou
     prov["imports"] = [*prov.get("imports", []), dict(provenance, questions=len(new))]
     document["provenance"] = prov
     return ImportResult(document, len(new), tuple(skipped))
+
+
+def _trec_cannot_hold(text: str) -> str | None:
+    # TREC readers (ours, trec_eval) split a line at any byte up to 32; Python's str.split
+    # (ranx, pytrec_eval's loaders) at any Unicode space as well.
+    for ch in text:
+        if ord(ch) <= 32 or ch.isspace() or unicodedata.category(ch) == "Cc":
+            return f"holds {unicodedata.name(ch, '').lower() or 'a control character'} ({ch!r})"
+    return None
+
+
+def _beir_cannot_hold(text: str) -> str | None:
+    # BEIR's loader reads the tsv with csv.reader: a tab or a line break splits the row,
+    # a leading double quote starts a quoted field.
+    for ch in text:
+        if unicodedata.category(ch) == "Cc":
+            return f"holds a control character ({ch!r})"
+    return "starts with a double quote" if text.startswith('"') else None
+
+
+_CANNOT_HOLD = {"trec": ("TREC qrels and topics separate their columns by whitespace", _trec_cannot_hold),
+                "beir": ("BEIR's qrels are tab-separated lines", _beir_cannot_hold)}
+
+
+def unwritable_ids(gold, fmt: str, source: str) -> list[InputError]:
+    """Every question or chunk id the format cannot hold as it is, at its place in the
+    gold set. Ids are never escaped on export: trec_eval and the other readers of these
+    files know no escape, so an escaped id would silently name another chunk there."""
+    why_format, cannot_hold = _CANNOT_HOLD[fmt]
+    problems = []
+    for i, q in enumerate(gold.questions):
+        where = f"question {q.id!r} (questions[{i}])"
+        for what, text, place in [("question id", q.id, where),
+                                  *(("chunk id", cid, f"{where}.gold") for cid, _ in q.gold)]:
+            reason = cannot_hold(text)
+            if reason:
+                problems.append(InputError(f"cannot export {what} {text!r} as {fmt}: it {reason} "
+                                           f"({why_format})", source, place))
+    return problems
 
 
 def qrels_text(gold) -> str:
