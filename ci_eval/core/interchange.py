@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -26,6 +27,7 @@ class Imported:
     source: str
     place: str
     tags: tuple[str, ...] = ()
+    repeated: int = 0  # identical judgements the source gave more than once, kept once
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,12 @@ class ImportResult:
     document: dict  # the gold-set document to write
     added: int
     skipped: tuple[tuple[str, str], ...]  # (question id, why) left out on purpose
+    repeated: int = 0  # identical judgements given twice in the sources, kept once
+    origins: tuple[tuple[str, str], ...] = ()  # (source, place) of each added question
+
+
+NOT_JUDGED = "no judgements"
+ONLY_GRADE_ZERO = "no judgement of grade 1 or more"
 
 
 def normalised_question(text: str) -> str:
@@ -56,6 +64,25 @@ def _existing_places(existing: dict | None, existing_source: str | None):
     return by_id, by_text
 
 
+_NEW_QUESTION = re.compile(r"question .* \(questions\[(\d+)\]\)(.*)", re.S)
+
+
+def at_sources(problems, result: ImportResult, existing_count: int) -> list[InputError]:
+    """Problems the gold-set check found in an imported document, moved from the document
+    (``out.json:question 'q1' (questions[3]).gold``) to where each added question was read
+    (``rows.jsonl:line 2.gold``); problems of questions that were already there stay."""
+    out = []
+    for p in problems:
+        m = _NEW_QUESTION.fullmatch(p.place or "")
+        i = int(m.group(1)) - existing_count if m else -1
+        if 0 <= i < len(result.origins):
+            source, place = result.origins[i]
+            out.append(InputError(p.message, source, place + m.group(2)))
+        else:
+            out.append(p)
+    return out
+
+
 def _where(place: tuple[str, str]) -> str:
     return f"{place[0]}:{place[1]}"
 
@@ -65,13 +92,17 @@ def build_gold_document(questions, *, existing: dict | None = None, existing_sou
     """A gold-set document holding ``existing``'s questions (if any) and then ``questions``.
 
     A question id already taken, or a question whose normalised text is already there, is
-    an error naming both places; a question with no grade of 1 or more is skipped (a gold
+    an error naming both places; a question with no judgements, or none of grade 1 or more,
+    is skipped and listed in ``skipped`` (a gold
     set cannot hold it as answerable, and a qrels topic without a relevant document is not
     a question the user labelled unanswerable)."""
     by_id, by_text = _existing_places(existing, existing_source)
-    problems, new, skipped = [], [], []
+    problems, new, skipped, origins = [], [], [], []
     for q in questions:
         here = (q.source, q.place)
+        if not q.gold:  # a topic nobody judged: no question to check against the others
+            skipped.append((q.id, NOT_JUDGED))
+            continue
         if q.id in by_id:
             problems.append(InputError(f"question id {q.id!r} is already used at {_where(by_id[q.id])}",
                                        q.source, q.place))
@@ -83,12 +114,13 @@ def build_gold_document(questions, *, existing: dict | None = None, existing_sou
             continue
         by_id[q.id], by_text[text_key] = here, here
         if not any(grade >= 1 for _, grade in q.gold):
-            skipped.append((q.id, "no judgement of grade 1 or more"))
+            skipped.append((q.id, ONLY_GRADE_ZERO))
             continue
         item = {"id": q.id, "question": q.question, "gold": _gold_value(q.gold)}
         if q.tags:
             item["tags"] = list(q.tags)
         new.append(item)
+        origins.append(here)
     if problems:
         raise InputErrors(problems)
     document = copy.deepcopy(existing) if existing else {"schema_version": 1, "index_version": index_version}
@@ -99,7 +131,8 @@ def build_gold_document(questions, *, existing: dict | None = None, existing_sou
         "method": provenance.get("method", "imported")}
     prov["imports"] = [*prov.get("imports", []), dict(provenance, questions=len(new))]
     document["provenance"] = prov
-    return ImportResult(document, len(new), tuple(skipped))
+    return ImportResult(document, len(new), tuple(skipped), sum(q.repeated for q in questions),
+                        tuple(origins))
 
 
 def _trec_cannot_hold(text: str) -> str | None:

@@ -151,7 +151,7 @@ def parse_json(text: str, source: str) -> Any:
         _raise_repeated_key(data, source)
     # "\ud800" alone is valid JSON but no character: it could never be written back as UTF-8.
     if SURROGATE_ESCAPE_RE.search(text):
-        _reject_lone_surrogates(data, source)
+        reject_lone_surrogates(data, source)
     return data
 
 
@@ -198,7 +198,8 @@ SURROGATE_ESCAPE = r"\\u[dD][89a-fA-F]"
 SURROGATE_ESCAPE_RE = re.compile(SURROGATE_ESCAPE)
 
 
-def _reject_lone_surrogates(data: Any, source: str) -> None:
+def reject_lone_surrogates(data: Any, source: str) -> None:
+    """Refuse a string (or key) holding half of a surrogate pair, naming its JSON path."""
     from ci_eval.core.validate import json_path
 
     stack: list[tuple[tuple, Any]] = [((), data)]

@@ -799,7 +799,7 @@ def read_run(path: str) -> Run:
         return parse_run(_map(path, "run file"), str(path))
 
 
-def _require_utf8(data, source: str) -> None:
+def _require_utf8(data, source: str, why: str = "a run read by `ci-eval run` holds text ids") -> None:
     """Name the first line that is not UTF-8. Decoded a block at a time, each block ending
     after a newline (never inside a character), so no copy of the file is kept."""
     lo, size, lines = 0, len(data), 0
@@ -810,8 +810,7 @@ def _require_utf8(data, source: str) -> None:
             block.decode("utf-8")
         except UnicodeDecodeError as exc:
             line = lines + block.count(b"\n", 0, exc.start) + 1
-            raise InputError("not valid UTF-8 (a run read by `ci-eval run` holds text ids)",
-                             source, f"line {line}") from None
+            raise InputError(f"not valid UTF-8 ({why})", source, f"line {line}") from None
         lines += block.count(b"\n")
         lo = hi
 
@@ -825,6 +824,15 @@ def read_run_pairs(path: str) -> dict[str, list[tuple[str, float]]]:
     data = _map(path, "run file")
     _require_utf8(data, str(path))
     return parse_run(data, str(path)).as_pairs()
+
+
+def read_text_qrels_dict(path: str) -> dict[str, dict[str, int]]:
+    """A qrels file as ``{qid: {docid: grade}}`` whose ids become text (a gold set's): bytes
+    that are not UTF-8 are an error at their line, as in ``read_run_pairs``."""
+    data = _map(path, "qrels file")
+    _require_utf8(data, str(path), "a gold set holds text ids")
+    with held_heap():
+        return parse_qrels(data, str(path)).as_dict()
 
 
 def read_qrels_dict(path: str) -> dict[str, dict[str, int]]:
