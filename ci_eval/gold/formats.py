@@ -186,6 +186,8 @@ def beir_corpus_entries(folder: str) -> Iterator[dict]:
     for place, row in _jsonl(path, "BEIR corpus"):
         if not isinstance(row, dict) or not isinstance(row.get("_id"), str) or not isinstance(row.get("text"), str):
             raise InputError('expected {"_id": "...", "text": "..."}', path, place)
+        if row.get("title") is not None and not isinstance(row["title"], str):
+            raise InputError('"title" must be text', path, f"{place}.title")
         if row["_id"] in seen:  # a manifest names each chunk once
             raise InputError(f"document {row['_id']!r} appears twice (first at {seen[row['_id']]})", path, place)
         seen[row["_id"]] = place
