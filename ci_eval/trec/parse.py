@@ -80,9 +80,25 @@ def _blocks(text, fields: tuple[int, ...], least: int, most: int | None, source:
         if got is None:
             got = _split_general(chunk, least, most, wanted, source, line_base)
         first, last, lines, n_lines = got
+        _refuse_long_fields(first, last, lines, line_base, source)
         yield chunk, first, last, line_base, lines
         line_base += n_lines
         pos = end
+
+
+# The longest id or number a record may hold: a gold set's ids are at most 1,000 characters
+# (4,000 bytes of UTF-8). Ids are held as rows of words as wide as the longest, so one
+# megabyte-long "id" would make every row a megabyte wide.
+_LONGEST_FIELD = 4096
+
+
+def _refuse_long_fields(first: np.ndarray, last: np.ndarray, lines, line_base: int, source: str) -> None:
+    widths = last - first
+    if widths.size and int(widths.max()) > _LONGEST_FIELD:
+        row = int(np.argmax(widths.max(axis=0)))
+        line = line_base + 1 + (row if lines is None else int(lines[row]))
+        raise InputError(f"a field of {int(widths.max()):,} bytes: ids and numbers are at most "
+                         f"{_LONGEST_FIELD:,} bytes", source, f"line {line}")
 
 
 class _LineMap:
