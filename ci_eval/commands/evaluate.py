@@ -22,6 +22,8 @@ Where trec_eval 10.0 stops with an error, ci-eval does this instead:
   * a document listed twice for one query of the run, or judged twice: exit 2 naming
     the file and line;
   * blank lines in the qrels are skipped (trec_eval rejects them).
+  * an id or number over 4,096 bytes: exit 2 naming the file and line (ids are held
+    as wide as the longest, so one megabyte-long id would widen every row).
 Run queries that have no judgments are ignored, as in trec_eval."""
 
 EXAMPLE = """\

@@ -160,6 +160,17 @@ def run_remap(args) -> int:
     return 1 if left else 0
 
 
+def _left_out(result) -> str:
+    """What the import did not write, counted aloud by reason, each with its first id."""
+    reasons: dict[str, list[str]] = {}
+    for qid, why in result.skipped:
+        reasons.setdefault(why, []).append(qid)
+    parts = [f"{len(ids)} left out ({why}, first: {ids[0]!r})" for why, ids in reasons.items()]
+    if result.repeated:
+        parts.append(f"{result.repeated} repeated judgement(s) with the same grade kept once")
+    return "".join(f"; {p}" for p in parts)
+
+
 def run_import(args) -> int:
     from ci_eval.gold.importing import import_gold
     from ci_eval.gold.lifecycle import record
@@ -167,9 +178,7 @@ def run_import(args) -> int:
     result = import_gold(args.format, args.sources, args.out, merge=args.merge, record=record(args.by),
                          split=args.split, field=args.topic_field, index_version=args.index_version,
                          manifest_out=args.manifest_out)
-    print(f"{args.out}: {result.added} question(s) imported from {args.format}"
-          + (f"; {len(result.skipped)} left out (no judgement of grade 1 or more, first: "
-             f"{result.skipped[0][0]!r})" if result.skipped else ""))
+    print(f"{args.out}: {result.added} question(s) imported from {args.format}" + _left_out(result))
     if args.manifest_out:
         print(f"{args.manifest_out}: the corpus as an index manifest")
     return 0
@@ -185,6 +194,7 @@ def run_export(args) -> int:
 
         path = load_config(args.config).gold_set
     _, gold = read_gold(path)
-    for written in export(gold, args.format, args.out, split=args.split, force=args.force):
+    for written in export(gold, args.format, args.out, split=args.split, force=args.force,
+                          source=path):
         print(f"{written}: written")
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ci_eval.core import interchange
-from ci_eval.errors import InputError
+from ci_eval.errors import InputError, InputErrors
 from ci_eval.inputs.files import atomic_write
 
 
@@ -16,9 +16,14 @@ def export_files(gold, fmt: str, split: str = "test") -> dict[str, str]:
     return {"queries.jsonl": interchange.beir_queries(gold), f"qrels/{split}.tsv": interchange.beir_qrels(gold)}
 
 
-def export(gold, fmt: str, out_dir: str, *, split: str = "test", force: bool = False) -> list[str]:
-    """Write the files into ``out_dir``; refuse before writing any if one exists already
-    and ``force`` is not given, so nothing is half-replaced."""
+def export(gold, fmt: str, out_dir: str, *, split: str = "test", force: bool = False,
+           source: str = "gold set") -> list[str]:
+    """Write the files into ``out_dir``; refuse before writing any if an id cannot be
+    written in the format (every such id named at its place in ``source``), or if a file
+    exists already and ``force`` is not given, so nothing is half-replaced."""
+    problems = interchange.unwritable_ids(gold, fmt, source)
+    if problems:
+        raise InputErrors(problems)
     files = {str(Path(out_dir) / rel): text for rel, text in export_files(gold, fmt, split).items()}
     existing = [p for p in files if Path(p).exists()]
     if existing and not force:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ci_eval.core.interchange import ImportResult, build_gold_document
-from ci_eval.errors import InputError, UsageError
+from ci_eval.core.interchange import ImportResult, at_sources, build_gold_document
+from ci_eval.errors import InputError, InputErrors, UsageError
 from ci_eval.gold import formats
 from ci_eval.gold.store import read_gold, write_gold
 from ci_eval.inputs.files import atomic_write
@@ -52,7 +52,10 @@ def import_gold(fmt: str, sources: list[str], out: str, *, merge: bool, record: 
     manifest_text = _corpus_manifest(sources[0], index_version) if manifest_out else None
     from ci_eval.core.goldset import parse_gold_set
 
-    parse_gold_set(result.document, out)  # the whole set is valid before any file is written
+    try:  # the whole set is valid before any file is written
+        parse_gold_set(result.document, out)
+    except InputErrors as exc:
+        raise InputErrors(at_sources(exc.problems, result, len((existing or {}).get("questions", ())))) from None
     if manifest_text is not None:
         atomic_write(manifest_out, manifest_text)
     write_gold(out, result.document)

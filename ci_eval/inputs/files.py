@@ -22,7 +22,7 @@ DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 _READ_CHUNK = 1 << 20
 
 
-def _kind(mode: int) -> str | None:
+def file_kind(mode: int) -> str | None:
     """What a file that is not a regular file is, in words; None for a regular file."""
     if stat.S_ISREG(mode):
         return None
@@ -58,7 +58,7 @@ def read_blocks(path: str | os.PathLike, what: str, max_bytes: int = DEFAULT_MAX
         raise InputError(f"{what} could not be read: {exc.strerror}", str(path)) from None
     try:
         info = os.fstat(fd)
-        kind = _kind(info.st_mode)
+        kind = file_kind(info.st_mode)
         if kind is not None:
             raise InputError(f"{what} is {kind}, not a file", str(path))
         if info.st_size > max_bytes:  # a wrong path (a 4 GB dump) fails before any read
@@ -151,7 +151,7 @@ def parse_json(text: str, source: str) -> Any:
         _raise_repeated_key(data, source)
     # "\ud800" alone is valid JSON but no character: it could never be written back as UTF-8.
     if SURROGATE_ESCAPE_RE.search(text):
-        _reject_lone_surrogates(data, source)
+        reject_lone_surrogates(data, source)
     return data
 
 
@@ -198,7 +198,8 @@ SURROGATE_ESCAPE = r"\\u[dD][89a-fA-F]"
 SURROGATE_ESCAPE_RE = re.compile(SURROGATE_ESCAPE)
 
 
-def _reject_lone_surrogates(data: Any, source: str) -> None:
+def reject_lone_surrogates(data: Any, source: str) -> None:
+    """Refuse a string (or key) holding half of a surrogate pair, naming its JSON path."""
     from ci_eval.core.validate import json_path
 
     stack: list[tuple[tuple, Any]] = [((), data)]
@@ -311,7 +312,7 @@ def _output_target(path: str | os.PathLike) -> Path:
     a device node into a file, nor a FIFO or a folder be swapped for one."""
     target = Path(os.path.realpath(path))
     try:
-        kind = _kind(os.stat(target).st_mode)
+        kind = file_kind(os.stat(target).st_mode)
     except FileNotFoundError:
         return target
     except NotADirectoryError:

@@ -12,25 +12,50 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from pathlib import Path
 
 from ci_eval.core.manifest import ChunkIndex, build_index, index_from_document
 from ci_eval.errors import InputError
-from ci_eval.inputs.files import decode, parse_json, read_bytes
+from ci_eval.inputs.files import (
+    SURROGATE_ESCAPE_RE,
+    decode,
+    file_kind,
+    parse_json,
+    read_bytes,
+    reject_lone_surrogates,
+)
 
 LINES_SUFFIXES = (".jsonl", ".ndjson")
 
 
 def _open(path: str):
-    p = Path(path)
-    if p.is_dir():
-        raise InputError("index manifest is a folder, not a file", path)
+    """The manifest opened for a stream of lines, once it is known to be a regular file:
+    opened without blocking, since a FIFO at the path would wait for a writer forever."""
     try:
-        return p.open("rb")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise InputError("index manifest not found", path) from None
+    except IsADirectoryError:
+        raise InputError("index manifest is a folder, not a file", path) from None
     except OSError as exc:
         raise InputError(f"index manifest could not be read: {exc.strerror}", path) from None
+    kind = file_kind(os.fstat(fd).st_mode)
+    if kind is not None:
+        os.close(fd)
+        raise InputError(f"index manifest is {kind}, not a file", path)
+    return os.fdopen(fd, "rb")
+
+
+class _RepeatedKey(ValueError):
+    pass
+
+
+def _pairs(pairs: list) -> dict:
+    # json keeps the last of two equal keys without a word: {"id": "a", "id": "b"} is b.
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set = set()
+        raise _RepeatedKey(next(k for k, _ in pairs if k in seen or seen.add(k)))
+    return obj
 
 
 def _line_value(raw: bytes, path: str, n: int):
@@ -43,10 +68,21 @@ def _line_value(raw: bytes, path: str, n: int):
     if not text.strip():
         return None
     try:
-        return _DECODER.decode(text)
+        value = _DECODER.decode(text)
+    except _RepeatedKey as exc:
+        raise InputError(f"invalid JSON: the key {exc.args[0]!r} appears twice in one object", path,
+                         f"line {n}") from None
     except ValueError as exc:
         msg = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
         raise InputError(f"invalid JSON: {msg}", path, f"line {n}") from None
+    except RecursionError:
+        raise InputError("invalid JSON: nested too deeply", path, f"line {n}") from None
+    if SURROGATE_ESCAPE_RE.search(text):  # "\ud800" alone parses but is no character
+        try:
+            reject_lone_surrogates(value, path)
+        except InputError as exc:
+            raise InputError(exc.message, path, f"line {n}") from None
+    return value
 
 
 def _no_constant(name: str):
@@ -54,7 +90,7 @@ def _no_constant(name: str):
 
 
 # One decoder for every line: json.loads with an option builds a new one per call.
-_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, object_pairs_hook=_pairs)
 
 
 def _stream(fh, path: str, header: dict) -> Iterator[tuple[int, object]]:

@@ -10,7 +10,9 @@ from ci_eval.errors import InputError
 
 def declared_requirements(root: Path) -> list[tuple[str, str]]:
     """``(file, requirement)`` from pyproject.toml (PEP 621, dependency groups, Poetry) and
-    requirements*.txt. A file that cannot be read is skipped: init only guesses from them."""
+    requirements*.txt. A requirements file that cannot be read is skipped (init only guesses
+    from them); a pyproject.toml that is not valid TOML or has a key of the wrong shape is an
+    error naming it."""
     out: list[tuple[str, str]] = []
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
@@ -24,21 +26,39 @@ def declared_requirements(root: Path) -> list[tuple[str, str]]:
     return out
 
 
+def _table(value, source: str, where: str) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InputError("must be a table", source, where)
+    return value
+
+
+def _strings(value, source: str, where: str, what: str = "a list of requirement strings") -> list[str]:
+    # dependency-groups may also hold {include-group = "..."} tables: those name no package
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, (str, dict)) for v in value):
+        raise InputError(f"must be {what}", source, where)
+    return [v for v in value if isinstance(v, str)]
+
+
 def _pyproject_requirements(path: Path) -> list[str]:
+    """The requirements pyproject.toml declares. A shape no packaging tool would accept
+    (``tool = "x"``, ``dependencies = 5``) is an error at its key, as for any file we read."""
     from ci_eval.inputs.files import read_toml
 
-    try:
-        data = read_toml(path, "pyproject.toml")
-    except InputError:
-        return []
-    project = data.get("project") if isinstance(data.get("project"), dict) else {}
-    found = list(project.get("dependencies") or [])
-    for group in (project.get("optional-dependencies") or {}, data.get("dependency-groups") or {}):
-        for items in group.values() if isinstance(group, dict) else ():
-            found += [i for i in items if isinstance(i, str)] if isinstance(items, list) else []
-    poetry = (data.get("tool") or {}).get("poetry") or {}
-    found += list((poetry.get("dependencies") or {}).keys()) if isinstance(poetry, dict) else []
-    return [r for r in found if isinstance(r, str)]
+    data = read_toml(path, "pyproject.toml")
+    src = str(path)
+    project = _table(data.get("project"), src, "project")
+    found = _strings(project.get("dependencies"), src, "project.dependencies")
+    for name, groups in (("project.optional-dependencies", project.get("optional-dependencies")),
+                         ("dependency-groups", data.get("dependency-groups"))):
+        for group, items in _table(groups, src, name).items():
+            found += _strings(items, src, f"{name}.{group}")
+    poetry = _table(_table(data.get("tool"), src, "tool").get("poetry"), src, "tool.poetry")
+    found += list(_table(poetry.get("dependencies"), src, "tool.poetry.dependencies"))
+    return found
 
 
 def write_project(root: Path, files: dict[str, str], force: bool) -> list[str]:

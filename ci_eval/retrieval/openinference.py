@@ -41,6 +41,41 @@ class _Span:
     results: list
 
 
+class _Shape(Exception):
+    """A span field of the wrong shape; the line that holds it is added by _collect."""
+
+
+def _clip(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:24]}...{text[-8:]}"
+
+
+_INT64 = re.compile(r"-?\d{1,19}")
+
+
+def _otlp_int(raw) -> int:
+    # OTLP/JSON writes an int64 as a decimal string (a number from some exporters).
+    if type(raw) is int or (isinstance(raw, str) and _INT64.fullmatch(raw)):
+        value = int(raw)
+        if -(1 << 63) <= value < 1 << 63:
+            return value
+    raise _Shape(f"intValue {_clip(raw)} is not a 64-bit integer")
+
+
+def _otlp_values(holder, kind: str) -> list:
+    values = (holder or {}).get("values", []) if isinstance(holder, dict) or holder is None else None
+    if not isinstance(values, list):
+        raise _Shape(f"{kind} must be an object with a list of values")
+    return values
+
+
+def _key(kv: dict, kind: str) -> str:
+    key = kv.get("key")
+    if not isinstance(key, str):
+        raise _Shape(f"{kind} key {_clip(key)} is not a string")
+    return key
+
+
 def _otlp_value(value):
     """OTLP/JSON's typed ``AnyValue`` to a plain value (int64 arrives as a string)."""
     if not isinstance(value, dict):
@@ -49,11 +84,12 @@ def _otlp_value(value):
         if kind in value:
             return value[kind]
     if "intValue" in value:
-        return int(value["intValue"])
+        return _otlp_int(value["intValue"])
     if "arrayValue" in value:
-        return [_otlp_value(v) for v in (value["arrayValue"] or {}).get("values", [])]
+        return [_otlp_value(v) for v in _otlp_values(value["arrayValue"], "arrayValue")]
     if "kvlistValue" in value:
-        return {kv.get("key"): _otlp_value(kv.get("value")) for kv in (value["kvlistValue"] or {}).get("values", [])}
+        return {_key(kv, "a kvlistValue"): _otlp_value(kv.get("value"))
+                for kv in _otlp_values(value["kvlistValue"], "kvlistValue") if isinstance(kv, dict)}
     return None
 
 
@@ -67,7 +103,7 @@ def _flatten(value, prefix: str, out: dict) -> None:
     elif prefix == "metadata" and isinstance(value, str):
         try:  # OpenInference records metadata as a JSON string
             _flatten(json.loads(value), prefix, out)
-        except ValueError:
+        except (ValueError, RecursionError):
             out[prefix] = value
     else:
         out[prefix] = value
@@ -77,7 +113,7 @@ def attributes(span: dict) -> dict:
     """A span's attributes as one flat ``{"dotted.key": value}`` map, whatever its shape."""
     raw = span.get("attributes")
     if isinstance(raw, list):  # OTLP/JSON
-        raw = {kv.get("key"): _otlp_value(kv.get("value")) for kv in raw if isinstance(kv, dict)}
+        raw = {_key(kv, "an attribute"): _otlp_value(kv.get("value")) for kv in raw if isinstance(kv, dict)}
     raw = dict(raw) if isinstance(raw, dict) else {}
     raw.update({k[len("attributes."):]: v for k, v in span.items() if k.startswith("attributes.")})
     flat: dict = {}
@@ -87,11 +123,18 @@ def attributes(span: dict) -> dict:
     return flat
 
 
+def _listed(holder: dict, key: str) -> list:
+    value = holder.get(key)
+    if value is not None and not isinstance(value, list):
+        raise _Shape(f"{key} must be a list")
+    return value or []
+
+
 def _spans_of(msg) -> list:
     if isinstance(msg, dict) and isinstance(msg.get("resourceSpans"), list):
         return [span for resource in msg["resourceSpans"] if isinstance(resource, dict)
-                for scope in resource.get("scopeSpans") or [] if isinstance(scope, dict)
-                for span in scope.get("spans") or []]
+                for scope in _listed(resource, "scopeSpans") if isinstance(scope, dict)
+                for span in _listed(scope, "spans")]
     return [msg]
 
 
@@ -100,6 +143,9 @@ def _ids(span: dict) -> tuple:
     trace = span.get("traceId") or context.get("trace_id") or span.get("context.trace_id")
     own = span.get("spanId") or context.get("span_id") or span.get("context.span_id")
     parent = span.get("parentSpanId") or span.get("parent_id")
+    for name, value in (("traceId", trace), ("spanId", own), ("parentSpanId", parent)):
+        if value is not None and not isinstance(value, str) and type(value) is not int:
+            raise _Shape(f"{name} {_clip(value)} is not a string")
     return trace, own, parent
 
 
@@ -111,12 +157,14 @@ def _document_fields(flat: dict) -> list[dict]:
         match = _DOCUMENT.match(key)
         if not match:
             continue
+        if len(match.group(1)) > 9:
+            raise _Shape(f"document index {_clip(match.group(1))} is too large")
         doc = found.setdefault(int(match.group(1)), {"metadata": {}})
         field = match.group(2)
         if field == "metadata" and isinstance(value, str):
             try:
                 parsed = json.loads(value)
-            except ValueError:
+            except (ValueError, RecursionError):
                 parsed = {}
             doc["metadata"].update(parsed if isinstance(parsed, dict) else {})
         elif field.startswith("metadata."):
@@ -157,21 +205,52 @@ def _collect(text: str, queries: Sequence[Query], path: str, id_from: str, score
     for n, msg in json_lines(text, path):
         if isinstance(msg, InputError):  # not JSON: the first bad line is the error
             raise msg
-        for span in _spans_of(msg):
-            if not isinstance(span, dict):
-                raise InputError("expected a span object or an OTLP export with resourceSpans", path, f"line {n}")
-            flat = attributes(span)
-            if str(flat.get("openinference.span.kind", "")).upper() != "RETRIEVER":
-                continue
-            qid = _question_of(flat, by_id, by_text)
-            if qid is not None:
-                spans.setdefault(qid, []).append(_Span(n, *_ids(span), _documents(flat, id_from, score, path, f"line {n}")))
+        try:
+            for qid, span in _retrievals(msg, by_id, by_text, path, n, id_from, score):
+                spans.setdefault(qid, []).append(span)
+        except _Shape as exc:
+            raise InputError(str(exc), path, f"line {n}") from None
+        except RecursionError:
+            raise InputError("a span nested too deeply", path, f"line {n}") from None
     return spans
+
+
+def _retrievals(msg, by_id: dict, by_text: dict, path: str, n: int, id_from: str, score: str):
+    """``(question id, _Span)`` for each retrieval span of a gold question on line ``n``."""
+    for span in _spans_of(msg):
+        if not isinstance(span, dict):
+            raise InputError("expected a span object or an OTLP export with resourceSpans", path, f"line {n}")
+        flat = attributes(span)
+        if str(flat.get("openinference.span.kind", "")).upper() != "RETRIEVER":
+            continue
+        qid = _question_of(flat, by_id, by_text)
+        if qid is not None:
+            yield qid, _Span(n, *_ids(span), _documents(flat, id_from, score, path, f"line {n}"))
+
+
+def _loop(qid: str, found: list[_Span], path: str) -> None:
+    """Refuse a span that is its own ancestor (a parentSpanId chain that loops back):
+    no span of such a chain is outermost. Each span is walked once: a walk stops at a span
+    already known to lead out of the chain."""
+    by_span = {s.span: i for i, s in enumerate(found) if s.span is not None}
+    settled: set[int] = set()
+    for start in range(len(found)):
+        walk: list[int] = []
+        at = start
+        while at is not None and at not in settled:
+            if at in walk:
+                s = found[at]
+                raise InputError(f"question {qid!r}: retrieval span {s.span!r} is its own ancestor "
+                                 "(its parentSpanId chain loops back to it)", path, f"line {s.line}")
+            walk.append(at)
+            at = by_span.get(found[at].parent) if found[at].parent is not None else None
+        settled.update(walk)
 
 
 def _outermost(qid: str, found: list[_Span], path: str) -> _Span:
     """One retrieval per question. A retriever made of retrievers (an ensemble, a hybrid)
     traces nested RETRIEVER spans for one question: the outermost holds the final ranking."""
+    _loop(qid, found, path)
     ids = {s.span for s in found if s.span}
     top = [s for s in found if not (s.parent and s.parent in ids)]
     if len(top) != 1:

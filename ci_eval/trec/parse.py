@@ -80,9 +80,25 @@ def _blocks(text, fields: tuple[int, ...], least: int, most: int | None, source:
         if got is None:
             got = _split_general(chunk, least, most, wanted, source, line_base)
         first, last, lines, n_lines = got
+        _refuse_long_fields(first, last, lines, line_base, source)
         yield chunk, first, last, line_base, lines
         line_base += n_lines
         pos = end
+
+
+# The longest id or number a record may hold: a gold set's ids are at most 1,000 characters
+# (4,000 bytes of UTF-8). Ids are held as rows of words as wide as the longest, so one
+# megabyte-long "id" would make every row a megabyte wide.
+_LONGEST_FIELD = 4096
+
+
+def _refuse_long_fields(first: np.ndarray, last: np.ndarray, lines, line_base: int, source: str) -> None:
+    widths = last - first
+    if widths.size and int(widths.max()) > _LONGEST_FIELD:
+        row = int(np.argmax(widths.max(axis=0)))
+        line = line_base + 1 + (row if lines is None else int(lines[row]))
+        raise InputError(f"a field of {int(widths.max()):,} bytes: ids and numbers are at most "
+                         f"{_LONGEST_FIELD:,} bytes", source, f"line {line}")
 
 
 class _LineMap:
@@ -799,7 +815,7 @@ def read_run(path: str) -> Run:
         return parse_run(_map(path, "run file"), str(path))
 
 
-def _require_utf8(data, source: str) -> None:
+def _require_utf8(data, source: str, why: str = "a run read by `ci-eval run` holds text ids") -> None:
     """Name the first line that is not UTF-8. Decoded a block at a time, each block ending
     after a newline (never inside a character), so no copy of the file is kept."""
     lo, size, lines = 0, len(data), 0
@@ -810,8 +826,7 @@ def _require_utf8(data, source: str) -> None:
             block.decode("utf-8")
         except UnicodeDecodeError as exc:
             line = lines + block.count(b"\n", 0, exc.start) + 1
-            raise InputError("not valid UTF-8 (a run read by `ci-eval run` holds text ids)",
-                             source, f"line {line}") from None
+            raise InputError(f"not valid UTF-8 ({why})", source, f"line {line}") from None
         lines += block.count(b"\n")
         lo = hi
 
@@ -825,6 +840,15 @@ def read_run_pairs(path: str) -> dict[str, list[tuple[str, float]]]:
     data = _map(path, "run file")
     _require_utf8(data, str(path))
     return parse_run(data, str(path)).as_pairs()
+
+
+def read_text_qrels_dict(path: str) -> dict[str, dict[str, int]]:
+    """A qrels file as ``{qid: {docid: grade}}`` whose ids become text (a gold set's): bytes
+    that are not UTF-8 are an error at their line, as in ``read_run_pairs``."""
+    data = _map(path, "qrels file")
+    _require_utf8(data, str(path), "a gold set holds text ids")
+    with held_heap():
+        return parse_qrels(data, str(path)).as_dict()
 
 
 def read_qrels_dict(path: str) -> dict[str, dict[str, int]]:

@@ -97,8 +97,8 @@ ARTEFACT_JSON = {
 # Keys of other formats ci-eval reads that the artefact schemas also use, so a read of one
 # says nothing about which format is read: pyproject.toml's [tool] table, the command
 # retriever's answers and the retrieval cache's entries ("error", "warnings"), a regular
-# expression's named groups ("name").
-OTHER_FORMATS = {"tool", "error", "warnings", "name"}
+# expression's named groups ("name"), GitHub's error responses ("errors").
+OTHER_FORMATS = {"tool", "error", "warnings", "name", "errors"}
 
 
 def _schema_keys(name: str) -> set[str]:

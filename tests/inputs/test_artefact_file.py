@@ -208,3 +208,17 @@ def test_a_ranking_written_another_way_reads_as_the_full_parse_reads_it(case):
         assert _messages(changed) == _full_messages(changed)
         return
     assert run_from_bytes(changed, "a.json") == expected
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("field", ["k", "judged_at_k"])
+def test_a_k_past_its_bound_is_refused_by_the_reader_compare_and_the_poster_share(version, field):
+    data = artefact([spec("q1", ["a"], ["a", "b"])], k=2)
+    if field == "k":
+        data["k"] = 2 ** 63
+    else:
+        data["summary"]["judged_at_k"] = {"k": 2 ** 63, "mean": 0.5}
+    data = as_v2(data) if version == 2 else data
+    with pytest.raises(InputError) as refused:
+        run_from_bytes(json.dumps(data).encode(), "fork.json")
+    assert "9223372036854775808 is out of range" in str(refused.value)

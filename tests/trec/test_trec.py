@@ -526,3 +526,17 @@ def test_evaluating_a_run_leaves_numpy_ma_unloaded(tmp_path):
             "print('numpy.ma' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_one_megabyte_long_id_among_many_rows_is_refused_at_its_line(tmp_path):
+    # Ids are held as rows of words as wide as the longest: one 1.3 MB "id" among 120,000
+    # rows asked numpy for 144 GiB (an internal error); it is refused at its line at once.
+    rows = [f"q{i // 100} Q0 d{i} {i % 100 + 1} {1000 - i % 100} t\n" for i in range(120_000)]
+    rows[60_000] = "q600 Q0 " + "<top><num>1</top>" * 80_000 + " 1 1.0 t\n"
+    (tmp_path / "run.trec").write_text("".join(rows))
+    (tmp_path / "qrels.txt").write_text("q1 0 d100 1\n")
+    done = subprocess.run([sys.executable, "-m", "ci_eval", "evaluate", "qrels.txt", "run.trec"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == ("ci-eval: error: run.trec:line 60001: a field of 1,360,000 bytes: ids and numbers "
+                           "are at most 4,096 bytes\n")

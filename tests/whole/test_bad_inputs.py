@@ -17,7 +17,8 @@ holds only what is wrong. ``case.toml`` keys:
   lines     the exact number of error lines (default: at least one)
   shows     one error line exactly (without the prefix); the docs quote it
   delete    project files to remove; ``mkdir``: folders to create (a folder where a file
-            is expected)
+            is expected); ``fifo``: named pipes to create in place of files (a reader that
+            opens one blocking waits for a writer forever)
   existing_out  true: the ``--out`` file exists before the run (an earlier artefact) and
             must come out byte-identical; otherwise it must not be created
   env       extra environment; ``unset``: variables to remove (``action`` cases)
@@ -146,6 +147,9 @@ def prepare(case: dict, root: Path) -> dict:
         if target.is_file():
             target.unlink()
         target.mkdir(parents=True)
+    for name in case.get("fifo", []):
+        (root / name).unlink(missing_ok=True)
+        os.mkfifo(root / name)
     env = _base_env()
     if case.get("action"):
         env.update(_actions_env(root))
