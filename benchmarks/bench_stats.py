@@ -46,9 +46,9 @@ def stats_speed(n: int = 5000, resamples: int = 10_000) -> dict:
     from ci_eval.core.stats import paired_tests
 
     paired = _data(n)
-    paired_tests(paired, resamples=100)  # import and first-call costs out of the timing
+    paired_tests(paired, draws=100)  # import and first-call costs out of the timing
     start = time.perf_counter()
-    ours = paired_tests(paired, resamples=resamples)
+    ours = paired_tests(paired, draws=resamples)
     ours_s = time.perf_counter() - start
     start = time.perf_counter()
     peer = _textbook(paired, resamples)
