@@ -180,7 +180,8 @@ def _from_distribution(values: np.ndarray, probs: np.ndarray, observed: int,
     at = int(np.searchsorted(values, observed, side="left"))
     p = float(tail[at]) if at < values.size else 0.0
     kept = np.flatnonzero(tail >= alpha)
-    accepted = float(values[kept[-1]]) if kept.size else 0.0
+    last = int(kept[-1]) if kept.size else -1
+    accepted = float(values[last]) if last >= 0 else 0.0
     # ``observed`` is itself a sign pattern's |S|: ``p < alpha`` exactly when it is past
     # ``accepted``, both read from the same tail array
     return NullTail(min(p, 1.0), accepted, method)
@@ -274,23 +275,35 @@ def mdc(deltas: np.ndarray, head: np.ndarray, binary: bool, alpha: float = ALPHA
     change the test detects with 80 % power at level ``alpha`` (the family's: ``alpha / K``
     for ``K`` tests bounds what Holm's step-down needs).
 
-    ``MDC = (z_{1-alpha/2} + z_{0.8}) * s / sqrt(n)``, ``s`` the SD of the paired deltas.
-    It is never below ``m * u / n`` with ``m = min_one_sided_flips(alpha)``: fewer moved
-    questions can never be significant, and ``u`` is a moved question's typical size (its
-    mean ``|d|``; 1 for a binary metric or when nothing moved). When no question moved,
-    ``s`` is unknown; the SD of the head values stands in (the paired SD at a between-run
-    correlation of 0.5). Metrics live in [0, 1], so the MDC is capped at 1.
+    The test rejects when ``|mean| > z_a * sqrt(v / n)``, ``v = mean(d**2)`` over every
+    shared question (the sign-flip null's spread). A change ``delta`` made of questions
+    moving by ``u`` each (``u`` their mean ``|d|``; 1 for a binary metric) adds
+    ``delta * u`` to ``v`` and leaves the deltas' variance ``v + delta * u - delta**2``, so
+    the MDC is the ``delta`` that solves
+    ``delta = z_a * sqrt((v + delta*u) / n) + z_0.8 * sqrt((v + delta*u - delta**2) / n)``
+    (McNemar's power for hit@k). It is never below ``m * u / n``,
+    ``m = min_one_sided_flips(alpha)``: fewer moved questions are never significant. When
+    no question moved, ``v`` is unknown; the variance of the head values stands in (the
+    paired spread at a between-run correlation of 0.5) and ``u`` is 1. Metrics live in
+    [0, 1], so the MDC is capped at 1.
     """
     n = int(deltas.size)
     if n == 0:
         return math.inf
-    z = z_two_sided(alpha) + Z_POWER
-    s = float(np.std(deltas, ddof=1)) if n > 1 else 0.0
+    za, zb = z_two_sided(alpha), Z_POWER
     moved = deltas[deltas != 0]
-    if s == 0.0 and not binary:
-        s = float(np.std(head, ddof=1)) if n > 1 else 0.0
-    typical = 1.0 if binary or moved.size == 0 else float(np.mean(np.abs(moved)))
-    value = max(z * s / math.sqrt(n), min_one_sided_flips(alpha) * typical / n)
+    v = float(np.mean(deltas ** 2))
+    if moved.size == 0 and not binary:
+        v = float(np.var(head, ddof=1)) if n > 1 else 0.0
+    u = 1.0 if binary or moved.size == 0 else float(np.mean(np.abs(moved)))
+    value = 1.0
+    for _ in range(200):  # from above: the largest root (0 is one too when v is 0)
+        spread = v + value * u
+        step = (za * math.sqrt(spread / n) + zb * math.sqrt(max(spread - value * value, 0.0) / n))
+        if abs(step - value) < 1e-12:
+            break
+        value = step
+    value = max(value, min_one_sided_flips(alpha) * u / n)
     return min(value, 1.0)
 
 

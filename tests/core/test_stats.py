@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from math import comb
+from statistics import NormalDist
 
 import numpy as np
 import pytest
@@ -215,22 +216,42 @@ def test_tests_are_deterministic_and_per_metric():
     assert (alone.p_value, alone.ci_low) == (first["mrr"].p_value, first["mrr"].ci_low)
 
 
-def test_mdc_binary_never_below_the_fewest_significant_flips():
-    base, head = _hits(40, 0, 0)
-    assert mdc(head - base, head, binary=True) == min_one_sided_flips() / 40
-    assert mdc(head - base, head, binary=True, alpha=ALPHA / 10) == min_one_sided_flips(ALPHA / 10) / 40
+def _power_equation(value, d, u, alpha):
+    """``delta - (z_a sqrt((v + delta u)/n) + z_b sqrt((v + delta u - delta^2)/n))``."""
+    n, v = d.size, float(np.mean(d ** 2))
+    za = NormalDist().inv_cdf(1 - alpha / 2)
+    spread = v + value * u
+    return value - (za * math.sqrt(spread / n) + Z_POWER * math.sqrt((spread - value ** 2) / n))
 
 
-def test_mdc_graded_follows_the_paired_sd():
-    d = np.array([0.1, -0.2, 0.0, 0.3, -0.1, 0.05])
-    expected = (Z_ALPHA + Z_POWER) * np.std(d, ddof=1) / math.sqrt(d.size)
-    assert mdc(d, np.zeros(6), binary=False) == pytest.approx(expected)
+def test_mdc_binary_solves_mcnemars_power_equation():
+    base, head = _hits(40, 3, 2)
+    d = head - base
+    for alpha in (ALPHA, ALPHA / 10):
+        value = mdc(d, head, binary=True, alpha=alpha)
+        assert _power_equation(value, d, 1.0, alpha) == pytest.approx(0.0, abs=1e-9)
+        assert value >= min_one_sided_flips(alpha) / 40
+    # nothing moved: still the positive root, not the trivial 0
+    same = np.ones(40)
+    value = mdc(same - same, same, binary=True)
+    assert value > min_one_sided_flips() / 40 and _power_equation(value, same - same, 1.0, ALPHA) == pytest.approx(0, abs=1e-9)
+
+
+def test_mdc_graded_follows_the_spread_and_the_moved_size():
+    d = np.array([0.1, -0.2, 0.0, 0.3, -0.1, 0.05] * 10)
+    u = float(np.mean(np.abs(d[d != 0])))
+    value = mdc(d, np.zeros(d.size), binary=False)
+    assert _power_equation(value, d, u, ALPHA) == pytest.approx(0.0, abs=1e-9)
+    # at least the z-approximation on the paired SD it replaces
+    assert value >= (Z_ALPHA + Z_POWER) * np.std(d) / math.sqrt(d.size)
 
 
 def test_mdc_is_never_zero_when_differences_do_not_spread():
     same = np.ones(50)
     value = mdc(same - same, same, binary=False)
-    assert value == min_one_sided_flips() / 50 and small(value) != "0.000"
+    # no spread anywhere: the change of whole questions moving (u = 1) this many detect
+    assert _power_equation(value, same - same, 1.0, ALPHA) == pytest.approx(0.0, abs=1e-9)
+    assert value >= min_one_sided_flips() / 50 and small(value) != "0.000"
     # every moved question by the same tiny amount: no spread, still a positive floor
     d = np.r_[np.full(10, 1e-5), np.zeros(40)]
     assert mdc(d, same, binary=False) >= min_one_sided_flips() * 1e-5 / 50 > 0
