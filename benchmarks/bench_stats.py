@@ -85,12 +85,14 @@ def expected(pmf: np.ndarray) -> dict[str, float]:
     return {m: float((pmf @ v).mean()) for m, v in table.items()}
 
 
-def _pair(pmf, head_pmf, rng, design):
+def _pair(pmf, head_pmf, rng, design, push: float = 0.0):
     base = draw(pmf, rng)
     head = draw(head_pmf, rng)
     if design == "half":
-        keep = rng.random(base.size) < 0.5
-        head = np.where(keep, base, head)
+        # the kept half is base's ranking, with the planted regression applied to it: the
+        # same expected change as a fresh draw from ``planted(pmf, push)``
+        kept = np.where((base >= 1) & (base <= 5) & (rng.random(base.size) < push), 0, base)
+        head = np.where(rng.random(base.size) < 0.5, kept, head)
     b, h = _values(base), _values(head)
     return {m: (b[m], h[m]) for m in b}
 
@@ -126,9 +128,10 @@ def calibration(n: int, pairs: int, seed: int = 1, design: str = "independent",
         mdc = aa["hit@5"].mdc
         mdcs.append(mdc)
         hit5 = expected(pmf)["hit@5"]
-        head_pmf = planted(pmf, min(1.0, mdc / hit5))
+        push = min(1.0, mdc / hit5)
+        head_pmf = planted(pmf, push)
         truth = {m: h - b for (m, b), h in zip(expected(pmf).items(), expected(head_pmf).values())}
-        ab = paired_tests(_pair(pmf, head_pmf, rng, design), seed=pairs + i, **kw)
+        ab = paired_tests(_pair(pmf, head_pmf, rng, design, push), seed=pairs + i, **kw)
         power += ab["hit@5"].significant and ab["hit@5"].delta < 0
         for m, t in ab.items():
             intervals += 1
