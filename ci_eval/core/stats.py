@@ -159,10 +159,11 @@ class NullTail:
 
 
 def _binomial_pmf(c: int) -> np.ndarray:
-    """P(K = j) for K ~ Binomial(c, 1/2), j = 0..c (log-gamma: no overflow at any c)."""
-    lg = math.lgamma(c + 1) - c * math.log(2.0)
-    return np.array([math.exp(lg - math.lgamma(j + 1) - math.lgamma(c - j + 1))
-                     for j in range(c + 1)])
+    """P(K = j) for K ~ Binomial(c, 1/2), j = 0..c, in logs (no overflow at any c): the
+    log of C(c, j) as the running sum of log((c - j + 1) / j)."""
+    j = np.arange(1, c + 1, dtype=np.float64)
+    logs = np.concatenate(([0.0], np.cumsum(np.log(c - j + 1) - np.log(j))))
+    return np.exp(logs - c * math.log(2.0))
 
 
 def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
