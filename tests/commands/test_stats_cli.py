@@ -24,15 +24,20 @@ K, cli, filler, hits, project, questions, run, with_at = (
     _V.K, _V.cli, _V.filler, _V.hits, _V.project, _V.questions, _V.run, _V.with_at)
 
 
+def _both_runs(root, qs, base: dict, head: dict):
+    """The project's base and head runs written by `ci-eval run`, in ``root``."""
+    project(root, qs, {"base": base, "head": head})
+    run(root, "base.json")
+    run(root, "head.json", "head")
+    return root
+
+
 @pytest.fixture(scope="module")
 def four_moved(tmp_path_factory):
     """100 questions at rank 1; head moves 4 of them to rank 2."""
     qs = questions(100)
     head = {**hits(qs), **{q["question"]: with_at({q["gold"][0]: 2}) for q in qs[:4]}}
-    root = project(tmp_path_factory.mktemp("four"), qs, {"base": hits(qs), "head": head})
-    run(root, "base.json")
-    run(root, "head.json", "head")
-    return root
+    return _both_runs(tmp_path_factory.mktemp("four"), qs, hits(qs), head)
 
 
 def test_four_moved_of_a_hundred_are_within_noise_and_the_gate_passes(four_moved):
@@ -52,10 +57,7 @@ def at_zero(tmp_path_factory):
             **{q["question"]: filler(3 * K) for q in qs[8:10]}}
     head = {**hits(qs, 3), **{q["question"]: filler(3 * K) for q in qs[:8]},
             **{q["question"]: with_at({q["gold"][0]: 1}) for q in qs[8:10]}}
-    root = project(tmp_path_factory.mktemp("zero"), qs, {"base": base, "head": head})
-    run(root, "base.json")
-    run(root, "head.json", "head")
-    return root
+    return _both_runs(tmp_path_factory.mktemp("zero"), qs, base, head)
 
 
 def test_precision_and_recall_agree_and_a_zero_allowance_does_not_fail_on_noise(at_zero):
