@@ -37,7 +37,7 @@ def register(sub) -> None:
                    "(default 0.1)")
     p.add_argument("--seed", type=int, default=None, help="the simulation's seed")
     p.add_argument("--format", choices=("markdown", "json"), default="markdown")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, min=[])  # compare's gate lookup reads --min; selftest has none
 
 
 def _checked(args) -> None:
@@ -62,7 +62,6 @@ def run(args) -> int:
     from ci_eval.report import policy_from
 
     _checked(args)
-    args.min = []
     gate, _, _ = _gate_table(args)
     policy = policy_from(gate, [], args.max_drop)
     base = read_run(args.artefact, top=1000)
