@@ -22,6 +22,7 @@ KINDS = (("false answers", "unanswerable", "false_answers"),
 @dataclass(frozen=True)
 class AbstentionChange:
     kind: str  # "false answers" | 'false "not found"'
+    pool: str  # "unanswerable" | "answerable": the questions it is counted on
     questions: int  # questions of that kind on both sides (unanswerable | answerable)
     base_wrong: int
     head_wrong: int
@@ -42,7 +43,7 @@ def _one(kind: str, pool_name: str, wrong_name: str, base, head):
     head_wrong = set(getattr(head, wrong_name)) & pool
     worse = tuple(sorted(head_wrong - base_wrong))
     fixed = len(base_wrong - head_wrong)
-    return kind, len(pool), len(base_wrong), len(head_wrong), worse, fixed
+    return kind, pool_name, len(pool), len(base_wrong), len(head_wrong), worse, fixed
 
 
 def abstention_changes(base, head) -> tuple[AbstentionChange, ...]:

@@ -251,9 +251,9 @@ def rule_max_stale(policy: GatePolicy, diff: Diff) -> list[RuleOutcome]:
 
 
 def _abstention_outcome(c) -> RuleOutcome:
-    moved = (f"{c.kind} on {plural(c.questions, 'question')} of both runs {c.base_wrong} → "
-             f"{c.head_wrong} ({len(c.worse)} new, {c.fixed} fixed; McNemar, Holm over the "
-             f"two: {p_text(c.p_adjusted)})")
+    moved = (f"{c.kind} {c.base_wrong} → {c.head_wrong} of the "
+             f"{plural(c.questions, c.pool + ' question')} both runs scored ({len(c.worse)} "
+             f"new, {c.fixed} fixed; McNemar, Holm over the two: {p_text(c.p_adjusted)})")
     if c.worsened:
         return RuleOutcome("abstention", FAILED, f"{moved}: significantly more", c.worse,
                            c.kind, float(c.head_wrong), float(c.base_wrong))
