@@ -229,7 +229,7 @@ def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | Non
         metrics=metric_changes(head_info.metrics, base_info.metrics if base_info else None,
                                paired, head, base, seed),
         compared=compared, questions=changes,
-        tags=tag_changes(head.columns.tags_at(at[1]), head.columns.tag_lists, paired),
+        tags=tag_changes(head.columns.tags_at(at[1]), head.columns.tag_lists, paired, seed),
         goldset=goldset, stale=stale,
         config=config_diff(base.config, head.config) if base else (),
         latency=_latency(base, head), head_questions=head_questions,

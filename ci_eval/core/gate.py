@@ -13,8 +13,12 @@ Rules (each optional; retriever errors always apply):
 - ``max_new_misses = n``: at most ``n`` compared questions may lose their hit at k.
 - ``tag_min = {tag = {metric = floor}}``: per-tag floors on head's measured questions.
 - ``max_stale = n``: at most ``n`` questions may have gold ids missing from the index.
+- ``abstention = true``: false answers (unanswerable questions answered) and false "not
+  found" (answerable ones abstained from) may not rise significantly against the base
+  (exact McNemar on each, Holm over the two; ``abstention.py``), so trading one error for
+  the other fails.
 
-The relative rules (``max_drop``, ``max_new_misses``, ``protected``) are not applicable
+The relative rules (``max_drop``, ``max_new_misses``, ``protected``, ``abstention``) are not applicable
 without a baseline (a first run: floors and errors still apply). With a baseline but no
 comparison possible (too few shared questions, ``Diff.no_comparison``) they fail closed:
 a gate that cannot compare must not pass as if nothing changed. Questions whose gold went
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ci_eval.core.abstention import abstention_changes
 from ci_eval.core.diff import Diff
 from ci_eval.core.gate_policy import (
     REGRESSION_POLICIES,
@@ -35,7 +40,7 @@ from ci_eval.core.gate_policy import (
     parse_override,
 )
 from ci_eval.core.stats import mean
-from ci_eval.core.textfmt import f3, plural, test_text
+from ci_eval.core.textfmt import f3, p_text, plural, test_text
 
 __all__ = ["REGRESSION_POLICIES", "GatePolicy", "GateResult", "RuleOutcome", "canonical_metric",
            "evaluate_gate", "merge_overrides", "parse_override"]
@@ -258,9 +263,34 @@ def rule_max_stale(policy: GatePolicy, diff: Diff) -> list[RuleOutcome]:
                         stale if status == FAILED else (), "", float(len(stale)), float(cap))]
 
 
+def _abstention_outcome(c) -> RuleOutcome:
+    moved = (f"{c.kind} {c.base_wrong} → {c.head_wrong} of the "
+             f"{plural(c.questions, c.pool + ' question')} both runs scored ({len(c.worse)} "
+             f"new, {c.fixed} fixed; McNemar, Holm over the two: {p_text(c.p_adjusted)})")
+    if c.worsened:
+        return RuleOutcome("abstention", FAILED, f"{moved}: significantly more", c.worse,
+                           c.kind, float(c.head_wrong), float(c.base_wrong))
+    return RuleOutcome("abstention", PASSED, f"{moved}: no significant rise", (), c.kind,
+                       float(c.head_wrong), float(c.base_wrong))
+
+
+def rule_abstention(policy: GatePolicy, diff: Diff) -> list[RuleOutcome]:
+    if not policy.abstention:
+        return []
+    blocked = _relative_blocked("abstention", diff)
+    if blocked:
+        return [blocked]
+    head, base = diff.cutoff.head, diff.cutoff.base
+    if head.cutoff is None or base is None or base.cutoff is None:
+        side = "this run" if head.cutoff is None else "the base"
+        return [RuleOutcome("abstention", FAILED, f"{side} has no abstain_below, so false "
+                            "answers and false \"not found\" cannot be counted (fail closed)")]
+    return [_abstention_outcome(c) for c in abstention_changes(base, head)]
+
+
 # The rules in the order the comment lists them.
 RULES = (rule_errors, rule_min, rule_max_drop, rule_protected, rule_max_new_misses,
-         rule_tag_min, rule_max_stale)
+         rule_tag_min, rule_max_stale, rule_abstention)
 
 
 def _notes(policy: GatePolicy, diff: Diff) -> list[str]:

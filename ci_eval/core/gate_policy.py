@@ -22,6 +22,7 @@ class GatePolicy:
     max_new_misses: int | None = None
     tag_min: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
     max_stale: int | None = None
+    abstention: bool = False  # McNemar on false answers and false "not found" (abstention.py)
 
     @classmethod
     def from_mapping(cls, d: Mapping | None, source: str = "gate") -> GatePolicy:
@@ -33,7 +34,7 @@ class GatePolicy:
             problems.append(InputError(message, source, place))
 
         known = {"min", "max_drop", "regressions", "protected", "max_new_misses",
-                 "tag_min", "max_stale"}
+                 "tag_min", "max_stale", "abstention"}
         for key in sorted(set(d) - known, key=str):
             err(str(key), f"unknown gate rule (expected one of {', '.join(sorted(known))})")
         mins = _metric_table(d.get("min"), "min", err)
@@ -64,14 +65,17 @@ class GatePolicy:
             table = _metric_table(raw_tags[tag], f"tag_min.{tag}", err)
             if table:
                 tag_min.append((str(tag), table))
+        abstention = d.get("abstention", False)
+        if not isinstance(abstention, bool):
+            err("abstention", f"expected true or false, got {abstention!r}")
         if problems:
             raise InputErrors(problems)
         return cls(mins, drops, regressions, tuple(dict.fromkeys(protected)),
-                   counts["max_new_misses"], tuple(tag_min), counts["max_stale"])
+                   counts["max_new_misses"], tuple(tag_min), counts["max_stale"], abstention)
 
     @property
     def empty(self) -> bool:
-        return not (self.min or self.max_drop or self.protected or self.tag_min
+        return not (self.min or self.max_drop or self.protected or self.tag_min or self.abstention
                     or self.max_new_misses is not None or self.max_stale is not None)
 
     def with_overrides(self, min: Mapping[str, float] | None = None,
@@ -83,7 +87,7 @@ class GatePolicy:
         drops.update(max_drop or {})
         return GatePolicy(tuple(sorted(mins.items())), tuple(sorted(drops.items())),
                           self.regressions, self.protected, self.max_new_misses,
-                          self.tag_min, self.max_stale)
+                          self.tag_min, self.max_stale, self.abstention)
 
     def as_dict(self) -> dict:
         return {
@@ -94,6 +98,7 @@ class GatePolicy:
             "max_new_misses": self.max_new_misses,
             "tag_min": {t: dict(m) for t, m in self.tag_min},
             "max_stale": self.max_stale,
+            "abstention": self.abstention,
         }
 
 

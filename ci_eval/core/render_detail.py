@@ -198,6 +198,13 @@ def goldset(ctx: ReportContext, limit: int | None) -> str:
     return "\n\n".join(out)
 
 
+def _tag_mark(test) -> str:
+    """A tag's delta marked only when significant within the tag family (Holm)."""
+    if test is None or not test.significant:
+        return ""
+    return " ▼" if test.delta < 0 else " ▲"
+
+
 def tags(ctx: ReportContext, limit: int | None) -> str:
     diff = ctx.diff
     names = [n for n in (f"hit@{diff.k}", "mrr") if diff.metric(n) is not None]
@@ -213,7 +220,7 @@ def tags(ctx: ReportContext, limit: int | None) -> str:
                 vals = {m: (b, h) for m, b, h in t.metrics}
                 if n in vals:
                     b, h = vals[n]
-                    cells.append(f"{f3(b)} → {f3(h)} ({signed(h - b)})")
+                    cells.append(f"{f3(b)} → {f3(h)} ({signed(h - b)}){_tag_mark(t.test(n))}")
                 else:
                     cells.append("—")
             rows.append(cells)

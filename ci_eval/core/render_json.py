@@ -44,6 +44,17 @@ def _question(q: QuestionChange) -> dict:
             "error": q.error}
 
 
+def _tag(t) -> dict:
+    """A tag's means and, within the tag family (Holm over every tag x metric pair), its
+    tests."""
+    def test(name):
+        x = t.test(name)
+        return {} if x is None else {"p_value": x.p_value, "p_adjusted": x.p_adjusted,
+                                     "significant": x.significant}
+    return {"tag": t.tag, "n": t.n,
+            "metrics": {m: {"base": b, "head": h, **test(m)} for m, b, h in t.metrics}}
+
+
 def _metrics(diff: Diff) -> list:
     return [{"metric": m.name, "base": m.base, "head": m.head, "delta": m.delta,
              "head_overall": m.head_overall, "base_overall": m.base_overall,
@@ -110,9 +121,7 @@ def _raw_report(ctx: ReportContext) -> dict:
         "regressions": [_question(q) for q in diff.regressions],
         "improvements": [_question(q) for q in diff.improvements],
         "unchanged": [q.id for q in diff.unchanged],
-        "tags": [{"tag": t.tag, "n": t.n,
-                  "metrics": {m: {"base": b, "head": h} for m, b, h in t.metrics}}
-                 for t in diff.tags],
+        "tags": [_tag(t) for t in diff.tags],
         **_sets(diff),
         "latency_ms": {stat: {"base": b, "head": h} for stat, b, h in diff.latency},
         "failure_matrix": _matrix(diff),

@@ -22,7 +22,7 @@ from ci_eval.core.markdown import (
     table_at_least,
 )
 from ci_eval.core.render_context import ReportContext
-from ci_eval.core.textfmt import f3, p_text, plural, signed
+from ci_eval.core.textfmt import ci_text, f3, p_text, plural, signed, small
 
 
 def _floor_failures(gate: GateResult) -> dict[str, str]:
@@ -49,15 +49,26 @@ def _metric_row(diff: Diff, m, flags: dict[str, str]) -> list[str]:
     if not m.moved:
         stat, label = "—", "no change"
     else:
-        ci = f"[{t.ci_low:+.3f}, {t.ci_high:+.3f}]"
-        stat = f"{ci} {p_text(t.p_value)}" if t.p_value is not None else ci
+        # the raw interval and p beside the family's corrected verdict
+        stat = f"{ci_text(t)} {p_text(t.p_value)}"
         if t.significant:
             label = "▼ significant" if t.delta < 0 else "▲ significant"
+        elif t.raw_significant:
+            label = "within noise after Holm"
         else:
             label = "within noise"
     if m.name in flags:
         label += f" · ❌ {flags[m.name]}"
     return [metric(m.name), f3(t.base_mean), f3(t.head_mean), signed(t.delta), stat, label]
+
+
+def family_line(diff: Diff, metrics: int) -> str:
+    """Which family each mark belongs to, in one sentence."""
+    pairs = sum(1 for t in diff.tags for _, x in t.tests if x.p_value is not None)
+    tags = (f"; the tags' ▼/▲ by Holm over the {plural(pairs, 'tag × metric pair')}"
+            if pairs else "")
+    return (f"Marks: Holm over the {plural(metrics, 'metric')} (family-wise α=0.05){tags}; "
+            "the CI and p are each metric's own.")
 
 
 def headline(ctx: ReportContext) -> str:
@@ -68,11 +79,12 @@ def headline(ctx: ReportContext) -> str:
     tested = [m for m in diff.metrics if m.test and m.test.n and not diff.no_comparison]
     if tested:
         n = tested[0].test.n
-        mdc = " · ".join(f"{metric(m.name)} {f3(m.test.mdc)}" for m in tested)
-        out.append(f"<sub>Paired over {plural(n, 'shared question')} (bootstrap 95% CI, "
-                   "exact McNemar for hit@k). Smallest change this many questions can detect "
-                   "(80% power, α=0.05; it depends on how much the per-question differences "
-                   f"spread, so it moves from one comparison to the next): {mdc}.</sub>")
+        mdc = " · ".join(f"{metric(m.name)} {small(m.test.mdc)}" for m in tested)
+        out.append(f"<sub>Paired over {plural(n, 'shared question')} (sign-flip test, exact "
+                   f"McNemar for hit@k). {family_line(diff, len(tested))} Smallest change "
+                   "this many questions detect (80% power after the correction; it depends on "
+                   "how much the per-question differences spread, so it moves from one "
+                   f"comparison to the next): {mdc}.</sub>")
     measured = diff.head_measured
     if diff.comparable and measured != len(diff.compared):
         out.append(f"<sub>Base and head are means over the compared questions; head over all "

@@ -1,37 +1,58 @@
 """Paired significance tests over the questions both runs share.
 
-Forty questions is a small sample: one question is 2.5 points of hit@5. Each headline
-metric gets three numbers, all computed on the per-question deltas ``d_i = head_i - base_i``
-of the shared questions:
+Forty questions is a small sample: one question is 2.5 points of hit@5. Every metric is
+tested the same way, on the per-question deltas ``d_i = head_i - base_i`` of the shared
+questions, by one test that decides the p-value, the interval and the mark together:
 
-- a paired bootstrap percentile interval for the mean delta (10,000 resamples of the
-  questions, fixed seed, so a comment is reproducible byte for byte);
-- for binary metrics (``hit@k``), the exact McNemar test: under "no change" each of the
-  ``b + c`` discordant questions (``b`` lost, ``c`` gained) is a fair coin, so the two-sided
-  p-value is ``min(1, 2 * sum_{i <= min(b, c)} C(b + c, i) / 2**(b + c))``;
-- the minimum detectable change (MDC) for this number of questions, see ``mdc``.
+- the **sign-flip permutation test** of the mean delta: under "no change" each moved
+  question's delta is as likely to have had the other sign, so the null distribution of
+  ``S = sum(d_i)`` is that of ``sum(+-d_i)`` over every sign pattern. Unchanged questions
+  add nothing to any pattern. For ``hit@k`` (deltas -1, 0, +1) this *is* the exact McNemar
+  test on the ``b`` lost and ``c`` gained questions;
+- deltas are put on an integer grid (``GRID`` units per metric point) before anything is
+  summed, so ``S``, every flipped sum and the comparison of the two are integer arithmetic:
+  a decision sitting at zero is the same on every CPU and BLAS;
+- the null distribution is exact when the moved questions are few (every sign pattern) or
+  when their deltas share a coarse grid (hit@k, precision@k: a convolution of binomials),
+  ``DRAWS`` seeded random sign patterns up to ``MC_MAX`` moved questions, and the normal
+  limit of the flipped sum beyond;
+- the interval is ``delta +- h`` where ``h`` is the largest ``|S| / n`` the test does not
+  reject: zero is outside it exactly when the test rejects, so the row's interval, mark and
+  the verdict built on it cannot disagree;
+- the minimum detectable change (MDC), see ``mdc``.
 
-A change is *significant* when the McNemar p-value is below ``alpha`` (binary metrics) or
-when the bootstrap interval excludes zero (other metrics); otherwise it is *within noise*.
+Several metrics, or several tags, are one *family*: ``holm`` corrects the family's
+p-values (Holm's step-down), and a change is *significant* when its corrected p-value is
+below ``alpha``. The interval stays each metric's own (uncorrected) 95 % interval.
 """
 
 from __future__ import annotations
 
 import math
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from statistics import NormalDist
 
 import numpy as np
 
 ALPHA = 0.05
-RESAMPLES = 10_000
+POWER = 0.8
+DRAWS = 10_000  # random sign patterns, past the exact range
 SEED = 20_261_130
-# z_{1 - alpha/2} + z_{power} for alpha = 0.05 two-sided and 80% power.
-Z_ALPHA = 1.959963984540054
-Z_POWER = 0.8416212335729143
+GRID = 10**9  # integer units per metric point: deltas of metrics in [0, 1] fit int64 sums
+ENUMERATE_MAX = 16  # every sign pattern up to this many moved questions (65,536 sums)
+MC_MAX = 200  # random sign patterns up to this many moved questions, the normal limit beyond
+_CONVOLVE_COST = 4_000_000  # array cells a grid convolution may touch before it steps aside
+_NORMAL = NormalDist()
 
-_MULTINOMIAL_MAX_VALUES = 24  # below this many distinct deltas, draw value counts directly
-_CHUNK_PICKS = 250_000  # picks materialised at once by the sparse sampler
+
+def z_two_sided(alpha: float) -> float:
+    """``z_{1 - alpha/2}``."""
+    return _NORMAL.inv_cdf(1.0 - alpha / 2.0)
+
+
+Z_ALPHA = z_two_sided(ALPHA)
+Z_POWER = _NORMAL.inv_cdf(POWER)
 
 
 @dataclass(frozen=True)
@@ -43,14 +64,17 @@ class PairedTest:
     base_mean: float
     head_mean: float
     delta: float  # head_mean - base_mean
-    ci_low: float
+    ci_low: float  # the test's own 95 % interval (uncorrected)
     ci_high: float
-    p_value: float | None  # exact McNemar for binary metrics, None otherwise
+    p_value: float | None  # the sign-flip test's two-sided p-value, None without questions
     lost: int  # questions whose value went down
     gained: int  # questions whose value went up
-    mdc: float  # smallest |delta| this sample can detect (see ``mdc``)
-    significant: bool
-    method: str  # "mcnemar+bootstrap" | "bootstrap" | "none"
+    mdc: float  # smallest |delta| detected with 80 % power at the family's level (``mdc``)
+    significant: bool  # the family's corrected decision (``holm``)
+    method: str  # "exact sign-flip" | "sign-flip, N draws" | "sign-flip, normal" | "none"
+    raw_significant: bool = False  # this metric's own test at alpha, before the correction
+    p_adjusted: float | None = None  # Holm-adjusted over the family
+    family: int = 1  # tests in the family the correction is over
 
     @property
     def direction(self) -> str:
@@ -69,10 +93,13 @@ class PairedTest:
             "delta": self.delta,
             "ci": [self.ci_low, self.ci_high],
             "p_value": self.p_value,
+            "p_adjusted": self.p_adjusted,
+            "family": self.family,
             "lost": self.lost,
             "gained": self.gained,
             "mdc": self.mdc,
             "significant": self.significant,
+            "raw_significant": self.raw_significant,
             "method": self.method,
         }
 
@@ -106,114 +133,184 @@ def mcnemar_exact(lost: int, gained: int) -> float:
 
 
 def min_one_sided_flips(alpha: float = ALPHA) -> int:
-    """Fewest discordant questions, all in one direction, that McNemar calls significant:
-    the smallest ``m`` with ``2 / 2**m < alpha``."""
+    """Fewest moved questions, all in one direction, that the sign-flip test can call
+    significant, whatever their deltas: the smallest ``m`` with ``2 / 2**m < alpha`` (the
+    all-one-sign pattern and its mirror are the two most extreme of the ``2**m``)."""
     m = 1
     while 2.0 / (1 << m) >= alpha:
         m += 1
     return m
 
 
-def mdc(deltas: np.ndarray, head: np.ndarray, binary: bool, alpha: float = ALPHA) -> float:
-    """Minimum detectable change of the mean delta for ``n = len(deltas)`` questions.
+def on_grid(deltas: np.ndarray) -> np.ndarray:
+    """Deltas as int64 grid units: ``round(d * GRID)``, each one IEEE operation."""
+    return np.rint(np.asarray(deltas, dtype=np.float64) * GRID).astype(np.int64)
 
-    ``MDC = (z_{1-alpha/2} + z_{0.8}) * s / sqrt(n)`` (paired z approximation, 80% power,
-    two-sided ``alpha``), where ``s`` is the SD of the paired deltas. For a binary metric
-    ``s**2`` is the discordance ``(b + c) / n`` (minus the squared mean), and the MDC is never
-    below ``m / n`` with ``m = min_one_sided_flips(alpha)`` (6 at alpha 0.05): fewer flipped
-    questions can never reach significance, whatever their direction. When no question
-    moved, ``s`` is unknown; the SD of the head values is used instead, which is the paired
-    SD at a between-run correlation of 0.5. Metrics live in [0, 1], so the MDC is capped at 1.
+
+@dataclass(frozen=True)
+class NullTail:
+    """The sign-flip test of one set of moved deltas (grid units): the p-value of the
+    observed ``|S|`` and ``accepted``, the largest ``|S|`` the test does not reject at
+    ``alpha`` (reject exactly when ``|S| > accepted``)."""
+
+    p_value: float
+    accepted: float
+    method: str
+
+
+def _binomial_pmf(c: int) -> np.ndarray:
+    """P(K = j) for K ~ Binomial(c, 1/2), j = 0..c, in logs (no overflow at any c): the
+    log of C(c, j) as the running sum of log((c - j + 1) / j)."""
+    j = np.arange(1, c + 1, dtype=np.float64)
+    logs = np.concatenate(([0.0], np.cumsum(np.log(c - j + 1) - np.log(j))))
+    return np.exp(logs - c * math.log(2.0))
+
+
+def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Ascending distinct values and their counts (``np.unique`` would load ``numpy.ma``,
+    a tenth of ``compare``'s start-up)."""
+    ordered = np.sort(values)
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(ordered)) + 1))
+    return ordered[starts], np.diff(np.concatenate((starts, [ordered.size])))
+
+
+def _from_distribution(values: np.ndarray, probs: np.ndarray, observed: int,
+                       alpha: float, method: str) -> NullTail:
+    """``values``: the distinct ``|S|``, ascending, with their probabilities."""
+    tail = np.cumsum(probs[::-1])[::-1]  # P(|S| >= value)
+    at = int(np.searchsorted(values, observed, side="left"))
+    p = float(tail[at]) if at < values.size else 0.0
+    kept = np.flatnonzero(tail >= alpha)
+    last = int(kept[-1]) if kept.size else -1
+    accepted = float(values[last]) if last >= 0 else 0.0
+    # ``observed`` is itself a sign pattern's |S|: ``p < alpha`` exactly when it is past
+    # ``accepted``, both read from the same tail array
+    return NullTail(min(p, 1.0), accepted, method)
+
+
+def _enumerated(q: np.ndarray, observed: int, alpha: float) -> NullTail:
+    sums = np.zeros(1, dtype=np.int64)
+    for x in q.tolist():
+        sums = np.concatenate((sums + x, sums - x))
+    values, counts = _distinct(np.abs(sums))
+    return _from_distribution(values, counts / sums.size, observed, alpha, "exact sign-flip")
+
+
+def _convolved(q: np.ndarray, observed: int, alpha: float) -> NullTail | None:
+    """The exact null distribution on a coarse grid (hit@k, precision@k), or None when
+    the grid is too fine for it to be cheap."""
+    size = np.abs(q)
+    step = int(np.gcd.reduce(size))
+    units, counts = _distinct(size // step)
+    span = int((units * counts).sum())
+    order = np.argsort(-counts, kind="stable")
+    cost = (2 * span + 1) * int(sum(counts[i] + 1 for i in order[1:]))
+    if cost > _CONVOLVE_COST:
+        return None
+    dist = np.zeros(2 * span + 1)  # index: S / step + span
+    u0, c0 = int(units[order[0]]), int(counts[order[0]])
+    dist[span + u0 * (2 * np.arange(c0 + 1) - c0)] = _binomial_pmf(c0)
+    for i in order[1:]:
+        u, c = int(units[i]), int(counts[i])
+        out = np.zeros_like(dist)
+        for j, pj in enumerate(_binomial_pmf(c).tolist()):
+            shift = u * (2 * j - c)
+            if shift >= 0:
+                out[shift:] += pj * dist[:dist.size - shift]
+            else:
+                out[:shift] += pj * dist[-shift:]
+        dist = out
+    absolute = dist[span:].copy()
+    absolute[1:] += dist[:span][::-1]
+    values = np.arange(span + 1, dtype=np.int64)
+    live = absolute > 0
+    found = _from_distribution(values[live], absolute[live], observed // step, alpha,
+                               "exact sign-flip")
+    return replace(found, accepted=found.accepted * step)  # back to grid units
+
+
+def _drawn(q: np.ndarray, observed: int, alpha: float, rng: np.random.Generator,
+           draws: int) -> NullTail:
+    signs = rng.integers(0, 2, size=(draws, q.size), dtype=np.int64) * 2 - 1
+    flipped = np.sort(np.abs(signs @ q))  # integer matmul: exact, no BLAS
+    def at_least(t):
+        return draws - np.searchsorted(flipped, t, side="left")
+    # p = (1 + #{|S*| >= |S|}) / (draws + 1): the observed pattern counts as one of them
+    p = (1 + int(at_least(observed))) / (draws + 1)
+    ok = (1 + at_least(flipped)) >= alpha * (draws + 1)
+    accepted = float(flipped[np.flatnonzero(ok)[-1]]) if ok.any() else 0.0
+    return NullTail(p, accepted, f"sign-flip, {draws:,} draws")
+
+
+def _normal(q: np.ndarray, observed: int, alpha: float) -> NullTail:
+    spread = math.sqrt(float(np.sum(q.astype(np.float64) ** 2)))
+    p = math.erfc(observed / (spread * math.sqrt(2.0)))
+    accepted = z_two_sided(alpha) * spread
+    # one rule on both sides of the boundary: the p-value follows the interval
+    if observed > accepted:
+        p = min(p, math.nextafter(alpha, 0.0))
+    else:
+        p = max(p, alpha)
+    return NullTail(p, accepted, "sign-flip, normal")
+
+
+def sign_flip(q: np.ndarray, alpha: float = ALPHA, rng: np.random.Generator | None = None,
+              draws: int = DRAWS) -> NullTail:
+    """The two-sided sign-flip test of ``q`` (int64 grid units, zeros allowed)."""
+    q = q[q != 0]
+    observed = abs(int(q.sum()))
+    if q.size == 0:
+        return NullTail(1.0, 0.0, "exact sign-flip")
+    if q.size <= ENUMERATE_MAX:
+        return _enumerated(q, observed, alpha)
+    exact = _convolved(q, observed, alpha)
+    if exact is not None:
+        return exact
+    if q.size <= MC_MAX:
+        return _drawn(q, observed, alpha, rng or np.random.default_rng(SEED), draws)
+    return _normal(q, observed, alpha)
+
+
+def mdc(deltas: np.ndarray, head: np.ndarray, binary: bool, alpha: float = ALPHA) -> float:
+    """Minimum detectable change of the mean delta for ``n = len(deltas)`` questions: the
+    change the test detects with 80 % power at level ``alpha`` (the family's: ``alpha / K``
+    for ``K`` tests bounds what Holm's step-down needs).
+
+    The test rejects when ``|mean| > z_a * sqrt(v / n)``, ``v = mean(d**2)`` over every
+    shared question (the sign-flip null's spread). A change ``delta`` made of questions
+    moving by ``u`` each (``u`` their mean ``|d|``; 1 for a binary metric) adds
+    ``delta * u`` to ``v`` and leaves the deltas' variance ``v + delta * u - delta**2``, so
+    the MDC is the ``delta`` that solves
+    ``delta = z_a * sqrt((v + delta*u) / n) + z_0.8 * sqrt((v + delta*u - delta**2) / n)``
+    (McNemar's power for hit@k). It is never below ``m * u / n``,
+    ``m = min_one_sided_flips(alpha)``: fewer moved questions are never significant. When
+    no question moved, ``v`` is unknown; the variance of the head values stands in (the
+    paired spread at a between-run correlation of 0.5) and ``u`` is 1. Metrics live in
+    [0, 1], so the MDC is capped at 1.
     """
     n = int(deltas.size)
     if n == 0:
         return math.inf
-    z = Z_ALPHA + Z_POWER
-    s = float(np.std(deltas, ddof=1)) if n > 1 else 0.0
-    if s == 0.0 and not binary:
-        s = float(np.std(head, ddof=1)) if n > 1 else 0.0
-    value = z * s / math.sqrt(n)
-    if binary:
-        value = max(value, min_one_sided_flips(alpha) / n)
-    return min(value, 1.0)  # every metric lives in [0, 1]
+    za, zb = z_two_sided(alpha), Z_POWER
+    moved = deltas[deltas != 0]
+    v = float(np.mean(deltas ** 2))
+    if moved.size == 0 and not binary:
+        v = float(np.var(head, ddof=1)) if n > 1 else 0.0
+    u = 1.0 if binary or moved.size == 0 else float(np.mean(np.abs(moved)))
+    value = 1.0
+    for _ in range(200):  # from above: the largest root (0 is one too when v is 0)
+        spread = v + value * u
+        step = (za * math.sqrt(spread / n) + zb * math.sqrt(max(spread - value * value, 0.0) / n))
+        if abs(step - value) < 1e-12:
+            break
+        value = step
+    value = max(value, min_one_sided_flips(alpha) * u / n)
+    return min(value, 1.0)
 
 
 def _stream(seed: int, metric: str) -> np.random.Generator:
-    # One stream per metric name: adding a metric leaves the others' intervals unchanged.
+    # One stream per metric name: adding a metric leaves the others' draws unchanged.
     return np.random.Generator(np.random.PCG64([seed, zlib.crc32(metric.encode("utf-8"))]))
-
-
-def bootstrap_means(deltas: np.ndarray, rng: np.random.Generator, resamples: int) -> np.ndarray:
-    """Means of ``resamples`` with-replacement resamples of ``deltas`` (same size).
-
-    Exact, two vectorised samplers:
-
-    - few distinct delta values (hit@k: -1, 0, 1): the counts of each value in a resample
-      are one multinomial draw, ``resamples x values`` numbers in all;
-    - otherwise only the non-zero deltas are sampled: a resample takes
-      ``K ~ Binomial(n, nz / n)`` non-zero questions, uniformly among the ``nz`` of them.
-      Unchanged questions (usually most) cost nothing.
-    """
-    n = int(deltas.size)
-    values, counts = np.unique(deltas, return_counts=True)
-    if values.size <= _MULTINOMIAL_MAX_VALUES:
-        order = np.argsort(-counts, kind="stable")  # the big (zero) cell first: fewer draws
-        draws = rng.multinomial(n, counts[order] / n, size=resamples)
-        return (draws @ values[order]) / n
-    nonzero = deltas[deltas != 0.0]
-    nz = int(nonzero.size)
-    picks = rng.binomial(n, nz / n, size=resamples)
-    ends = np.cumsum(picks)
-    sums = np.empty(resamples, dtype=np.float64)
-    dtype = np.uint16 if nz <= 1 << 16 else np.int64
-    start = 0
-    while start < resamples:
-        # a chunk of resamples whose picks fit the memory budget (at least one resample)
-        first = int(ends[start - 1]) if start else 0
-        stop = int(np.searchsorted(ends, first + _CHUNK_PICKS, side="right"))
-        stop = max(stop, start + 1)
-        total = int(ends[stop - 1]) - first
-        idx = rng.integers(0, nz, size=total, dtype=dtype)
-        local_ends = ends[start:stop] - first
-        local_starts = np.concatenate(([0], local_ends[:-1]))
-        if total:
-            # reduceat sums each segment; an empty segment yields one stray value: masked
-            seg = np.add.reduceat(nonzero[idx], np.minimum(local_starts, total - 1))
-            sums[start:stop] = np.where(local_ends > local_starts, seg, 0.0)
-        else:
-            sums[start:stop] = 0.0
-        start = stop
-    return sums / n
-
-
-def quantiles(values: np.ndarray, probabilities) -> np.ndarray:
-    """``np.quantile(values, probabilities)`` (its default, linear interpolation), the same
-    doubles, written out: numpy's ``np.quantile`` loads ``numpy.ma`` on first use (through
-    ``np.unique``), a tenth of ``compare``'s start-up. Each step is numpy's own: the virtual
-    index ``(n - 1) * q``, its neighbours (clipped as numpy clips them), one partition at
-    the same positions (so equal values, -0.0 and 0.0, land where numpy puts them) and
-    numpy's two-sided lerp. A NaN among the values is left to ``np.quantile``."""
-    values = np.asarray(values, dtype=np.float64)
-    n = int(values.size)
-    q = np.asarray(probabilities, dtype=np.float64)
-    if n == 0 or values.ndim != 1 or q.ndim != 1:
-        return np.quantile(values, q)
-    virtual = (n - 1) * q
-    previous = np.floor(virtual)
-    following = previous + 1
-    above, below = virtual >= n - 1, virtual < 0
-    previous[above] = following[above] = -1
-    previous[below] = following[below] = 0
-    previous, following = previous.astype(np.intp), following.astype(np.intp)
-    kth = sorted({0, -1, *previous.tolist(), *following.tolist()})  # as np.unique orders them
-    ordered = np.partition(values, kth)
-    if np.isnan(ordered[-1]):
-        return np.quantile(values, q)
-    a, b = ordered[previous], ordered[following]
-    gamma = virtual - previous
-    spread = b - a
-    out = a + spread * gamma
-    return np.where(gamma >= 0.5, b - spread * (1 - gamma), out)
 
 
 def paired_test(
@@ -222,61 +319,85 @@ def paired_test(
     head: np.ndarray,
     *,
     seed: int = SEED,
-    resamples: int = RESAMPLES,
+    draws: int = DRAWS,
     alpha: float = ALPHA,
 ) -> PairedTest:
-    """Compare one metric on paired per-question values (same question order on both)."""
+    """Compare one metric on paired per-question values (same question order on both), a
+    family of one (``holm`` corrects a family)."""
     base = np.asarray(base, dtype=np.float64)
     head = np.asarray(head, dtype=np.float64)
     if base.shape != head.shape or base.ndim != 1:
         raise ValueError("base and head must be 1-D arrays of the same length")
     n = int(base.size)
-    binary = is_binary_metric(metric)
     if n == 0:
         return PairedTest(metric, 0, math.nan, math.nan, 0.0, 0.0, 0.0, None, 0, 0,
                           math.inf, False, "none")
     d = head - base
-    lost = int(np.count_nonzero(d < 0))
-    gained = int(np.count_nonzero(d > 0))
-    delta = float(d.mean())
-    if lost == 0 and gained == 0:
-        low = high = 0.0
-    else:
-        means = bootstrap_means(d, _stream(seed, metric), resamples)
-        low, high = (float(x) for x in quantiles(means, (alpha / 2, 1 - alpha / 2)))
-    p = mcnemar_exact(lost, gained) if binary else None
-    if binary:
-        significant = p is not None and p < alpha
-        method = "mcnemar+bootstrap"
-    else:
-        significant = (low > 0.0 or high < 0.0) and delta != 0.0
-        method = "bootstrap"
+    q = on_grid(d)
+    lost = int(np.count_nonzero(q < 0))
+    gained = int(np.count_nonzero(q > 0))
+    total = int(q.sum())
+    delta = total / (GRID * n)  # the exact grid sum: the sign of a zero is never noise
+    null = sign_flip(q, alpha, _stream(seed, metric), draws)
+    half = null.accepted / (GRID * n)
+    significant = abs(total) > null.accepted
     return PairedTest(
-        metric=metric,
-        n=n,
-        base_mean=float(base.mean()),
-        head_mean=float(head.mean()),
-        delta=delta,
-        ci_low=low,
-        ci_high=high,
-        p_value=p,
-        lost=lost,
-        gained=gained,
-        mdc=mdc(d, head, binary, alpha),
-        significant=bool(significant),
-        method=method,
+        metric=metric, n=n, base_mean=float(base.mean()), head_mean=float(head.mean()),
+        delta=delta, ci_low=delta - half, ci_high=delta + half, p_value=null.p_value,
+        lost=lost, gained=gained, mdc=mdc(d, head, is_binary_metric(metric), alpha),
+        significant=significant, method=null.method, raw_significant=significant,
+        p_adjusted=null.p_value,
     )
+
+
+def holm(p_values: list[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (same order as given): the ``j``-th smallest is
+    ``max_{i <= j} min(1, (K - i + 1) * p_(i))``. Rejecting where the adjusted value is
+    below ``alpha`` keeps the chance of any false "significant" in the family below
+    ``alpha``, whatever the dependence between the tests."""
+    k = len(p_values)
+    order = sorted(range(k), key=lambda i: p_values[i])
+    out = [1.0] * k
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (k - rank) * p_values[i]))
+        out[i] = running
+    return out
+
+
+def corrected(tests: dict, *, seed: int = SEED, alpha: float = ALPHA,
+              values: dict | None = None) -> dict:
+    """The family ``{key: PairedTest}`` with Holm's correction applied: each test's
+    ``significant`` is its corrected decision, ``mdc`` is at the level ``alpha / K``
+    (``values``: ``{key: (metric, base, head)}`` to compute it from)."""
+    live = [key for key, t in tests.items() if t.p_value is not None]
+    k = len(live)
+    if k == 0:
+        return dict(tests)
+    adjusted = dict(zip(live, holm([tests[key].p_value for key in live])))
+    out = dict(tests)
+    for key in live:
+        t = tests[key]
+        change = {"p_adjusted": adjusted[key], "family": k,
+                  "significant": adjusted[key] < alpha and t.raw_significant}
+        if values is not None and k > 1:
+            metric, b, h = values[key]
+            change["mdc"] = mdc(np.asarray(h, float) - np.asarray(b, float), np.asarray(h, float),
+                                is_binary_metric(metric), alpha / k)
+        out[key] = replace(t, **change)
+    return out
 
 
 def paired_tests(
     paired: dict[str, tuple[np.ndarray, np.ndarray]], *, seed: int = SEED,
-    resamples: int = RESAMPLES, alpha: float = ALPHA,
+    draws: int = DRAWS, alpha: float = ALPHA,
 ) -> dict[str, PairedTest]:
-    """``paired_test`` for each metric of ``{metric: (base_values, head_values)}``."""
-    return {
-        name: paired_test(name, b, h, seed=seed, resamples=resamples, alpha=alpha)
-        for name, (b, h) in paired.items()
-    }
+    """``paired_test`` for each metric of ``{metric: (base_values, head_values)}``, the
+    metrics one family (``corrected``)."""
+    raw = {name: paired_test(name, b, h, seed=seed, draws=draws, alpha=alpha)
+           for name, (b, h) in paired.items()}
+    return corrected(raw, seed=seed, alpha=alpha,
+                     values={name: (name, b, h) for name, (b, h) in paired.items()})
 
 
 def mean(values) -> float | None:
@@ -287,6 +408,7 @@ def mean(values) -> float | None:
 
 def min_shared_questions(alpha: float = ALPHA) -> int:
     """Fewest shared questions a comparison needs: below ``min_one_sided_flips`` (6 at
-    alpha 0.05) no paired test can call any change significant, so a comparison on fewer
-    questions would let any drop through under ``regressions = "significant"``."""
+    alpha 0.05) the sign-flip test can call no change of any metric significant, so a
+    comparison on fewer questions would let any drop through under
+    ``regressions = "significant"``."""
     return min_one_sided_flips(alpha)

@@ -26,13 +26,33 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
+def bound(x: float, excludes_zero: bool) -> str:
+    """An interval's end: three decimals, unless they would read ``0.000`` for an end that
+    keeps the interval off zero (then two significant digits, so the sign shows)."""
+    if excludes_zero and x != 0.0 and abs(x) < 5e-4:
+        return f"{x:+.1e}"
+    return f"{x:+.3f}"
+
+
+def ci_text(t) -> str:
+    """A paired test's 95% interval, ``[-0.040, +0.000]``."""
+    off = t.ci_low > 0.0 or t.ci_high < 0.0
+    return f"[{bound(t.ci_low, off and t.ci_low > 0)}, {bound(t.ci_high, off and t.ci_high < 0)}]"
+
+
+def small(x: float | None) -> str:
+    """A positive size (a minimum detectable change): ``f3``, but never ``0.000``."""
+    return "<0.001" if x is not None and 0.0 < x < 5e-4 else f3(x)
+
+
 def test_text(t) -> str:
-    """A paired test's statistic: the McNemar p-value, else the bootstrap interval."""
-    if t is None:
+    """A paired test's statistic: the (Holm-corrected, in a family) p-value and the
+    test's own 95% interval."""
+    if t is None or t.p_value is None:
         return ""
-    if t.p_value is not None:
-        return p_text(t.p_value)
-    return f"95% CI [{t.ci_low:+.3f}, {t.ci_high:+.3f}]"
+    p = t.p_value if t.p_adjusted is None else t.p_adjusted
+    holm = f"Holm over {t.family}: " if t.family > 1 else ""
+    return f"{holm}{p_text(p)}, 95% CI {ci_text(t)}"
 
 
 def integer_size(value: int) -> str:

@@ -61,10 +61,25 @@ def test_a_floor_on_an_unmeasured_metric_fails_closed():
 
 
 def test_significant_drop_beyond_max_drop_fails():
-    base, head = _regression(8, n=40)  # 8 lost, 0 gained: p = 2 / 2**8
+    # 12 lost, 0 gained: p = 2 / 2**12 for every metric; Holm over the K metrics of the
+    # table multiplies the smallest by K, still below 0.05 for K up to 100
+    base, head = _regression(12, n=40)
     r = _gate({"max_drop": {"hit@5": 0.05}}, base, head)
     assert _rules(r) == ["max_drop"]
-    assert len(r.failures[0].question_ids) == 8 and "significant" in r.failures[0].message
+    assert len(r.failures[0].question_ids) == 12 and "significant" in r.failures[0].message
+
+
+def test_the_gate_uses_the_corrected_decision():
+    # 8 lost of 40: p = 2 / 2**8 = 0.0078 on its own, but each of the K > 6 metrics moves
+    # the same way, so Holm's smallest adjusted p is K * 0.0078 > 0.05: within noise
+    base, head = _regression(8, n=40)
+    d = diff(base, head)
+    t = d.metric("hit@5").test
+    assert t.p_value == 2 / 2**8 and t.raw_significant and t.family == len(d.metrics) > 6
+    assert t.p_adjusted == pytest.approx(min(1.0, t.family * 2 / 2**8)) and not t.significant
+    r = evaluate_gate(GatePolicy.from_mapping({"max_drop": {"hit@5": 0.05}}), d)
+    o = _outcome(r, "max_drop", "hit@5")
+    assert r.passed and "within noise" in o.message and f"Holm over {t.family}" in o.message
 
 
 def test_drop_within_noise_is_a_note_unless_regressions_always():

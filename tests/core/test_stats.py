@@ -1,10 +1,12 @@
-"""Paired tests: exact McNemar, a deterministic bootstrap, the minimum detectable change."""
+"""Paired tests: one sign-flip test per metric (exact McNemar for hit@k), integer decisions,
+Holm's correction over a family, the minimum detectable change."""
 
 from __future__ import annotations
 
 import math
 from fractions import Fraction
 from math import comb
+from statistics import NormalDist
 
 import numpy as np
 import pytest
@@ -13,16 +15,21 @@ from hypothesis import strategies as st
 
 from ci_eval.core.stats import (
     ALPHA,
+    GRID,
     Z_ALPHA,
     Z_POWER,
-    bootstrap_means,
+    _drawn,
+    _enumerated,
+    holm,
     mcnemar_exact,
     mdc,
     min_one_sided_flips,
+    on_grid,
     paired_test,
     paired_tests,
-    quantiles,
+    sign_flip,
 )
+from ci_eval.core.textfmt import ci_text, small
 
 
 def _two_sided(b: int, c: int) -> float:
@@ -68,10 +75,9 @@ def test_a_constructed_regression_is_significant_and_the_interval_holds_the_delt
     base, head = _hits(40, lost=10, gained=0)
     t = paired_test("hit@5", base, head)
     true_delta = -10 / 40
-    assert t.delta == pytest.approx(true_delta)
-    assert t.ci_low <= true_delta <= t.ci_high
-    assert t.ci_high < 0
-    assert t.p_value == pytest.approx(2 / 2 ** 10)
+    assert t.delta == true_delta
+    assert t.ci_low <= true_delta <= t.ci_high < 0
+    assert t.p_value == 2 / 2 ** 10
     assert t.significant and t.lost == 10 and t.gained == 0
 
 
@@ -83,54 +89,181 @@ def test_a_balanced_change_is_within_noise():
     assert t.ci_low < 0 < t.ci_high
 
 
-def test_graded_metric_uses_the_interval():
-    rng = np.random.default_rng(7)
-    base = rng.random(200)
-    head = base - 0.1 + rng.normal(0, 0.05, 200)  # many distinct deltas: the sparse sampler
-    t = paired_test("mrr", np.clip(base, 0, 1), np.clip(head, 0, 1))
-    assert t.p_value is None and t.method == "bootstrap"
-    assert t.ci_low <= t.delta <= t.ci_high < 0
-    assert t.significant
+@pytest.mark.parametrize("lost, gained", [(10, 2), (7, 4), (0, 6), (30, 50), (400, 330)])
+def test_for_hit_at_k_the_sign_flip_test_is_exact_mcnemar(lost, gained):
+    base, head = _hits(lost + gained + 20, lost, gained)
+    t = paired_test("hit@5", base, head)
+    assert t.method == "exact sign-flip"
+    assert t.p_value == pytest.approx(_two_sided(lost, gained), rel=1e-9)
+
+
+def test_four_moved_of_a_hundred_are_never_significant():
+    # 100 questions at rank 1, 4 moved to rank 2: every sign pattern of the 4 moved
+    # deltas is as likely under "no change"; the observed one and its mirror are the two
+    # most extreme of 16, p = 2/16, whatever the metric's per-question values
+    base, head = np.ones(100), np.ones(100)
+    head[:4] = 0.5  # reciprocal rank 1 -> 1/2
+    for name in ("mrr", "ndcg@5", "map", "hit@5"):
+        t = paired_test(name, base, head)
+        assert t.p_value == 2 / 2 ** 4 and not t.significant
+        assert t.ci_low < 0 <= t.ci_high
+
+
+def test_three_moved_of_six_are_not_significant():
+    base, head = np.ones(6), np.ones(6)
+    head[:3] = 0.0
+    t = paired_test("mrr", base, head)
+    assert t.p_value == 2 / 2 ** 3 and not t.significant
+
+
+def test_a_decision_at_zero_is_integer_arithmetic():
+    # 40 questions: 8 go rank 1 -> absent, 2 absent -> rank 1, 30 stay at rank 3. In
+    # floating point the mean precision@5 delta is not -0.03 and the old interval's upper
+    # end came out -1.39e-18; on the grid the sum is exact
+    base = np.r_[np.full(8, 0.2), np.zeros(2), np.full(30, 0.2)]
+    head = np.r_[np.zeros(8), np.full(2, 0.2), np.full(30, 0.2)]
+    p5 = paired_test("precision@5", base, head)
+    r5 = paired_test("recall@5", base * 5, head * 5)
+    assert int(on_grid(head - base).sum()) == -6 * GRID // 5  # (-8 + 2) questions x 0.2
+    assert p5.delta == (-6 * GRID // 5) / (40 * GRID)
+    # the test is scale-free: precision@5 and recall@5 (five times the deltas) agree
+    assert p5.p_value == r5.p_value == _two_sided(8, 2)
+    assert not p5.significant and not r5.significant
+    assert p5.ci_high >= 0 and r5.ci_high >= 0
+    # deltas that cancel exactly are no change, though their float sum is 5.6e-17
+    d = np.array([0.1, 0.2, -0.3])
+    assert float(np.sum(d)) != 0.0
+    t = paired_test("mrr", np.zeros(3) + 0.5, 0.5 + d)
+    assert t.delta == 0.0 and t.direction == "flat" and t.p_value == 1.0
+
+
+_DELTAS = st.lists(st.one_of(st.sampled_from([0.0, 0.0, 0.2, -0.2, 0.4, -1.0, 1.0, 0.5, -1 / 3]),
+                             st.floats(min_value=-1, max_value=1)), min_size=1, max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_DELTAS)
+def test_mark_interval_and_p_value_always_agree(deltas):
+    d = np.array(deltas)
+    base = np.clip(0.5 - d / 2, 0, 1)
+    head = np.clip(base + d, 0, 1)
+    for name in ("mrr", "hit@5"):
+        h = head if name == "mrr" else (head > 0.5).astype(float)
+        b = base if name == "mrr" else (base > 0.5).astype(float)
+        t = paired_test(name, b, h)
+        off_zero = t.ci_low > 0 or t.ci_high < 0
+        assert t.significant == off_zero == (t.p_value < ALPHA)
+        assert t.ci_low <= t.delta <= t.ci_high
+
+
+def test_every_pattern_and_the_grid_convolution_give_one_distribution():
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        q = on_grid(rng.choice([-0.4, -0.2, 0.2, 0.6, 1.0], size=14))
+        exact = _enumerated(q, abs(int(q.sum())), ALPHA)
+        # the same deltas past the enumeration's range go through the convolution
+        big = np.tile(q, 2)
+        via_grid = sign_flip(big)
+        enumerated_big = _enumerated(big[:16], abs(int(big[:16].sum())), ALPHA)
+        assert via_grid.method == "exact sign-flip"
+        assert sign_flip(q).p_value == pytest.approx(exact.p_value, rel=1e-9)
+        assert 0 <= enumerated_big.p_value <= 1
+
+
+def test_random_patterns_estimate_the_exact_p_value():
+    rng = np.random.default_rng(9)
+    q = on_grid(rng.normal(-0.05, 0.2, size=14))
+    exact = _enumerated(q, abs(int(q.sum())), ALPHA)
+    drawn = _drawn(q, abs(int(q.sum())), ALPHA, np.random.default_rng(1), 20_000)
+    se = math.sqrt(exact.p_value * (1 - exact.p_value) / 20_000)
+    assert drawn.p_value == pytest.approx(exact.p_value, abs=5 * se + 1 / 20_000)
+
+
+def test_holm_by_hand():
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([0.5]) == [0.5]
+    # sorted 0.001, 0.2, 0.8, 0.9 times 4, 3, 2, 1, capped at 1, never below an earlier one
+    assert holm([0.2, 0.9, 0.001, 0.8]) == pytest.approx([0.6, 1.0, 0.004, 1.0])
+
+
+def test_a_family_is_corrected_and_keeps_the_raw_interval():
+    base, head = _hits(40, lost=8, gained=0)  # p = 2 / 2**8 for each of the three
+    raw = paired_test("hit@5", base, head)
+    out = paired_tests({"hit@5": (base, head), "recall@5": (base, head), "mrr": (base, head)})
+    t = out["hit@5"]
+    assert t.family == 3 and t.p_adjusted == pytest.approx(3 * 2 / 2 ** 8)
+    assert t.significant and t.raw_significant  # 0.023 < 0.05
+    assert (t.ci_low, t.ci_high, t.p_value) == (raw.ci_low, raw.ci_high, raw.p_value)
+    seven = paired_tests({f"m{i}": (base, head) for i in range(7)})
+    assert all(x.raw_significant and not x.significant for x in seven.values())  # 7 * 0.0078
 
 
 def test_no_change_has_an_empty_interval_and_is_not_significant():
     v = np.array([1.0, 0.5, 0.0, 0.25])
     t = paired_test("mrr", v, v.copy())
     assert (t.ci_low, t.ci_high, t.delta) == (0.0, 0.0, 0.0)
-    assert not t.significant
+    assert not t.significant and t.p_value == 1.0
 
 
-def test_bootstrap_is_deterministic_and_per_metric():
-    base, head = _hits(50, lost=6, gained=2)
-    first = paired_tests({"hit@5": (base, head), "recall@5": (base, head)})
-    again = paired_tests({"hit@5": (base, head), "recall@5": (base, head)})
-    assert first == again
-    alone = paired_test("recall@5", base, head)
-    assert alone == first["recall@5"]  # another metric's presence changes nothing
+def test_tests_are_deterministic_and_per_metric():
+    rng = np.random.default_rng(2)
+    base = rng.random(120)
+    head = np.clip(base + rng.normal(0, 0.1, 120) * (rng.random(120) < 0.5), 0, 1)
+    first = paired_tests({"mrr": (base, head), "ndcg@5": (base, head)})
+    again = paired_tests({"mrr": (base, head), "ndcg@5": (base, head)})
+    assert first == again and first["mrr"].method == "sign-flip, 10,000 draws"
+    alone = paired_test("mrr", base, head)
+    assert (alone.p_value, alone.ci_low) == (first["mrr"].p_value, first["mrr"].ci_low)
 
 
-@pytest.mark.parametrize("distinct", [3, 400])
-def test_both_samplers_reproduce_the_bootstrap_distribution(distinct):
-    rng = np.random.default_rng(11)
-    n = 500
-    d = rng.choice(np.linspace(-1, 1, distinct), size=n)
-    d[: n // 2] = 0.0  # half unchanged, as in a real diff
-    means = bootstrap_means(d, np.random.Generator(np.random.PCG64(1)), 20_000)
-    # E[mean*] = mean(d); SD[mean*] = population SD(d) / sqrt(n)
-    se = d.std(ddof=0) / math.sqrt(n)
-    assert means.mean() == pytest.approx(d.mean(), abs=4 * se / math.sqrt(20_000))
-    assert means.std() == pytest.approx(se, rel=0.05)
+def _power_equation(value, d, u, alpha):
+    """``delta - (z_a sqrt((v + delta u)/n) + z_b sqrt((v + delta u - delta^2)/n))``."""
+    n, v = d.size, float(np.mean(d ** 2))
+    za = NormalDist().inv_cdf(1 - alpha / 2)
+    spread = v + value * u
+    return value - (za * math.sqrt(spread / n) + Z_POWER * math.sqrt((spread - value ** 2) / n))
 
 
-def test_mdc_binary_never_below_the_fewest_significant_flips():
-    base, head = _hits(40, 0, 0)
-    assert mdc(head - base, head, binary=True) == min_one_sided_flips() / 40
+def test_mdc_binary_solves_mcnemars_power_equation():
+    base, head = _hits(40, 3, 2)
+    d = head - base
+    for alpha in (ALPHA, ALPHA / 10):
+        value = mdc(d, head, binary=True, alpha=alpha)
+        assert _power_equation(value, d, 1.0, alpha) == pytest.approx(0.0, abs=1e-9)
+        assert value >= min_one_sided_flips(alpha) / 40
+    # nothing moved: still the positive root, not the trivial 0
+    same = np.ones(40)
+    value = mdc(same - same, same, binary=True)
+    assert value > min_one_sided_flips() / 40 and _power_equation(value, same - same, 1.0, ALPHA) == pytest.approx(0, abs=1e-9)
 
 
-def test_mdc_graded_follows_the_paired_sd():
-    d = np.array([0.1, -0.2, 0.0, 0.3, -0.1, 0.05])
-    expected = (Z_ALPHA + Z_POWER) * np.std(d, ddof=1) / math.sqrt(d.size)
-    assert mdc(d, np.zeros(6), binary=False) == pytest.approx(expected)
+def test_mdc_graded_follows_the_spread_and_the_moved_size():
+    d = np.array([0.1, -0.2, 0.0, 0.3, -0.1, 0.05] * 10)
+    u = float(np.mean(np.abs(d[d != 0])))
+    value = mdc(d, np.zeros(d.size), binary=False)
+    assert _power_equation(value, d, u, ALPHA) == pytest.approx(0.0, abs=1e-9)
+    # at least the z-approximation on the paired SD it replaces
+    assert value >= (Z_ALPHA + Z_POWER) * np.std(d) / math.sqrt(d.size)
+
+
+def test_mdc_is_never_zero_when_differences_do_not_spread():
+    same = np.ones(50)
+    value = mdc(same - same, same, binary=False)
+    # no spread anywhere: the change of whole questions moving (u = 1) this many detect
+    assert _power_equation(value, same - same, 1.0, ALPHA) == pytest.approx(0.0, abs=1e-9)
+    assert value >= min_one_sided_flips() / 50 and small(value) != "0.000"
+    # every moved question by the same tiny amount: no spread, still a positive floor
+    d = np.r_[np.full(10, 1e-5), np.zeros(40)]
+    assert mdc(d, same, binary=False) >= min_one_sided_flips() * 1e-5 / 50 > 0
+    assert small(1e-5) == "<0.001"
+
+
+def test_an_interval_off_zero_never_reads_zero():
+    class T:
+        ci_low, ci_high = 2e-5, 0.024
+    assert ci_text(T) == "[+2.0e-05, +0.024]"
+    T.ci_low, T.ci_high = -0.040, 0.0
+    assert ci_text(T) == "[-0.040, +0.000]"
 
 
 def test_5000_questions_6_metrics_in_one_call():
@@ -154,40 +287,7 @@ def test_5000_questions_6_metrics_in_one_call():
               "precision@5": (hit(rb, 5) / 5, hit(rh, 5) / 5), "mrr": (rr(rb), rr(rh)),
               "ndcg@5": (ndcg1(rb, 5), ndcg1(rh, 5)), "ndcg@15": (ndcg1(rb, 15), ndcg1(rh, 15))}
     out = paired_tests(paired)
-    assert len(out) == 6 and all(t.n == n for t in out.values())
+    assert len(out) == 6 and all(t.n == n and t.family == 6 for t in out.values())
     for name, (b, h) in paired.items():
-        assert out[name].delta == pytest.approx(float(np.mean(h - b)))
+        assert out[name].delta == pytest.approx(float(np.mean(h - b)), abs=1e-9)
         assert out[name].ci_low <= out[name].delta <= out[name].ci_high
-
-
-# Values as a bootstrap's means have them (many ties, both zeros) and the edges numpy's
-# interpolation treats apart: one value, the infinities, probabilities 0 and 1.
-_VALUE = st.one_of(st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.1, 1 / 3, math.inf, -math.inf]),
-                   st.floats(allow_nan=False, width=64))
-_PROBABILITY = st.one_of(st.sampled_from([0.0, 1.0, ALPHA / 2, 1 - ALPHA / 2, 0.5]),
-                         st.floats(min_value=0.0, max_value=1.0))
-
-
-@settings(max_examples=500, deadline=None)
-@given(st.lists(_VALUE, min_size=1, max_size=60), st.lists(_PROBABILITY, min_size=1, max_size=4))
-def test_the_interval_is_np_quantiles_to_the_bit(values, probabilities):
-    values = np.array(values)
-    before = values.copy()
-    with np.errstate(invalid="ignore"):  # inf - inf, in both
-        expected = np.quantile(values, probabilities)
-        got = quantiles(values, probabilities)
-    assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
-    assert values.tobytes() == before.tobytes()  # the input is not reordered
-
-
-def test_the_interval_of_bootstrap_means_is_np_quantiles_to_the_bit():
-    rng = np.random.default_rng(7)
-    for n in (1, 2, 3, 10, 9_999, 10_000, 10_001):
-        means = np.round(rng.normal(size=n), 2) * rng.choice([1.0, -1.0, 0.0], size=n)
-        probabilities = [ALPHA / 2, 1 - ALPHA / 2]
-        assert quantiles(means, probabilities).tobytes() == np.quantile(means, probabilities).tobytes()
-
-
-def test_a_nan_among_the_values_is_left_to_numpy():
-    values = np.array([0.5, math.nan, 0.25])
-    assert np.isnan(quantiles(values, [0.5])).all() and np.isnan(np.quantile(values, [0.5])).all()
