@@ -64,6 +64,10 @@ class _Child:
         import mmap
         import tempfile
 
+        from ci_eval.retrieval.process_marks import MARK, new_mark
+
+        self.mark = new_mark()  # found again in whatever it starts, in its group or not
+
         from ci_eval.github.env import without_secrets
         from ci_eval.retrieval.command_runner import MAX_LINE_BYTES, _lines
 
@@ -74,7 +78,7 @@ class _Child:
             self.clock = memoryview(self._shared).cast("d")
             self.proc = subprocess.Popen(
                 [sys.executable, "-c", _BOOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                env=without_secrets(os.environ), start_new_session=True, bufsize=0,
+                env={**without_secrets(os.environ), MARK: self.mark}, start_new_session=True, bufsize=0,
                 pass_fds=(clock_file.fileno(),),
             )
             clock_fd = clock_file.fileno()
@@ -111,11 +115,14 @@ class _Child:
         return {i for i, t in open_calls.items() if t == last}
 
     def kill(self) -> None:
+        from ci_eval.retrieval.process_marks import kill_marked
+
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
         self.proc.wait()
+        kill_marked(self.mark)  # a child that left the group with setsid()
 
     def close(self) -> None:
         self.clock.release()
