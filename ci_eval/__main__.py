@@ -1,3 +1,3 @@
 from ci_eval.cli import main
 
-raise SystemExit(main())
+main()

@@ -6,6 +6,7 @@ import argparse
 import importlib
 import os
 import sys
+from typing import NoReturn
 
 from ci_eval import __version__
 from ci_eval.core.text import one_line
@@ -50,8 +51,39 @@ def _say(line: str) -> None:
     print(f"ci-eval: {line}", file=sys.stderr)
 
 
+# Taken when ci-eval starts, before any user code could replace os._exit.
+_EXIT_NOW = os._exit
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    """Run one command and return its exit code. Called with no arguments (the console entry
+    point, ``python -m ci_eval``) it does not return: the process ends with that code."""
+    if argv is not None:
+        return _run(argv)
+    try:
+        code = _run(sys.argv[1:])
+    except SystemExit as exc:  # argparse's --help; nothing of the user's reaches here unguarded
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_BAD_INPUT)
+    end_process(code)
+
+
+def end_process(code: int) -> NoReturn:
+    """End with ``code`` now. The user's retriever module, or any of its dependencies, may
+    have registered an atexit handler (``atexit.register(lambda: os._exit(0))``) or started a
+    non-daemon thread (an SDK's heartbeat); a normal interpreter exit would run the first,
+    replacing the exit code the run decided, and wait for the second, holding a CI job until
+    it is cancelled. So the decision is final here: the output is flushed (nothing of ours
+    waits on atexit or on a thread's join: every file is written through a context manager
+    and every child process is ended by then) and the process ends with ``os._exit``."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass  # a reader that left (`| head`) or a closed stream: nothing more to say
+    _EXIT_NOW(code)
+
+
+def _run(argv: list[str]) -> int:
     # --version must not pay for importing every command (start-up budget).
     if argv in (["--version"], ["-V"]):
         print(f"ci-eval {__version__}")

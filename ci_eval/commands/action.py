@@ -16,8 +16,10 @@ variables and the event from GITHUB_EVENT_NAME / GITHUB_EVENT_PATH:
                 named <artifact-name>-part-I-of-N), then compare, comment and gate as run does
   pull_request_target is refused (exit 2): it runs the PR's code with a write token
 
-example (what action.yml does):
-  INPUT_CONFIG=ci-eval.toml INPUT_GITHUB-TOKEN=$GITHUB_TOKEN ci-eval action
+example (what action/run.sh does: the token on a descriptor, never in the environment
+that the retriever's processes could read):
+  CI_EVAL_TOKEN_FD=3 INPUT_CONFIG=ci-eval.toml ci-eval action 3<<<"$GITHUB_TOKEN"
+INPUT_GITHUB-TOKEN is read when no descriptor is named (a run by hand).
 exit codes: 0 ok; 1 gate failed; 2 bad input; 4 the retriever failed; 5 GitHub failed."""
 
 
@@ -34,14 +36,22 @@ def run(args) -> int:
 
     from ci_eval.core.plan import plan_sharded
     from ci_eval.errors import InputError
-    from ci_eval.github.env import mask, read_event, read_inputs, require, retry_backoff, withdraw_secrets
+    from ci_eval.github.env import (
+        mask,
+        read_event,
+        read_inputs,
+        require,
+        retry_backoff,
+        take_handed_token,
+        withdraw_secrets,
+    )
     from ci_eval.github.job import log
     from ci_eval.github.shard_steps import part_mode
     from ci_eval.github.steps import comment_mode, run_mode
     from ci_eval.inputs.files import check_writable
 
     env = dict(os.environ)
-    inputs = read_inputs(env)
+    inputs = read_inputs(env, take_handed_token(env))
     withdraw_secrets(os.environ)  # the retriever is the user's code: it gets no token
     if inputs.token:
         # Before anything else is logged: the runner then hides the token in every line.

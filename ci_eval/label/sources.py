@@ -56,17 +56,27 @@ def _jsonl_texts(path: str) -> dict[str, str]:
     return out
 
 
+def _call_user(fn, what: str, source: str, *args, place: str | None = None):
+    """The user's function called so that raising, ``sys.exit`` and ``os._exit`` are all a
+    one-line error naming it, never the label page ending with exit 0."""
+    from ci_eval.inputs.pyimport import describe_failure, os_exit_raises
+
+    try:
+        with os_exit_raises():
+            return fn(*args)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the user's code, sys.exit included
+        raise InputError(f"{what} {describe_failure(exc)}", source, place) from None
+
+
 def _callable_texts(spec: str) -> Callable[[list[str]], dict[str, str]]:
     from ci_eval.inputs.pyimport import import_target
 
     fn = import_target(spec, "--chunks", spec)
 
     def lookup(ids: list[str]) -> dict[str, str]:
-        try:
-            got = fn(list(ids))
-        except Exception as exc:
-            raise InputError(f"{spec} raised {type(exc).__name__}: {' '.join(str(exc).split())[:200]}",
-                             "--chunks") from None
+        got = _call_user(fn, spec, "--chunks", list(ids))
         if isinstance(got, dict):
             return {str(k): _clip(v) for k, v in got.items() if v is not None}
         if not isinstance(got, (list, tuple)) or len(got) != len(ids):
@@ -82,7 +92,8 @@ def _manifest_texts(config) -> dict[str, str]:
     if config is not None and config.manifest_callable:
         from ci_eval.inputs.pyimport import import_target
 
-        data = import_target(config.manifest_callable, config.source, "index.callable", config.base_dir)()
+        fn = import_target(config.manifest_callable, config.source, "index.callable", config.base_dir)
+        data = _call_user(fn, "index.callable", config.source, place="index.callable")
     elif config is not None and config.manifest:
         raw = decode(read_bytes(config.manifest, "index manifest"), config.manifest)
         data = json.loads(raw) if raw.lstrip().startswith("{") else None

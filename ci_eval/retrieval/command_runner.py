@@ -9,7 +9,8 @@ The process is the user's code, and nothing it does may hold the run:
   memory whole;
 - it runs in its own process group (a new session), and the whole group is killed when it
   crashes, hangs or the run ends, so a child it forked cannot keep the pipes open or
-  outlive ci-eval;
+  outlive ci-eval; so is any process it started that left the group with ``setsid()``
+  (found by the mark in its environment, retrieval/process_marks.py);
 - its environment is the user's, minus GitHub's token and the action's ``INPUT_*`` values.
 """
 
@@ -85,10 +86,13 @@ class _Process:
     """One running retriever process group, with threads for stdin, stdout and stderr."""
 
     def __init__(self, argv: Sequence[str], env: dict, cwd: str | None):
+        from ci_eval.retrieval.process_marks import MARK, new_mark
+
+        self.mark = new_mark()  # found again in whatever it starts, in its group or not
         try:
             self.proc = subprocess.Popen(
                 list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                env=retriever_environ(env), cwd=cwd, bufsize=0, start_new_session=True,
+                env={**retriever_environ(env), MARK: self.mark}, cwd=cwd, bufsize=0, start_new_session=True,
             )
         except FileNotFoundError:
             raise RetrieverError(f"retriever command not found: {argv[0]!r}") from None
@@ -164,10 +168,13 @@ class _Process:
         return f"the retriever exited with code {code}{tail}" if code is not None else "the retriever stopped answering"
 
     def kill_group(self) -> None:
+        from ci_eval.retrieval.process_marks import kill_marked
+
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass  # the group is already empty
+        kill_marked(self.mark)  # a child that left the group with setsid()
 
     def stop(self, graceful: bool = True) -> None:
         """End of stdin first (a well-behaved retriever exits on it), then the group; a

@@ -10,7 +10,6 @@ from types import ModuleType
 from typing import Any
 
 from ci_eval.core.results import Retrieved
-from ci_eval.core.text import one_line
 from ci_eval.errors import InputError, InputErrors
 from ci_eval.retrieval.query import Query
 
@@ -39,17 +38,28 @@ def resolve_target(config, accepts: Callable[[Any], bool], expected: str) -> Any
     if accepts(obj):
         return obj
     if callable(obj) and not isinstance(obj, type):
-        try:
-            built = obj()
-        except Exception as exc:  # the user's factory failed: nothing can be retrieved
-            from ci_eval.errors import RetrieverError
-
-            raise RetrieverError(f"{r.target}() raised {type(exc).__name__}: {one_line(exc, 200)}") from None
+        built = _build(obj, r.target)
         if accepts(built):
             return built
         obj = built
     raise InputError(f"{r.target!r} is a {type(obj).__name__}, expected {expected} (or a function returning one)",
                      config.source, "retriever.target")
+
+
+def _build(factory: Callable[[], Any], target: str) -> Any:
+    """The user's factory called with every way out of it a failed retriever (exit 4):
+    ``raise SystemExit`` on a missing API key, ``sys.exit(0)`` and ``os._exit(0)`` included,
+    which would otherwise end ci-eval with exit 0 and nothing written."""
+    from ci_eval.errors import RetrieverError
+    from ci_eval.inputs.pyimport import describe_failure, os_exit_raises
+
+    try:
+        with os_exit_raises():
+            return factory()
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the user's factory: nothing can be retrieved
+        raise RetrieverError(f"{target}() {describe_failure(exc)}") from None
 
 
 def run_search(config, search: Callable[..., list], queries: Sequence[Query],

@@ -11,6 +11,14 @@ from ci_eval.inputs.pyimport import ImportFailed, describe_failure, import_targe
 from ci_eval.retrieval.pool import run_pool
 from ci_eval.retrieval.query import Query
 
+# Set only in retrieval/worker_serve.py's process: ``WRAP_CALLABLE(fn, batch)`` is the
+# function to call instead of ``fn`` (it records which questions are being answered).
+WRAP_CALLABLE = None
+
+
+def _wrapped(fn: Callable, batch: bool) -> Callable:
+    return fn if WRAP_CALLABLE is None else WRAP_CALLABLE(fn, batch)
+
 
 def _materialise(raw):
     # A generator runs here, inside the timing and the try, not later in clean().
@@ -40,6 +48,7 @@ def run_callable(
     question and no other.
     """
     params = params or {}
+    fn = _wrapped(fn, False)
 
     def call(q: Query) -> Retrieved:
         start = time.perf_counter()
@@ -69,6 +78,7 @@ def run_callable_batch(
     """Call ``fn(list_of_questions, depth, **params)`` on batches; one latency per batch,
     shared out evenly among its questions."""
     params = params or {}
+    fn = _wrapped(fn, True)
     batches = [tuple(queries[i : i + batch_size]) for i in range(0, len(queries), batch_size)]
 
     def call(batch: Sequence[Query]) -> list[Retrieved]:

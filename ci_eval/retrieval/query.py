@@ -43,4 +43,10 @@ RUNNER_MODULES = {
 
 
 def runner_for(retriever_type: str) -> Runner:
+    """The runner of a type. The python and framework types run the user's code in a worker
+    process watched from here (retrieval/worker.py), so that it cannot hold this one."""
+    from ci_eval.retrieval.worker import IN_WORKER
+
+    if retriever_type in IN_WORKER:
+        return importlib.import_module("ci_eval.retrieval.worker").runner
     return importlib.import_module(RUNNER_MODULES[retriever_type]).runner

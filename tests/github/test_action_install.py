@@ -156,4 +156,6 @@ def test_action_yml_passes_the_script_exactly_what_it_reads():
             passed |= set(re.findall(r"^\s+(CI_EVAL_[A-Z_]+):", step, re.M))
     read = set(re.findall(r"\$\{?(CI_EVAL_[A-Z_]+)", (REPO_ROOT / "action" / "install.sh").read_text()))
     assert passed == read
-    assert '"$CI_EVAL_INTERPRETER" -m ci_eval action' in action
+    # ci-eval runs from the action's entry file, never `-m ci_eval` (the workspace first on the path)
+    assert '"$CI_EVAL_INTERPRETER" "$CI_EVAL_SOURCE/action/entry.py" action' in (REPO_ROOT / "action" / "run.sh").read_text()
+    assert "-m ci_eval" not in action

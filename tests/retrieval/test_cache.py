@@ -41,7 +41,8 @@ QUESTIONS = [
 
 
 @pytest.fixture
-def calls():
+def calls(tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_CALLS_FILE", str(tmp_path / "calls.jsonl"))
     fake_retrievers.CALLS.clear()
     yield fake_retrievers.CALLS
     fake_retrievers.CALLS.clear()

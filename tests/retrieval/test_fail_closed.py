@@ -150,3 +150,45 @@ def test_failures_that_differ_do_not_stop_the_run(tmp_path):
     assert out.returncode == 4
     assert all("KeyError" in e for e in errors_of(artefact(tmp_path)).values())
     assert "stopped early" not in out.stdout
+
+
+# A dependency's atexit handler that ends the interpreter with 0, and a retriever failing on
+# two questions: the run decided exit 4 and must end with it.
+ATEXIT_OS_EXIT = """
+import atexit, os
+atexit.register(lambda: os._exit(0))
+""" + GOOD_RETRIEVER.replace('    n = question.split()[-1]\n',
+                             '    n = question.split()[-1]\n'
+                             '    if question in ("answerable 1", "answerable 2"):\n        raise RuntimeError("index offline")\n')
+
+
+@pytest.mark.parametrize("entry", ["python -m ci_eval", "ci-eval"])
+def test_an_atexit_handler_of_the_retriever_cannot_replace_the_exit_code(tmp_path, entry):
+    project(tmp_path, ATEXIT_OS_EXIT)
+    if entry == "ci-eval":
+        out = console_script("run", "--out", "run.json", cwd=tmp_path)
+    else:
+        out = run(tmp_path)
+    assert out.returncode == 4, out.stderr
+    assert sorted(errors_of(artefact(tmp_path))) == ["a1", "a2"]
+    assert "retriever failed on 2 question(s)" in out.stderr
+
+
+def test_a_non_daemon_thread_of_the_retriever_does_not_keep_the_run_alive(tmp_path):
+    # An SDK heartbeat: started when the module is imported, never ends.
+    project(tmp_path, "import threading, time\nthreading.Thread(target=time.sleep, args=(3600,)).start()\n"
+            + GOOD_RETRIEVER)
+    out = run(tmp_path)  # cli's subprocess timeout (120 s) fails the test if the run hangs
+    assert out.returncode == 0, out.stderr
+    assert artefact(tmp_path)["summary"]["errors"] == 0
+
+
+def console_script(*args, cwd):
+    """The ``ci-eval`` entry point installed beside this interpreter, as a user runs it."""
+    import os
+    import subprocess
+    import sys
+
+    script = os.path.join(os.path.dirname(sys.executable), "ci-eval")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run([script, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=120)

@@ -14,9 +14,7 @@ PACKAGES = {"langchain": ("langchain_core", "langchain-core"), "llamaindex": ("l
 
 
 def project(tmp_path, monkeypatch, retriever: str):
-    (tmp_path / "gold.json").write_text(json.dumps(
-        {"schema_version": 1, "questions": [{"id": "q1", "question": "alpha", "gold": ["a"]}]}))
-    (tmp_path / "ci-eval.toml").write_text(f'gold_set = "gold.json"\nk = 1\n[retriever]\n{retriever}\n')
+    project_files(tmp_path, retriever)
     monkeypatch.chdir(tmp_path)
 
 
@@ -92,3 +90,35 @@ def test_check_calls_the_factory_as_run_does(tmp_path):
     assert out.returncode == 2, out.stderr
     assert out.stderr.strip() == ("ci-eval: error: ci-eval.toml:retriever.target: "
                                   "broken_factory:build() raised ConnectionError: vector db unreachable")
+
+
+# Every way out of a factory, and what ci-eval then says it did.
+FACTORY_EXITS = {
+    "raise SystemExit": "called sys.exit(None)",
+    "sys.exit(0)": "called sys.exit(0)",
+    "os._exit(0)": "called os._exit(0)",
+}
+
+
+@pytest.mark.parametrize(("kind", "body"), [
+    *[("langchain", body) for body in FACTORY_EXITS],
+    ("llamaindex", "os._exit(0)"),
+    ("haystack", "raise SystemExit"),
+])
+def test_a_factory_that_exits_is_a_failed_retriever_through_the_cli(tmp_path, kind, body):
+    pytest.importorskip(PACKAGES[kind][0], reason=f"{PACKAGES[kind][1]} is not installed")
+    from framework_projects import cli
+
+    (tmp_path / "exiting_factory.py").write_text(f"import os\nimport sys\n\n\ndef build():\n    {body}\n")
+    project_files(tmp_path, f'type = "{kind}"\ntarget = "exiting_factory:build"')
+    done = cli("run", "--out", "run.json", "--quiet", cwd=tmp_path, env={"PYTHONPATH": str(tmp_path)})
+
+    assert done.returncode == 4, (done.returncode, done.stderr)
+    assert done.stderr.strip() == f"ci-eval: error: exiting_factory:build() {FACTORY_EXITS[body]}"
+    assert not (tmp_path / "run.json").exists()
+
+
+def project_files(tmp_path, retriever: str) -> None:
+    (tmp_path / "gold.json").write_text(json.dumps(
+        {"schema_version": 1, "questions": [{"id": "q1", "question": "alpha", "gold": ["a"]}]}))
+    (tmp_path / "ci-eval.toml").write_text(f'gold_set = "gold.json"\nk = 1\n[retriever]\n{retriever}\n')

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from action_steps import context_for, input_values, run_step
 from github_standin import GitHubStandIn, fake_sha
 from suite_paths import REPO_ROOT, SUPPORT
 
@@ -130,6 +131,7 @@ class Job:
     outputs: dict[str, str]
     summary: str
     bundle: Path  # what upload-artifact uploads: RUNNER_TEMP/ci-eval
+    gate: subprocess.CompletedProcess  # action.yml's Gate step, run after the job: its exit is the job's colour
 
     def bundle_zip(self) -> bytes:
         return build_zip({p.name: p.read_bytes() for p in sorted(self.bundle.iterdir())})
@@ -139,12 +141,17 @@ class Job:
 
 
 def parse_outputs(text: str) -> dict[str, str]:
-    """GITHUB_OUTPUT as the runner reads it: ``name<<DELIM``, the value's lines, ``DELIM``."""
+    """GITHUB_OUTPUT as the runner reads it: ``name<<DELIM``, the value's lines, ``DELIM``;
+    or one ``name=value`` line (the Run step's exit code)."""
     outputs: dict[str, str] = {}
     lines = text.split("\n")
     i = 0
     while i < len(lines):
-        if lines[i]:
+        if lines[i] and "<<" not in lines[i] and "=" in lines[i]:
+            name, _, value = lines[i].partition("=")
+            assert name not in outputs, f"output {name} set twice"
+            outputs[name] = value
+        elif lines[i]:
             name, sep, delimiter = lines[i].partition("<<")
             assert sep and delimiter, f"not a multiline output: {lines[i]!r}"
             end = lines.index(delimiter, i + 1)
@@ -159,9 +166,10 @@ def run_action(gh: GitHubStandIn, tmp_path: Path, cwd: Path, event_name: str,
                payload: dict | None, *, sha: str = MERGE, ref: str = f"refs/pull/{PR}/merge",
                config: str = "ci-eval.toml", python: str = sys.executable, environ: dict | None = None,
                **inputs: str) -> Job:
-    """One `ci-eval action` step. ``inputs`` are action inputs: ``comment="off"``. ``python``
-    and ``environ``: the interpreter that runs it and the job's environment (default: this
-    interpreter and the checkout's ci_eval)."""
+    """One job of the action: action.yml's own "Run ci-eval" step, then its Gate step.
+    ``inputs`` are action inputs: ``comment="off"``. ``python`` and ``environ``: the
+    interpreter the install step gave and the job's environment (default: this interpreter
+    and the checkout's ci_eval)."""
     job = tmp_path / f"job{len(list(tmp_path.glob('job*')))}"
     (job / "temp").mkdir(parents=True)
     (job / "output").touch()
@@ -182,22 +190,23 @@ def run_action(gh: GitHubStandIn, tmp_path: Path, cwd: Path, event_name: str,
         "GITHUB_OUTPUT": str(job / "output"),
         "GITHUB_STEP_SUMMARY": str(job / "summary.md"),
         "RUNNER_TEMP": str(job / "temp"),
-        "INPUT_GITHUB-TOKEN": gh.token,
-        "INPUT_CONFIG": config,
         "CI_EVAL_RETRY_BACKOFF": "0.01",
     })
-    for name, value in inputs.items():
-        env["INPUT_" + name.upper().replace("_", "-")] = value
-    done = subprocess.run([python, "-m", "ci_eval", "action"], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
-    token = env["INPUT_GITHUB-TOKEN"]
+    values = input_values({"config": config, **{n.replace("_", "-"): v for n, v in inputs.items()}}, gh.token)
+    installed = {"install": {"python": python}}
+    done = run_step("Run ci-eval", context_for(values, job / "temp", installed), env, cwd, job, timeout=120)
+    outputs = parse_outputs((job / "output").read_text())
+    code = int(outputs.pop("exit-code"))
+    gate = run_step("Gate", context_for(values, job / "temp", {**installed, "run": {**outputs, "exit-code": str(code)}}),
+                    env, cwd, job)
+    token = values["github-token"]
     # The token reaches the log once, in the line that tells the runner to mask it.
     assert [line for line in done.stdout.splitlines() if token in line] in (
         [], [f"::add-mask::{token}"])
     assert token not in done.stderr
-    return Job(done.returncode, done.stdout, done.stderr,
-               parse_outputs((job / "output").read_text()), (job / "summary.md").read_text(),
-               job / "temp" / "ci-eval")
+    assert done.returncode == 0, done.stderr  # the step itself keeps the exit code for the Gate
+    return Job(code, done.stdout, done.stderr, outputs, (job / "summary.md").read_text(),
+               job / "temp" / "ci-eval", gate)
 
 
 def calls(gh: GitHubStandIn) -> list[tuple[str, str]]:

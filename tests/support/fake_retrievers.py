@@ -7,8 +7,10 @@ protocol on stdin/stdout, misbehaving the way MODE says.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
+from pathlib import Path
 
 # A tiny "index": each question's answer is the chunk named after its first word.
 CHUNKS = ["alpha", "beta", "gamma", "delta", "epsilon"]
@@ -54,7 +56,35 @@ def garbage(question: str, k: int):
 
 
 # Every question the counting retriever was asked, in call order (the cache tests read it).
-CALLS: list[str] = []
+class CallLog:
+    """The questions ``counting`` was called with, in a file: the retriever runs in ci-eval's
+    worker process, so a list here would stay empty. The file is named by FAKE_CALLS_FILE."""
+
+    def path(self) -> Path:
+        return Path(os.environ["FAKE_CALLS_FILE"])
+
+    def append(self, question: str) -> None:
+        with self.path().open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(question) + "\n")
+
+    def _read(self) -> list[str]:
+        path = self.path()
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
+
+    def clear(self) -> None:
+        self.path().unlink(missing_ok=True)
+
+    def __iter__(self):
+        return iter(self._read())
+
+    def __len__(self) -> int:
+        return len(self._read())
+
+    def __eq__(self, other) -> bool:
+        return self._read() == list(other)
+
+
+CALLS = CallLog()
 
 
 def counting(question: str, k: int, **params):

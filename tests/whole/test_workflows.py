@@ -85,6 +85,8 @@ def test_action_inputs_are_all_passed_and_documented():
     for name in inputs:
         if name in ("python-version", "extra-requirements", "python"):  # for the install steps
             assert f"inputs.{name}" in text
+        elif name == "github-token":  # handed over on a descriptor, never as INPUT_GITHUB-TOKEN
+            assert "CI_EVAL_TOKEN: ${{ inputs.github-token }}" in text and "INPUT_GITHUB-TOKEN" not in text
         else:
             assert f"INPUT_{name.upper()}: ${{{{ inputs.{name} }}}}" in text, name
         assert f"`{name}`" in readme, f"input {name} is not documented in README.md"
