@@ -92,7 +92,6 @@ def test_demo_artefacts_validate(demo):
 # README.md is being rewritten on its own branch: its copy of the demo's comment is to be
 # taken again from `ci-eval demo` now that the verdict reads Holm-corrected p-values.
 # Strict: once README matches, this marks an unexpected pass and must be removed.
-@pytest.mark.xfail(strict=True, reason="README.md still shows the comment before Holm")
 def test_readme_shows_the_comment_the_demo_really_writes(demo):
 
     from ci_eval.demo.corpus import index_version

@@ -62,14 +62,7 @@ def test_cli_reference_names_every_command_and_option():
                 assert action.metavar or action.dest, action
 
 
-# README.md is being rewritten on its own branch; the rewrite is to name these commands.
-# Strict: once it does, this marks an unexpected pass and must be removed.
-_README_PENDING = {"selftest"}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
-    strict=True, reason="README.md does not name it yet")) if n in _README_PENDING else n
-    for n in sorted(_commands()[1])])
+@pytest.mark.parametrize("name", sorted(_commands()[1]))
 def test_every_command_has_an_example_and_is_in_the_readme(name):
     help_text = _commands()[1][name].format_help()
     assert "example" in help_text, f"ci-eval {name} --help has no example"
