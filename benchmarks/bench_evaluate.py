@@ -152,7 +152,7 @@ def _children_cpu() -> float:
 
 def steps(files) -> dict:
     """The two steps of issue 16, in-process, old way against new, identical results."""
-    from ci_eval.core import ranking
+    from ci_eval.core.measure import ranking
     from ci_eval.trec import measures as m
     from ci_eval.trec.judge import judge
     from ci_eval.trec.parse import read_qrels, read_run

@@ -42,9 +42,9 @@ def runner_concurrency(questions: int = 1000, concurrency: int = 16, latency: fl
 _MEMORY_SCRIPT = textwrap.dedent(
     """
     import json, resource, sys, tempfile
-    from ci_eval.core.goldset import GoldSet, Question
-    from ci_eval.core.evaluation import evaluate
-    from ci_eval.core.artefact import dumps
+    from ci_eval.core.gold.goldset import GoldSet, Question
+    from ci_eval.core.artefact.evaluation import evaluate
+    from ci_eval.core.artefact.artefact import dumps
     from ci_eval.retrieval.python_runner import run_callable
     from ci_eval.retrieval.query import Query
 

@@ -66,7 +66,7 @@ _READ_V1 = textwrap.dedent(
     """
     from ci_eval.inputs.files import read_json
     from ci_eval.inputs.loaders import _checked_artefact
-    from ci_eval.core.artefact import read_artefact
+    from ci_eval.core.artefact.artefact import read_artefact
     raw = [stage("read JSON", lambda p=p: read_json(p, "run artefact", 2**27)[0]) for p in sys.argv[1:3]]
     checked = [stage("validate", lambda d=d, p=p: _checked_artefact(d, p)) for d, p in zip(raw, sys.argv[1:3])]
     typed = [stage("typed read", lambda d=d: read_artefact(d)) for d in checked]
@@ -82,13 +82,13 @@ _READ_V2 = textwrap.dedent(
 )
 _STAGES_END = textwrap.dedent(
     """
-    from ci_eval.core.diff import diff
+    from ci_eval.core.compare.diff import diff
     from ci_eval.report import BaselineInfo, policy_from
-    from ci_eval.core.gate import evaluate_gate
-    from ci_eval.core.render import render_markdown
-    from ci_eval.core.render_json import render_json
-    from ci_eval.core.render_context import ReportContext
-    from ci_eval.core.judged import judged_report
+    from ci_eval.core.compare.gate import evaluate_gate
+    from ci_eval.core.report.render import render_markdown
+    from ci_eval.core.report.render_json import render_json
+    from ci_eval.core.report.render_context import ReportContext
+    from ci_eval.core.compare.judged import judged_report
     d = stage("diff", lambda: diff(typed[0], typed[1]))
     def regression_ids(d):  # as report.build_report passes them, at either revision
         ids = getattr(d.regressions, "ids", None)
@@ -108,9 +108,9 @@ STAGES = {1: _STAGES_START + _READ_V1 + _STAGES_END, 2: _STAGES_START + _READ_V2
 
 def to_version_2(path: Path, out: Path) -> None:
     """The version 2 artefact of a version 1 one, in the writer's line layout: each question
-    line turned into its row (core/question_row.to_row), a line at a time (a 1,000,000-question
+    line turned into its row (core/artefact/question_row.to_row), a line at a time (a 1,000,000-question
     artefact is not loaded whole), the other keys as they were."""
-    from ci_eval.core.question_row import QUESTION_FIELDS, to_row
+    from ci_eval.core.artefact.question_row import QUESTION_FIELDS, to_row
 
     def compact(value) -> str:
         return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

@@ -174,9 +174,9 @@ def stages(questions: int) -> dict:
     """`run`'s stages in this process with the instant retriever: each consumed whole
     before the next starts, so each is timed alone (a real run interleaves them); wall and
     CPU seconds (this process's, the runner's threads included)."""
-    from ci_eval.core.artefact_writer import artefact_pieces
-    from ci_eval.core.evaluation import evaluate_rows
-    from ci_eval.core.run_columns import RunColumns
+    from ci_eval.core.artefact.artefact_writer import artefact_pieces
+    from ci_eval.core.artefact.evaluation import evaluate_rows
+    from ci_eval.core.artefact.run_columns import RunColumns
     from ci_eval.inputs.artefact_out import write_artefact
     from ci_eval.inputs.loaders import load_config
     from ci_eval.retrieval.pipeline import load_inputs, retrieve, run_head

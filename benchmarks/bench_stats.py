@@ -113,7 +113,7 @@ def _interval(k: int, pairs: int) -> list[float]:
 def calibration(n: int, pairs: int, seed: int = 1, design: str = "independent",
                 draws: int | None = None) -> dict:
     """A/A and planted pairs on ``n`` questions through ``paired_tests`` (the core)."""
-    from ci_eval.core.stats import paired_tests
+    from ci_eval.core.compare.stats import paired_tests
 
     kw = {} if draws is None else {"draws": draws}
     rng = np.random.default_rng([seed, n])
@@ -164,7 +164,7 @@ def _data(n: int, seed: int = 7):
 
 
 def stats_speed(n: int = 5000, draws: int = 10_000) -> dict:
-    from ci_eval.core.stats import paired_tests
+    from ci_eval.core.compare.stats import paired_tests
 
     paired = _data(n)
     paired_tests(paired, draws=100)  # import and first-call costs out of the timing

@@ -287,7 +287,7 @@ def _accuracy(mappings, truth: dict) -> dict:
     """Step 4's comparison of some of the plan's mappings with the truth. An automatic
     remap is right when it names exactly the true new ids; a moved id is one the truth
     maps somewhere (its document was not deleted)."""
-    from ci_eval.core.remap import AUTOMATIC, PROPOSED, UNRESOLVED
+    from ci_eval.core.gold.remap import AUTOMATIC, PROPOSED, UNRESOLVED
 
     auto = [m for m in mappings if m.kind == AUTOMATIC]
     proposed = [m for m in mappings if m.kind == PROPOSED]

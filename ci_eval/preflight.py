@@ -128,7 +128,7 @@ def _report(config, gold, manifest, say) -> int:
     if manifest is None:
         say("index: no manifest configured, so stale gold ids cannot be checked")
         return 0
-    from ci_eval.core.anchors import drifted_ids, live_index_ids
+    from ci_eval.core.gold.anchors import drifted_ids, live_index_ids
 
     drifted = drifted_ids(gold.questions, gold.anchors, manifest)
     live = live_index_ids(manifest, drifted)
@@ -141,7 +141,7 @@ def _report(config, gold, manifest, say) -> int:
     _report_anchors(gold, manifest, config.gold_set, say)
     _report_stale(gold, stale, drifted, config.gold_set, say)
     if stale:
-        from ci_eval.core.remap import plan_remap, remap_hint, remap_summary
+        from ci_eval.core.gold.remap import plan_remap, remap_hint, remap_summary
 
         distinct = len({g for _, ids in stale for g in ids})
         say(f"{distinct} distinct stale gold id(s) in {len(stale)} question(s)")
@@ -173,7 +173,7 @@ def _report_stale(gold, stale: list, drifted: frozenset, gold_path: str, say) ->
 
 def _report_anchors(gold, manifest, gold_path: str, say) -> None:
     """Say when `ci-eval gold anchor` would add or refresh anchors (check writes nothing)."""
-    from ci_eval.core.anchors import update_anchors
+    from ci_eval.core.gold.anchors import update_anchors
 
     if not gold.anchors:
         return

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ci_eval.core.gate import GatePolicy, GateResult, evaluate_gate, merge_overrides
-from ci_eval.core.render import (
+from ci_eval.core.compare.gate import GatePolicy, GateResult, evaluate_gate, merge_overrides
+from ci_eval.core.report.render import (
     DEFAULT_BUDGET,
     BaselineInfo,
     ReportContext,
@@ -19,7 +19,7 @@ from ci_eval.core.render import (
 )
 
 if TYPE_CHECKING:
-    from ci_eval.core.artefact import Artefact
+    from ci_eval.core.artefact.artefact import Artefact
 
 
 @dataclass(frozen=True)
@@ -53,14 +53,14 @@ class Report:
 
     @cached_property
     def svg(self) -> str:
-        from ci_eval.core.cutoff import render_svg
+        from ci_eval.core.compare.cutoff import render_svg
 
         return render_svg(self.context.diff.cutoff.head)
 
     @cached_property
     def trend_svg(self) -> str:
         """Headline metrics over the base branch's recent runs and this one."""
-        from ci_eval.core.trend import render_trend_svg
+        from ci_eval.core.compare.trend import render_trend_svg
 
         return render_trend_svg(self.head, _trend_metrics(self.head))
 
@@ -109,9 +109,9 @@ def build_report(base: dict | Artefact | None, head: dict | Artefact, policy: Ga
                  gate_source: str = "", gate_path: str | None = None) -> Report:
     """Diff, significance, gate and every rendering of one comparison. A dict is read by
     ``read_artefact``; the base keeps as many top results as the head's k (judged@k)."""
-    from ci_eval.core.artefact import read_artefact
-    from ci_eval.core.diff import diff as compute_diff
-    from ci_eval.core.judged import judged_report
+    from ci_eval.core.artefact.artefact import read_artefact
+    from ci_eval.core.compare.diff import diff as compute_diff
+    from ci_eval.core.compare.judged import judged_report
 
     head_run = read_artefact(head)
     base_run = read_artefact(base, top=head_run.header.k) if base is not None else None

@@ -33,7 +33,7 @@ def run(args) -> int:
     import sys
     from pathlib import Path
 
-    from ci_eval.core.artefact import carry_history
+    from ci_eval.core.artefact.artefact import carry_history
     from ci_eval.demo.run import demo_artefact, demo_config_path
     from ci_eval.inputs.artefact_file import read_run
     from ci_eval.inputs.files import atomic_write, check_writable
@@ -63,7 +63,7 @@ def run(args) -> int:
     atomic_write(out / "trend.svg", report.trend_svg)
     if not args.quiet:
         print(report.markdown)
-        from ci_eval.core.remap import format_plan
+        from ci_eval.core.gold.remap import format_plan
         from ci_eval.demo.run import demo_remap
 
         print("\nThe head re-ingested the compound-statements page. `ci-eval gold remap --manifest "

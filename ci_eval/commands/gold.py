@@ -140,7 +140,7 @@ def run_anchor(args) -> int:
 
 
 def run_remap(args) -> int:
-    from ci_eval.core.remap import PROPOSED, UNRESOLVED, format_plan
+    from ci_eval.core.gold.remap import PROPOSED, UNRESOLVED, format_plan
     from ci_eval.errors import UsageError
     from ci_eval.gold.lifecycle import record, remap, resolve
 

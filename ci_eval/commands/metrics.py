@@ -28,7 +28,7 @@ R = 0. Names are case-insensitive; the cutoff may follow `@`, `_` or `.`."""
 
 
 def render(markdown: bool) -> str:
-    from ci_eval.core.metrics import FAMILIES, describe
+    from ci_eval.core.measure.metrics import FAMILIES, describe
 
     if not markdown:
         blocks = [_PREAMBLE, ""]

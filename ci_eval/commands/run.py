@@ -44,9 +44,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ci_eval.core.artefact import carry_history
-    from ci_eval.core.runsummary import run_summary
-    from ci_eval.core.shard import parse_shard
+    from ci_eval.core.artefact.artefact import carry_history
+    from ci_eval.core.artefact.runsummary import run_summary
+    from ci_eval.core.artefact.shard import parse_shard
     from ci_eval.errors import EXIT_OK, EXIT_RETRIEVER_FAILED
     from ci_eval.inputs.artefact_file import read_run
     from ci_eval.inputs.files import check_writable

@@ -1,5 +1,5 @@
 """`ci-eval selftest`: what this gold set's gate can and cannot see, by simulation on the
-base run (core/selftest.py)."""
+base run (core/compare/selftest.py)."""
 
 from __future__ import annotations
 
@@ -55,8 +55,9 @@ def run(args) -> int:
     import sys
 
     from ci_eval.commands.compare import _gate_table
-    from ci_eval.core.selftest import render_selftest, selftest
-    from ci_eval.core.stats import SEED
+    from ci_eval.core.compare.selftest import selftest
+    from ci_eval.core.compare.stats import SEED
+    from ci_eval.core.report.render_selftest import render_selftest
     from ci_eval.errors import InputError
     from ci_eval.inputs.artefact_file import read_run
     from ci_eval.report import policy_from

@@ -13,8 +13,8 @@ def demo_artefact(label: str, out, *, history=None, show_progress=True, git=None
     """One demo run, streamed to ``out`` (an inputs.artefact_out.RunWritten back). Answer
     correctness comes from a deterministic stand-in judge (the artefact says so in its
     config), so the failure matrix has data to show."""
-    from ci_eval.core.artefact import MEASURED
-    from ci_eval.core.evaluation import abstains
+    from ci_eval.core.artefact.artefact import MEASURED
+    from ci_eval.core.artefact.evaluation import abstains
     from ci_eval.demo.answerer import answer_correct
     from ci_eval.inputs.loaders import load_config
     from ci_eval.retrieval.pipeline import load_inputs, run_evaluation
@@ -33,11 +33,11 @@ def demo_artefact(label: str, out, *, history=None, show_progress=True, git=None
         return None
 
     def amend(head: dict) -> None:
-        from ci_eval.core.artefact import note_in_head
+        from ci_eval.core.artefact.artefact import note_in_head
 
         note_in_head(head, "config", answers="stand-in judge (ci_eval.demo.answerer), not a real model")
         if label == "head":
-            from ci_eval.core.remap import remap_summary
+            from ci_eval.core.gold.remap import remap_summary
 
             plan = demo_remap()
             if plan.mappings:
@@ -68,8 +68,8 @@ def demo_remap():
     """What `ci-eval gold remap` does for the head's stale ids, the gold set anchored on
     the base index. The demo anchors at run time rather than shipping anchors, because the
     corpus's text (and so every hash and span) follows the Python in use."""
-    from ci_eval.core.anchors import update_anchors
-    from ci_eval.core.remap import plan_remap
+    from ci_eval.core.gold.anchors import update_anchors
+    from ci_eval.core.gold.remap import plan_remap
     from ci_eval.inputs.loaders import load_config, load_gold_set, load_manifest
 
     base, head = load_config(demo_config_path("base")), load_config(demo_config_path("head"))

@@ -48,7 +48,7 @@ from github.PaginatedList import PaginatedList
 from github.Requester import HTTPRequestsConnectionClass, HTTPSRequestsConnectionClass, Requester
 
 from ci_eval import __version__
-from ci_eval.core.baseline import ArtifactInfo, RunInfo
+from ci_eval.core.compare.baseline import ArtifactInfo, RunInfo
 from ci_eval.core.sticky import CommentInfo
 from ci_eval.core.text import one_line
 from ci_eval.errors import GitHubError, InputError

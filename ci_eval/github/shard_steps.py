@@ -11,7 +11,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from ci_eval.core.merge import Part
+from ci_eval.core.artefact.merge import Part
 from ci_eval.errors import EXIT_OK, EXIT_RETRIEVER_FAILED, InputError
 from ci_eval.github.artifact_zip import RUN_MEMBER, read_artifact_zip
 from ci_eval.github.env import ActionInputs, Event, require, write_outputs
@@ -34,7 +34,7 @@ def _load(inputs: ActionInputs, what: str):
 def part_mode(inputs: ActionInputs, event: Event, env) -> int:
     """A matrix job: run one shard, write the part where the upload step looks, and name
     the artifact it is uploaded as. No baseline, no comment, no gate: the merge job does those."""
-    from ci_eval.core.shard import parse_shard
+    from ci_eval.core.artefact.shard import parse_shard
     from ci_eval.retrieval.pipeline import load_inputs, retriever_failed, run_evaluation
 
     shard = parse_shard(inputs.shard, "input shard")
@@ -89,8 +89,8 @@ def merged_evaluation(port_factory):
     def evaluate(inputs: ActionInputs, event: Event, env, history_after):
         import tempfile
 
-        from ci_eval.core.merge import check_parts
-        from ci_eval.core.shard import config_sha256
+        from ci_eval.core.artefact.merge import check_parts
+        from ci_eval.core.artefact.shard import config_sha256
         from ci_eval.inputs.artefact_out import write_merged, written_rows
 
         config = _load(inputs, "merged")

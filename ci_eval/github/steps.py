@@ -10,8 +10,8 @@ from datetime import datetime, timezone
 from itertools import islice
 from pathlib import Path
 
-from ci_eval.core.artefact import Artefact, read_artefact
-from ci_eval.core.baseline import BaselineKind
+from ci_eval.core.artefact.artefact import Artefact, read_artefact
+from ci_eval.core.compare.baseline import BaselineKind
 from ci_eval.core.textfmt import plural
 from ci_eval.errors import (
     EXIT_GATE_FAILED,
@@ -84,7 +84,7 @@ def _branch_and_commit(event: Event) -> tuple[str | None, str | None]:
 
 def find_baseline(port, event: Event, workflow: str | None, artifact_name: str, now: datetime) -> Baseline:
     """The baseline artefact for ``event``."""
-    from ci_eval.core.baseline import choose_artifact, choose_baseline
+    from ci_eval.core.compare.baseline import choose_artifact, choose_baseline
     from ci_eval.github.api import ArtifactGone
     from ci_eval.inputs.artefact_file import run_from_bytes
 
@@ -193,7 +193,7 @@ def stale_annotations(head: Artefact | dict, gold_path: str | None) -> list[str]
     if gold_path and Path(gold_path).is_file():
         lines = find_question_lines(Path(gold_path).read_text("utf-8", "replace"), [q.id for q in stale])
     out = []
-    from ci_eval.core.remap import remap_targets
+    from ci_eval.core.gold.remap import remap_targets
 
     remapped = remap_targets(head.header.remap)
     # Past ten: nine, and a tenth that counts the others and says where they are listed.
@@ -311,7 +311,7 @@ def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int
 def _baseline_for(plan, lookup, builtin_base: Artefact | None, event: Event) -> tuple[Baseline, list | None]:
     """The baseline the lookup found (the demo's built-in one when none is stored), and
     the history the head carries forward: the base branch's (None: the head's own)."""
-    from ci_eval.core.artefact import carry_history
+    from ci_eval.core.artefact.artefact import carry_history
 
     baseline = Baseline(None, "none", f"{event.name}: this run records the baseline for later pull requests")
     if plan.find_baseline:
@@ -379,7 +379,7 @@ def _previous_history(port, event: Event, workflow: str | None, artifact_name: s
     """A push run carries its branch's previous artefact's history forward, so the trend in
     later comments grows run by run. Best effort: without it the artefact is still a
     baseline, so a GitHub failure here is a warning, not a failed push job."""
-    from ci_eval.core.artefact import carry_history
+    from ci_eval.core.artefact.artefact import carry_history
 
     try:
         previous = find_baseline(port, event, workflow, artifact_name, now_utc())
@@ -442,7 +442,7 @@ def _post_run_comment(inputs: ActionInputs, event: Event, env, port, rules: tupl
     baseline is looked up here (never taken from the run) and so is the trend's history,
     the gate is this checkout's (the default branch's config, never the one the run
     recorded), and the comment is rendered here (so every string passes our escaping)."""
-    from ci_eval.core.artefact import with_carried_history
+    from ci_eval.core.artefact.artefact import with_carried_history
     from ci_eval.inputs.artefact_file import run_from_bytes
     from ci_eval.report import BaselineInfo, build_report, policy_from
 
@@ -480,7 +480,7 @@ def _post_run_comment(inputs: ActionInputs, event: Event, env, port, rules: tupl
 def _pr_bundle(inputs: ActionInputs, event: Event, port):
     """The pull-request run's bundle and the PR it belongs to, checked against the API:
     (run, pull request, zip members, source), or None when there is nothing to post."""
-    from ci_eval.core.baseline import choose_artifact
+    from ci_eval.core.compare.baseline import choose_artifact
     from ci_eval.inputs.files import parse_json
 
     run = port.workflow_run(event.run_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ci_eval.core import interchange
+from ci_eval.core.gold import interchange
 from ci_eval.errors import InputError, InputErrors
 from ci_eval.inputs.files import atomic_write
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ci_eval.core.interchange import Imported
+from ci_eval.core.gold.interchange import Imported
 from ci_eval.errors import InputError, InputErrors
 from ci_eval.inputs.files import decode, read_bytes, read_json_lines, reject_lone_surrogates
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ci_eval.core.interchange import ImportResult, at_sources, build_gold_document
+from ci_eval.core.gold.interchange import ImportResult, at_sources, build_gold_document
 from ci_eval.errors import InputError, InputErrors, UsageError
 from ci_eval.gold import formats
 from ci_eval.gold.store import read_gold, write_gold
@@ -50,7 +50,7 @@ def import_gold(fmt: str, sources: list[str], out: str, *, merge: bool, record: 
     result = build_gold_document(questions, existing=existing, existing_source=out,
                                  provenance=provenance, index_version=index_version)
     manifest_text = _corpus_manifest(sources[0], index_version) if manifest_out else None
-    from ci_eval.core.goldset import parse_gold_set
+    from ci_eval.core.gold.goldset import parse_gold_set
 
     try:  # the whole set is valid before any file is written
         parse_gold_set(result.document, out)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ci_eval.core.anchors import AnchorUpdate, update_anchors
-from ci_eval.core.manifest import ChunkIndex
-from ci_eval.core.remap import DEFAULT_THRESHOLD, RemapPlan, apply_plan, misfit, plan_remap
+from ci_eval.core.gold.anchors import AnchorUpdate, update_anchors
+from ci_eval.core.gold.manifest import ChunkIndex
+from ci_eval.core.gold.remap import DEFAULT_THRESHOLD, RemapPlan, apply_plan, misfit, plan_remap
 from ci_eval.errors import UsageError
 from ci_eval.gold.store import read_gold, write_gold
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ci_eval.core.goldformat import gold_text
-from ci_eval.core.goldset import GoldSet, parse_gold_set
+from ci_eval.core.gold.goldformat import gold_text
+from ci_eval.core.gold.goldset import GoldSet, parse_gold_set
 from ci_eval.inputs.files import atomic_write, read_json
 
 
@@ -18,7 +18,7 @@ def read_gold(path: str | os.PathLike) -> tuple[dict, GoldSet]:
 
 def write_gold(path: str | os.PathLike, document: dict) -> GoldSet:
     """Check the document is a valid gold set, then replace the file in one step, keeping
-    the layout the file had (core/goldformat.gold_text)."""
+    the layout the file had (core/gold/goldformat.gold_text)."""
     gold = parse_gold_set(document, str(path))
     atomic_write(path, gold_text(document, _previous(path)))
     return gold

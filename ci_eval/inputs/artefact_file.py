@@ -5,9 +5,9 @@ the file a chunk at a time (``read_blocks``), never held whole: the keys before 
 after them are parsed as one small document with every hostile-input check of
 ``parse_json``; the rows a piece of whole lines at a time (about 32 KB): each line's fields
 before its ranking parsed by json's C parser and the piece's rankings checked as text, their
-ids split out and their scores never parsed (core/row_text.py), or, when that cannot vouch
+ids split out and their scores never parsed (core/artefact/row_text.py), or, when that cannot vouch
 for the piece, the piece parsed by one call of json's C parser with no hooks; either way
-checked a field at a time over its rows (core/row_blocks.py, the per-row verdict exactly),
+checked a field at a time over its rows (core/artefact/row_blocks.py, the per-row verdict exactly),
 typed and dropped, so no ranking is held either. That is only safe because a row holds no object (so no key can repeat), because NaN
 and Infinity are refused by ``parse_constant``, a number that overflowed to inf is caught by
 the sum of the row's numbers not being finite, and a lone surrogate escape, found by a search
@@ -25,7 +25,7 @@ import json
 import os
 import re
 
-from ci_eval.core.artefact import (
+from ci_eval.core.artefact.artefact import (
     SCHEMAS,
     Artefact,
     add_block,
@@ -36,10 +36,10 @@ from ci_eval.core.artefact import (
     shell_valid,
     typed_artefact,
 )
-from ci_eval.core.metric_table import MetricTable
-from ci_eval.core.question_columns import QuestionColumns, Questions
-from ci_eval.core.row_blocks import checked_block, row_acceptable, row_finite  # noqa: F401 (merge's part reader)
-from ci_eval.core.row_text import block_of_lines
+from ci_eval.core.artefact.question_columns import QuestionColumns, Questions
+from ci_eval.core.artefact.row_blocks import checked_block, row_acceptable, row_finite  # noqa: F401 (merge's part reader)
+from ci_eval.core.artefact.row_text import block_of_lines
+from ci_eval.core.measure.metric_table import MetricTable
 from ci_eval.errors import InputError
 from ci_eval.inputs.collector import collector_paused
 from ci_eval.inputs.files import SURROGATE_ESCAPE, decode, parse_json, read_blocks, read_bytes, reject_constant
@@ -197,7 +197,7 @@ def _early(head: bytes, source: str) -> dict | None:
 def _by_lines(chunks, source: str, top: int, strings: dict | None = None) -> Artefact | None:
     """The artefact by the writer's line layout, or None to take the full parse (``chunks``:
     the file's bytes, whole or in chunks)."""
-    from ci_eval.core.artefact_checks import column_problems, header_problems, new_problems
+    from ci_eval.core.artefact.artefact_checks import column_problems, header_problems, new_problems
 
     layout = _Layout((chunks,) if isinstance(chunks, bytes) else chunks)
     if not layout.ok or layout.head.startswith(b"\xef\xbb\xbf"):

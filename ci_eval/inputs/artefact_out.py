@@ -1,6 +1,6 @@
 """Run artefacts out to disk as they are made, and a written part's rows back, one at a time.
 
-The text comes from core/artefact_writer.py a piece at a time; it lands in a temporary file
+The text comes from core/artefact/artefact_writer.py a piece at a time; it lands in a temporary file
 beside the destination that is renamed over it at the end (inputs/files.py), so nothing is
 ever half-written and a run holds none of its rows.
 """
@@ -19,7 +19,7 @@ from ci_eval.errors import InputError
 class RunWritten:
     """A run artefact once written: where, its top-level keys but the rows (summary and
     history included), and the columns gathered from its rows as they streamed past
-    (core/run_columns.py: counts, the first error, example ids)."""
+    (core/artefact/run_columns.py: counts, the first error, example ids)."""
 
     path: str
     header: dict
@@ -28,15 +28,15 @@ class RunWritten:
 
     @property
     def head(self):
-        """The header typed (core/run_head.RunHead), summary included."""
-        from ci_eval.core.run_head import read_run_head
+        """The header typed (core/artefact/run_head.RunHead), summary included."""
+        from ci_eval.core.artefact.run_head import read_run_head
 
         return read_run_head(self.header)
 
     @property
     def totals(self):
-        """Its summary as the terminal prints it (core/run_head.RunTotals)."""
-        from ci_eval.core.run_head import run_totals
+        """Its summary as the terminal prints it (core/artefact/run_head.RunTotals)."""
+        from ci_eval.core.artefact.run_head import run_totals
 
         return run_totals(self.head)
 
@@ -73,7 +73,7 @@ WRITER_PROCESS_FROM = 300_000
 def write_rows(destination, head: dict, rows, columns, end, questions: int, limit: int | None = None) -> int:
     """``head``, then ``rows`` (each also handed to ``columns``), then ``end()``, streamed;
     a large artefact's rows encoded and written by a child process, the same bytes."""
-    from ci_eval.core.artefact_writer import artefact_pieces
+    from ci_eval.core.artefact.artefact_writer import artefact_pieces
 
     def counted():
         for row in rows:
@@ -93,11 +93,11 @@ def write_rows(destination, head: dict, rows, columns, end, questions: int, limi
 
 def write_merged(destination, parts, rows, history=None) -> RunWritten:
     """Merge checked parts (core.merge.Part) into ``destination``: ``rows`` holds one row
-    iterator a part, each row held to its own gold and ranking (core/row_recheck.py) as it
+    iterator a part, each row held to its own gold and ranking (core/artefact/row_recheck.py) as it
     passes; ``history()`` (when given) replaces the parts' history at the end."""
-    from ci_eval.core.merge import check_parts, merged_end, merged_head, merged_rows
-    from ci_eval.core.row_recheck import rechecked_rows
-    from ci_eval.core.run_columns import RunColumns
+    from ci_eval.core.artefact.merge import check_parts, merged_end, merged_head, merged_rows
+    from ci_eval.core.artefact.row_recheck import rechecked_rows
+    from ci_eval.core.artefact.run_columns import RunColumns
 
     records = check_parts(parts)
     head = merged_head(parts)
@@ -124,7 +124,7 @@ def written_rows(path: str | os.PathLike, ids: list[str], metrics) -> Iterator:
     question ids then), read again a line at a time so a merge holds no part whole;
     version 1 objects are turned into rows on the way. A file not in the writers' layout
     (one question a line) is read whole again."""
-    from ci_eval.core.question_row import to_row
+    from ci_eval.core.artefact.question_row import to_row
 
     with open(path, encoding="utf-8") as fh:
         rows = _row_lines(fh)

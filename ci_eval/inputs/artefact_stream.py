@@ -5,7 +5,7 @@ writer's layout (docs/design.md: one row a line) is checked by one pass over its
 keys before the rows parsed with every check of ``parse_json``, each row line by itself as
 inputs/artefact_file.py's fast path reads it (schema, meaning, finite numbers, ids unique),
 then the keys after the rows, the whole header held to the schema. What is kept is the typed
-head (core/run_head.py) and the question ids; the rows are read again, a line at a time,
+head (core/artefact/run_head.py) and the question ids; the rows are read again, a line at a time,
 while the merge writes (inputs/artefact_out.written_rows). A part in any other layout, or
 one any check refuses, is read whole by the full parse, which words the refusal.
 """
@@ -17,7 +17,7 @@ import os
 import stat
 from contextlib import contextmanager
 
-from ci_eval.core.merge import Part
+from ci_eval.core.artefact.merge import Part
 from ci_eval.errors import InputError
 from ci_eval.inputs.files import decode, parse_json, read_bytes, reject_constant
 
@@ -54,7 +54,7 @@ def checked_data(raw: bytes, source: str) -> dict:
 
 def part_of_data(source: str, data: dict) -> Part:
     """A checked artefact of either version, as the merge sees it."""
-    from ci_eval.core.run_head import read_run_head
+    from ci_eval.core.artefact.run_head import read_run_head
 
     questions = data["questions"]
     ids = [row[0] for row in questions] if data["schema_version"] == 2 else [q["id"] for q in questions]
@@ -64,7 +64,7 @@ def part_of_data(source: str, data: dict) -> Part:
 def read_rankings(raw: bytes, source: str) -> dict[str, list[str]]:
     """Every question's whole ranking (chunk ids, best first) of an artefact's bytes, checked
     as untrusted input: the labelling pool reads all of each ranking, not just the top."""
-    from ci_eval.core.artefact import rankings
+    from ci_eval.core.artefact.artefact import rankings
 
     return rankings(checked_data(raw, source))
 
@@ -72,7 +72,7 @@ def read_rankings(raw: bytes, source: str) -> dict[str, list[str]]:
 def checked_rows(path: str | os.PathLike) -> list[list]:
     """Every version 2 row of the artefact at ``path``, read whole and checked (version 1
     objects turned into rows): for a part not in the writer's layout."""
-    from ci_eval.core.question_row import to_row
+    from ci_eval.core.artefact.question_row import to_row
     from ci_eval.inputs import loaders
 
     data = checked_data(read_bytes(path, "run artefact", loaders.MAX_ARTEFACT_BYTES), str(path))
@@ -140,8 +140,8 @@ def _row_lines(fh):
 
 
 def _checked_stream(fh, head: bytes, source: str) -> Part | None:
-    from ci_eval.core.artefact_checks import check_row, header_problems, new_problems, row_view
-    from ci_eval.core.artefact_rows import question_row_v2_valid
+    from ci_eval.core.artefact.artefact_checks import check_row, header_problems, new_problems, row_view
+    from ci_eval.core.artefact.artefact_rows import question_row_v2_valid
     from ci_eval.inputs.artefact_file import MAX_ROWS, row_finite
 
     start = None if _needs_full_parse(head) else _start(head, source)
@@ -187,9 +187,9 @@ def _needs_full_parse(line: bytes) -> bool:
 def _finished(head: bytes, closing: bytes, tail: bytes, views: list, problems, source: str) -> Part | None:
     """The whole header (the keys before and after the rows) held to the schema, then the
     checks across the rows; the typed part."""
-    from ci_eval.core.artefact import SCHEMAS, shell_valid
-    from ci_eval.core.artefact_checks import whole_problems
-    from ci_eval.core.run_head import read_run_head
+    from ci_eval.core.artefact.artefact import SCHEMAS, shell_valid
+    from ci_eval.core.artefact.artefact_checks import whole_problems
+    from ci_eval.core.artefact.run_head import read_run_head
     from ci_eval.schemas import load
 
     if _needs_full_parse(tail):

@@ -13,7 +13,7 @@ TOOL_TABLE = "ci-eval"
 # The one size limit of a run artefact, for the writer and every reader: 128 MiB holds
 # about 270,000 questions at depth 15 in version 2 (about 480 bytes a question; version 1
 # took about 1 KB, so 130,000). A run is refused before retrieval when an upper bound on
-# its artefact passes it (core/artefact_size.py: about 129,000 such questions unsharded).
+# its artefact passes it (core/artefact/artefact_size.py: about 129,000 such questions unsharded).
 # A base artefact comes from another run, perhaps a fork's: readers cap it before parsing.
 MAX_ARTEFACT_BYTES = 128 * 1024 * 1024
 
@@ -100,7 +100,7 @@ def load_config(path: str | os.PathLike | None = None):
 def load_gold_set(path: str):
     """The gold set and the sha256 of its bytes (which pins it in the artefact): read a
     question at a time, or whole when the streamed reading finds a problem to word."""
-    from ci_eval.core.goldset import GoldSetBuilder, content_hash, parse_gold_set
+    from ci_eval.core.gold.goldset import GoldSetBuilder, content_hash, parse_gold_set
     from ci_eval.inputs.collector import collector_paused
     from ci_eval.inputs.files import read_blocks
     from ci_eval.inputs.json_stream import GiveUp, stream_object
@@ -181,8 +181,8 @@ def load_answers(path: str, known: set[str] | None = None) -> dict[str, bool]:
 
 def _checked_artefact(data, source: str) -> dict:
     """Shape (the schema), then meaning (names, ranges, counts): every problem at once."""
-    from ci_eval.core.artefact import validate_artefact
-    from ci_eval.core.artefact_checks import artefact_problems
+    from ci_eval.core.artefact.artefact import validate_artefact
+    from ci_eval.core.artefact.artefact_checks import artefact_problems
 
     if not isinstance(data, dict):
         raise InputError("a run artefact must be a JSON object", source, "(top level)")

@@ -13,7 +13,7 @@ import json
 import os
 from collections.abc import Iterator
 
-from ci_eval.core.manifest import ChunkIndex, build_index, index_from_document
+from ci_eval.core.gold.manifest import ChunkIndex, build_index, index_from_document
 from ci_eval.errors import InputError
 from ci_eval.inputs.files import (
     SURROGATE_ESCAPE_RE,

@@ -28,7 +28,7 @@ import threading
 import time
 import warnings
 
-from ci_eval.core.artefact import Artefact
+from ci_eval.core.artefact.artefact import Artefact
 from ci_eval.errors import InputError
 from ci_eval.inputs.artefact_file import read_run
 from ci_eval.inputs.pickled import ARTEFACT, ERROR, artefact_frame, error_frame, unpickled

@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 import pickle
 
-from ci_eval.core.artefact import Artefact
+from ci_eval.core.artefact.artefact import Artefact
 from ci_eval.inputs.collector import collector_paused
 
 ARTEFACT, ERROR = b"A", b"E"

@@ -3,7 +3,7 @@
 Encoding the rows as JSON (every score's float ``repr``) is about a quarter of a large run's
 time. The run's process keeps the retriever, the scoring and the run's columns; it hands this
 child each batch of rows in ``marshal``'s binary form (a tenth of the cost of encoding it) and
-the child turns it into exactly the text core/artefact_writer.rows_piece makes in-process.
+the child turns it into exactly the text core/artefact/artefact_writer.rows_piece makes in-process.
 When the child falls behind (the other core busy), the run encodes the next batch itself.
 
 The child is a fresh interpreter (``sys.executable``, no fork of a process whose retriever may
@@ -101,7 +101,7 @@ def _rows_frame(rows: Rows, behind: bool) -> tuple[bytes, bytes]:
     """The batch as marshal bytes for the child to encode; its text made here when the child
     is behind, or when a value is of a type marshal does not carry (a subclass of float or
     str): the bytes never depend on the route."""
-    from ci_eval.core.artefact_writer import rows_piece
+    from ci_eval.core.artefact.artefact_writer import rows_piece
 
     if not behind:
         try:
@@ -206,7 +206,7 @@ def serve() -> None:
 
 
 def _serve(fd: int, limit: int | None) -> str | None:
-    from ci_eval.core.artefact_writer import rows_piece
+    from ci_eval.core.artefact.artefact_writer import rows_piece
 
     source = os.fdopen(0, "rb", buffering=_WRITE_BUFFER)
     size = 0

@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from urllib.parse import parse_qs, urlsplit
 
-from ci_eval.core.judgement import Conflict
+from ci_eval.core.gold.judgement import Conflict
 from ci_eval.errors import InputError
 from ci_eval.inputs.files import parse_json
 from ci_eval.label.session import Session

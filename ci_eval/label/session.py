@@ -8,10 +8,10 @@ import datetime as _dt
 import threading
 from collections.abc import Callable, Mapping, Sequence
 
-from ci_eval.core.candidates import apply_bin, apply_keep, apply_undecide, review
-from ci_eval.core.judgement import Conflict, Stamp, apply_edit, apply_grade, apply_unanswerable, judged_ids
-from ci_eval.core.labelpage import delta, page_state, parse_request
-from ci_eval.core.pooling import pool, pool_question
+from ci_eval.core.gold.candidates import apply_bin, apply_keep, apply_undecide, review
+from ci_eval.core.gold.judgement import Conflict, Stamp, apply_edit, apply_grade, apply_unanswerable, judged_ids
+from ci_eval.core.gold.labelpage import delta, page_state, parse_request
+from ci_eval.core.gold.pooling import pool, pool_question
 from ci_eval.errors import InputError
 from ci_eval.label.store import GoldStore
 

@@ -11,8 +11,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from ci_eval.core.goldformat import dumps_gold_set
-from ci_eval.core.goldset import parse_gold_set
+from ci_eval.core.gold.goldformat import dumps_gold_set
+from ci_eval.core.gold.goldset import parse_gold_set
 from ci_eval.errors import InputError
 from ci_eval.inputs.files import atomic_write, read_json
 

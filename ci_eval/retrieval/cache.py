@@ -14,7 +14,7 @@ needs it, never the whole store, and writes its answers in batches of one transa
 saved, and shards on one machine can share it.
 
 An entry is an answer the retriever gave, and it is held to what a live answer is held to:
-it passes the same cleaning (core/results.clean: string ids, finite numeric scores, no
+it passes the same cleaning (core/artefact/results.clean: string ids, finite numeric scores, no
 repeated id, best first, cut at the depth, ids outside the index named). An entry that
 cannot be read or does not pass (another question's, a broken row, integer ids, a score
 "high") is asked again, written again, and counted aloud at the end of the run. A failed
@@ -38,7 +38,7 @@ from array import array
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from ci_eval.core.results import DUPLICATES, ResultError, Retrieved, clean, clean_batch
+from ci_eval.core.artefact.results import DUPLICATES, ResultError, Retrieved, clean, clean_batch
 from ci_eval.errors import InputError
 from ci_eval.retrieval.query import Query
 
@@ -128,7 +128,7 @@ class RetrievalCache:
     def _answers(self, queries: Sequence[Query], keys: list[bytes], window) -> list:
         """Each query's cached answer, cleaned as a live one: a Retrieved, None (no entry, or
         an expired one) or Unusable (one that is there but cannot be used). The common
-        batch is cleaned at once (core/results.clean_batch), any other entry by itself."""
+        batch is cleaned at once (core/artefact/results.clean_batch), any other entry by itself."""
         rows = self._rows(keys)
         out: list = [None] * len(queries)
         shaped, where = [], []

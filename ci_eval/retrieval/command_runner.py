@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from ci_eval.core.results import ResultError, Retrieved, clean, failed
+from ci_eval.core.artefact.results import ResultError, Retrieved, clean, failed
 from ci_eval.core.text import one_line
 from ci_eval.errors import RetrieverError
 from ci_eval.retrieval.query import Query

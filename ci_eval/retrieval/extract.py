@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ci_eval.core.results import ResultError, rank_scores
+from ci_eval.core.artefact.results import ResultError, rank_scores
 
 _MISSING = object()
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 from typing import Any
 
-from ci_eval.core.results import Retrieved
+from ci_eval.core.artefact.results import Retrieved
 from ci_eval.errors import InputError, InputErrors
 from ci_eval.retrieval.query import Query
 

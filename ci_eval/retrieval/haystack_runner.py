@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterator, Sequence
 
-from ci_eval.core.results import ResultError, Retrieved
+from ci_eval.core.artefact.results import ResultError, Retrieved
 from ci_eval.errors import InputError
 from ci_eval.retrieval.extract import ranked
 from ci_eval.retrieval.framework import depth_knob, keywords_of, refuse_params, require, resolve_target, run_search

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-from ci_eval.core.results import Retrieved
+from ci_eval.core.artefact.results import Retrieved
 from ci_eval.retrieval.extract import ranked
 from ci_eval.retrieval.framework import depth_knob, keywords_of, refuse_params, require, resolve_target, run_search
 from ci_eval.retrieval.query import Query

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-from ci_eval.core.results import Retrieved
+from ci_eval.core.artefact.results import Retrieved
 from ci_eval.core.text import one_line
 from ci_eval.errors import InputError
 from ci_eval.retrieval.extract import ranked

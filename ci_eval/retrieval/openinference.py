@@ -175,7 +175,7 @@ def _document_fields(flat: dict) -> list[dict]:
 
 
 def _documents(flat: dict, id_from: str, score: str, path: str, place: str) -> list:
-    from ci_eval.core.results import ResultError
+    from ci_eval.core.artefact.results import ResultError
     from ci_eval.retrieval.extract import ranked
 
     docs = _document_fields(flat)

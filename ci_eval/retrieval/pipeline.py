@@ -9,7 +9,7 @@ from itertools import chain
 from operator import attrgetter, itemgetter
 
 from ci_eval import __version__
-from ci_eval.core.results import STOP_AFTER, stopped_early
+from ci_eval.core.artefact.results import STOP_AFTER, stopped_early
 from ci_eval.errors import InputError, InputErrors
 
 
@@ -20,7 +20,7 @@ class Inputs:
     gold_sha256: str
     manifest: object  # core.manifest.ChunkIndex | None
     answers: dict | None
-    # Gold ids still in the index whose text no longer matches their anchor (core/anchors.py)
+    # Gold ids still in the index whose text no longer matches their anchor (core/gold/anchors.py)
     drifted: frozenset = frozenset()
 
     @property
@@ -29,7 +29,7 @@ class Inputs:
         manifest's, less the drifted ones, which are stale like the missing ones."""
         if self.manifest is None:
             return None
-        from ci_eval.core.anchors import live_index_ids
+        from ci_eval.core.gold.anchors import live_index_ids
 
         return live_index_ids(self.manifest, self.drifted)
 
@@ -38,7 +38,7 @@ def load_inputs(config) -> Inputs:
     """Every input a run reads, checked before the retriever is called: the gold set, the
     manifest, the answers, and what the config says about them (protected ids and tags
     in the gold set, the command on PATH). Every problem at once, exit 2."""
-    from ci_eval.core.anchors import drifted_ids
+    from ci_eval.core.gold.anchors import drifted_ids
     from ci_eval.inputs.loaders import load_answers, load_gold_set, load_manifest
     from ci_eval.preflight import config_problems
 
@@ -104,8 +104,8 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
     list or a function called once the last row is written (the action's baseline lookup
     runs meanwhile); ``judge`` decides answer_correct (core.evaluation.evaluate_rows);
     ``amend(head)`` adjusts the keys known before the questions (the demo's notes)."""
-    from ci_eval.core.evaluation import evaluate_rows
-    from ci_eval.core.run_columns import RunColumns
+    from ci_eval.core.artefact.evaluation import evaluate_rows
+    from ci_eval.core.artefact.run_columns import RunColumns
     from ci_eval.inputs.artefact_out import RunWritten, write_rows
     from ci_eval.inputs.collector import collections_spaced
     from ci_eval.retrieval.progress import Progress
@@ -153,7 +153,7 @@ def refuse_oversized(inputs: Inputs, head: dict, questions, history, shard, out)
     shard is held to its own part and to the merged artefact of the whole run, which is as
     large as the unsharded run's: sharding spreads the retrieval, never the artefact's size.
     The advice is one that fits: a shard count when only a part is over, else a depth."""
-    from ci_eval.core.artefact_size import artefact_bound
+    from ci_eval.core.artefact.artefact_size import artefact_bound
     from ci_eval.inputs import loaders
 
     limit, depth = loaders.MAX_ARTEFACT_BYTES, inputs.config.retriever.depth
@@ -175,7 +175,7 @@ def refuse_oversized(inputs: Inputs, head: dict, questions, history, shard, out)
 
 
 def _size_advice(inputs: Inputs, whole_head: dict, history, shard, limit: int, longest: int, whole: int) -> str:
-    from ci_eval.core.artefact_size import depth_that_fits, shards_that_fit
+    from ci_eval.core.artefact.artefact_size import depth_that_fits, shards_that_fit
 
     cfg, gold = inputs.config, inputs.gold.questions
     if whole <= limit:  # only this part is over: more parts, each smaller, merge to what fits
@@ -197,7 +197,7 @@ def _gold_ids(questions) -> set:
 
 def run_head(inputs: Inputs, git, shard, positions, questions) -> dict:
     """The artefact's keys known before the first question is asked."""
-    from ci_eval.core.artefact import artefact_head
+    from ci_eval.core.artefact.artefact import artefact_head
 
     cfg, manifest = inputs.config, inputs.manifest
     recorded = cfg.as_recorded()
@@ -226,7 +226,7 @@ def run_head(inputs: Inputs, git, shard, positions, questions) -> dict:
         abstain_below=cfg.abstain_below,
     )
     if shard is not None:
-        from ci_eval.core.shard import shard_record
+        from ci_eval.core.artefact.shard import shard_record
 
         head["shard"] = shard_record(shard, positions, [q.id for q in questions], gold_sha256=inputs.gold_sha256,
                                      config=recorded, index_version=manifest.version if manifest else None)
@@ -240,9 +240,9 @@ def _mean_chars(manifest) -> dict:
 
 
 def recorded_remap_of(gold) -> dict:
-    """``{"remap": ...}``: the gold set's last applied remap (core/remap_record.py), so a
+    """``{"remap": ...}``: the gold set's last applied remap (core/gold/remap_record.py), so a
     comparison can tell its translated gold from a person's relabel; else ``{}``."""
-    from ci_eval.core.remap_record import latest_remap
+    from ci_eval.core.gold.remap_record import latest_remap
 
     found = latest_remap(gold.provenance)
     return {"remap": found} if found is not None else {}
@@ -251,7 +251,7 @@ def recorded_remap_of(gold) -> dict:
 def remap_of(inputs: Inputs) -> dict:
     """``{"remap": ...}`` when some gold ids are stale and the gold set has anchors to map
     them back with (what `ci-eval gold remap` would do), else ``{}``."""
-    from ci_eval.core.remap import plan_remap, remap_summary
+    from ci_eval.core.gold.remap import plan_remap, remap_summary
 
     gold, manifest = inputs.gold, inputs.manifest
     if manifest is None or not gold.anchors:

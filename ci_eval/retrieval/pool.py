@@ -7,7 +7,7 @@ import threading
 import time
 from operator import attrgetter
 
-from ci_eval.core.results import failed
+from ci_eval.core.artefact.results import failed
 
 _ID = attrgetter("id")  # an item's key by default: a question's id, taken in C
 

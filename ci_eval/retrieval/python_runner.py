@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from itertools import repeat
 
-from ci_eval.core.results import ResultError, Retrieved, clean, clean_batch, failed
+from ci_eval.core.artefact.results import ResultError, Retrieved, clean, clean_batch, failed
 from ci_eval.inputs.pyimport import ImportFailed, describe_failure, import_target, os_exit_raises
 from ci_eval.retrieval.pool import run_pool
 from ci_eval.retrieval.query import Query

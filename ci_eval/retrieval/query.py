@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ci_eval.core.results import Retrieved
+from ci_eval.core.artefact.results import Retrieved
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,11 +42,13 @@ RUNNER_MODULES = {
 }
 
 
+# The types whose user code runs in the worker process (retrieval/worker.py).
+IN_WORKER = frozenset({"python", "langchain", "llamaindex", "haystack"})
+
+
 def runner_for(retriever_type: str) -> Runner:
     """The runner of a type. The python and framework types run the user's code in a worker
     process watched from here (retrieval/worker.py), so that it cannot hold this one."""
-    from ci_eval.retrieval.worker import IN_WORKER
-
     if retriever_type in IN_WORKER:
         return importlib.import_module("ci_eval.retrieval.worker").runner
     return importlib.import_module(RUNNER_MODULES[retriever_type]).runner

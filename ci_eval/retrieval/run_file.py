@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from ci_eval.core.results import NOT_IN_RUN_FILE, ResultError, Retrieved, clean, failed
+from ci_eval.core.artefact.results import NOT_IN_RUN_FILE, ResultError, Retrieved, clean, failed
 from ci_eval.errors import InputError
 from ci_eval.retrieval.query import Query
 from ci_eval.retrieval.run_file_checks import check_results

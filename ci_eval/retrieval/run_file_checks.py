@@ -4,7 +4,7 @@ run files: JSON lines (retrieval/run_file.py) and OpenInference spans
 
 from __future__ import annotations
 
-from ci_eval.core.results import ResultError, parse_pair
+from ci_eval.core.artefact.results import ResultError, parse_pair
 from ci_eval.errors import InputError
 
 

@@ -8,7 +8,7 @@ def part_questions(questions, shard) -> tuple[list[int] | None, list]:
     """(gold-set positions or None, the questions to ask): all of them without a shard."""
     if shard is None:
         return None, list(questions)
-    from ci_eval.core.shard import select
+    from ci_eval.core.artefact.shard import select
 
     chosen = select(questions, shard)
     return [i for i, _ in chosen], [q for _, q in chosen]

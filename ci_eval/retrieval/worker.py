@@ -36,7 +36,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 
-from ci_eval.core.results import Retrieved, failed
+from ci_eval.core.artefact.results import Retrieved, failed
 from ci_eval.errors import InputError, RetrieverError
 from ci_eval.retrieval.query import Query
 
@@ -44,7 +44,6 @@ from ci_eval.retrieval.query import Query
 # the hundredth of a second when it can run; this process steps in only when it cannot.
 GRACE = 2.0
 # The types whose code runs in ci-eval's interpreter unless it runs here.
-IN_WORKER = frozenset({"python", "langchain", "llamaindex", "haystack"})
 # The framework each type needs, checked here before a child is started, so that a missing
 # one is bad input at retriever.type (exit 2) as the runner itself would say.
 _FRAMEWORKS = {"langchain": ("langchain_core", "langchain-core"),
@@ -84,7 +83,7 @@ class _Child:
             clock_fd = clock_file.fileno()
         self.lines: queue.SimpleQueue = queue.SimpleQueue()
         self.answered: set[int] = set()  # positions (in this child's questions) answered
-        setup = {"config": config, "questions": questions, "known_ids": known_ids, "clock_fd": clock_fd,
+        setup = {"retriever_config": config, "questions": questions, "known_ids": known_ids, "clock_fd": clock_fd,
                  "from_the_start": from_the_start}
         payload = json.dumps([sys.path, _ROOT]).encode() + b"\n" + pickle.dumps(setup, pickle.HIGHEST_PROTOCOL)
         threading.Thread(target=self._write, args=(payload,), daemon=True).start()

@@ -148,7 +148,7 @@ def _answer(out: _Out, setup: dict, clock) -> None:
     from ci_eval.retrieval import python_runner
     from ci_eval.retrieval.query import RUNNER_MODULES
 
-    config, known = setup["config"], setup["known_ids"]
+    config, known = setup["retriever_config"], setup["known_ids"]
     queries = []
     for index, (qid, text) in enumerate(setup["questions"]):
         asked = Asked(text)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ci_eval.core.metrics import GradeTable, judged_matrix
-from ci_eval.core.ranking import order_moves
+from ci_eval.core.measure.metrics import GradeTable, judged_matrix
+from ci_eval.core.measure.ranking import order_moves
 from ci_eval.trec.heap import held_heap
 from ci_eval.trec.parse import Qrels, Run, _pad
 

@@ -92,7 +92,7 @@ def measure_values(measures: Measures, judged) -> dict:
     """Per-query arrays for every measure name (counts as integer arrays)."""
     import numpy as np
 
-    from ci_eval.core.metrics import compute_table, resolve_metric
+    from ci_eval.core.measure.metrics import compute_table, resolve_metric
 
     table = judged.table
     out: dict = {}

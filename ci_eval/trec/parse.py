@@ -41,7 +41,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ci_eval.core.ranking import distinct_sorted
+from ci_eval.core.measure.ranking import distinct_sorted
 from ci_eval.errors import InputError
 from ci_eval.trec.heap import held_heap
 

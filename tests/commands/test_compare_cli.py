@@ -197,7 +197,7 @@ def test_the_detectable_change_line_says_it_depends_on_the_spread(runs, tmp_path
 def test_version_2_artefacts_give_their_version_1_twins_report_byte_for_byte(tmp_path):
     from factories import as_v2
 
-    from ci_eval.core.artefact import dumps
+    from ci_eval.core.artefact.artefact import dumps
 
     ranks = [1, 2, 1, 3, 1, 1, 2, 1, 4, 1]
     base = artefact([spec(f"q{i}", ["g"], at(r), tags=["faq"]) for i, r in enumerate(ranks)]

@@ -15,7 +15,7 @@ from run_files import read_run
 from shard_helpers import without_times
 from suite_paths import SUPPORT
 
-from ci_eval.core.shard import shard_of
+from ci_eval.core.artefact.shard import shard_of
 
 WORDS = ["alpha", "beta", "gamma", "delta", "zeta", "boom"]
 COUNT = 3

@@ -1,5 +1,5 @@
 """The summary's counts, as `run` and `merge` write them and every reader checks them, by one
-rule (core/artefact.in_means): a failed unanswerable question counts among the errors, never
+rule (core/artefact/artefact.in_means): a failed unanswerable question counts among the errors, never
 in the overall or per-tag counts."""
 
 from __future__ import annotations

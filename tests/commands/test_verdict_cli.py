@@ -184,7 +184,7 @@ def test_no_comparison_without_relative_rules_passes_but_says_it_compared_nothin
 
 
 def test_fewer_shared_questions_than_the_minimum_is_no_comparison(tmp_path):
-    from ci_eval.core.diff_goldset import MIN_SHARED
+    from ci_eval.core.compare.diff_goldset import MIN_SHARED
 
     kept = questions(MIN_SHARED - 1)
     gone = questions(MIN_SHARED + 3, "gone")

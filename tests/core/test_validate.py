@@ -12,7 +12,7 @@ def test_json_path_spells_indexes_and_keys():
 def test_a_key_holding_a_newline_or_nothing_is_quoted_so_the_place_stays_one_line():
     assert json_path(["questions", 0, "gold", "\n"]) == 'questions[0].gold["\\u000a"]'
     assert json_path(["gold", ""]) == 'gold[""]'
-    from ci_eval.core.goldset import parse_gold_set
+    from ci_eval.core.gold.goldset import parse_gold_set
     from ci_eval.errors import InputError
 
     bad = {"schema_version": 1, "index_version": "v",

@@ -22,7 +22,7 @@ from action_harness import (
     verdict_line,
 )
 
-from ci_eval.core.budget import GITHUB_LIMIT, SUMMARY_LIMIT
+from ci_eval.core.report.budget import GITHUB_LIMIT, SUMMARY_LIMIT
 
 QUESTIONS = 10_000
 

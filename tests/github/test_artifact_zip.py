@@ -218,8 +218,8 @@ def test_the_writer_and_the_baseline_reader_share_one_limit():
 def test_an_artefact_over_the_limit_is_refused_when_written_and_what_fits_is_read_back(tmp_path):
     import json
 
-    from ci_eval.core.artefact_writer import END_KEYS, artefact_pieces
-    from ci_eval.core.question_row import to_row
+    from ci_eval.core.artefact.artefact_writer import END_KEYS, artefact_pieces
+    from ci_eval.core.artefact.question_row import to_row
     from ci_eval.inputs.artefact_file import run_from_bytes
     from ci_eval.inputs.artefact_out import write_artefact
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from run_files import read_run
 
 from ci_eval.cli import main
-from ci_eval.core.fingerprint import text_hash
+from ci_eval.core.gold.fingerprint import text_hash
 from ci_eval.trec.parse import read_qrels_dict
 
 DOC = "Wings make lift. " * 6 + "Lift depends on speed. " * 6 + "Drag slows the plane. " * 6
@@ -201,7 +201,7 @@ def test_check_run_and_the_comment_name_the_remap(tmp_path, capsys):
 
 
 def test_the_hint_counts_proposals_and_stays_silent_without_remaps():
-    from ci_eval.core.remap import remap_hint
+    from ci_eval.core.gold.remap import remap_hint
 
     assert remap_hint(None) == "" and remap_hint({"automatic": 0, "proposed": 0, "unresolved": 4}) == ""
     assert remap_hint({"automatic": 1, "proposed": 2, "unresolved": 1}) == (

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from projects import cli
 
-from ci_eval.core.goldformat import dumps_gold_set
+from ci_eval.core.gold.goldformat import dumps_gold_set
 
 
 def changed_lines(before: str, after: str) -> tuple[list[str], list[str]]:

@@ -9,7 +9,7 @@ import pytest
 from factories import artefact, as_v2, spec
 from factories import ranked_with_gold_at as at
 
-from ci_eval.core.artefact import dumps, read_artefact
+from ci_eval.core.artefact.artefact import dumps, read_artefact
 from ci_eval.errors import InputError, InputErrors
 from ci_eval.inputs import artefact_file
 from ci_eval.inputs.artefact_file import read_run, run_from_bytes

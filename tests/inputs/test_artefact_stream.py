@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from shard_helpers import run_to, write_project
 
-from ci_eval.core.shard import Shard, shard_of
+from ci_eval.core.artefact.shard import Shard, shard_of
 from ci_eval.errors import InputError
 from ci_eval.inputs import artefact_stream
 from ci_eval.inputs.artefact_stream import checked_data, part_of_data, read_part, read_rankings

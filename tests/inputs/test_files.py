@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from suite_paths import BAD_INPUTS_PROJECT
 
-from ci_eval.core.artefact import SCHEMA_VERSION
+from ci_eval.core.artefact.artefact import SCHEMA_VERSION
 from ci_eval.errors import InputError
 from ci_eval.inputs.files import atomic_append, atomic_write, read_json, read_toml
 

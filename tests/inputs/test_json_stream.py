@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ci_eval.core.goldset import parse_gold_set
+from ci_eval.core.gold.goldset import parse_gold_set
 from ci_eval.errors import InputErrors
 from ci_eval.inputs.files import SURROGATE_ESCAPE, read_json
 from ci_eval.inputs.json_stream import GiveUp, stream_object

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from ci_eval.core.fingerprint import text_hash
+from ci_eval.core.gold.fingerprint import text_hash
 from ci_eval.errors import InputError
 from ci_eval.inputs.manifest import read_manifest
 

@@ -20,8 +20,8 @@ from run_files import read_run
 from shard_helpers import merge_in_process, run_in_process, run_to, without_times, write_project
 from suite_paths import SUPPORT
 
-from ci_eval.core.question_row import QUESTION_FIELDS
-from ci_eval.core.shard import Shard
+from ci_eval.core.artefact.question_row import QUESTION_FIELDS
+from ci_eval.core.artefact.shard import Shard
 from ci_eval.errors import EXIT_BAD_INPUT, InputError, RetrieverError
 from ci_eval.inputs import artefact_out, writer_process
 

@@ -232,7 +232,7 @@ def test_keep_and_bin_candidate_questions(tmp_path, page, running):
     open_page(page, label)
     assert page.locator("#candidate-list li .chunk-text").all_text_contents() == ["delta please", "ALPHA please!"]
     assert page.locator("#candidate-list li .flag").all_text_contents() == ["near-duplicate of q1"]
-    from ci_eval.core.candidates import candidate_id
+    from ci_eval.core.gold.candidates import candidate_id
 
     kept, binned = candidate_id("delta please"), candidate_id("ALPHA please!")
     focused = page.locator("#candidate-list li.focused")
@@ -295,7 +295,7 @@ def test_requests_without_the_token_are_refused(tmp_path, page, running):
 
 
 def test_the_demo_corpus_can_be_labelled_again(tmp_path, page, running):
-    from ci_eval.core.pooling import pool_question
+    from ci_eval.core.gold.pooling import pool_question
     from ci_eval.demo.retriever import search
     from ci_eval.demo.run import demo_config_path
     from ci_eval.inputs.loaders import load_config

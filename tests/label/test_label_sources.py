@@ -9,7 +9,7 @@ from ci_eval.label.sources import MAX_TEXT, rankings_from_file, read_candidates,
 
 def test_pool_rankings_from_an_artefact_and_from_a_trec_run(tmp_path):
     art = tmp_path / "head.json"
-    from ci_eval.core.artefact import dumps
+    from ci_eval.core.artefact.artefact import dumps
 
     art.write_text(dumps(artefact([spec("q1", ["a"], ["b", "a"]), spec("q2", ["c"], [])])))
     assert rankings_from_file(str(art)) == {"q1": ["b", "a"], "q2": []}

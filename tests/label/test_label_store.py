@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from ci_eval.core.judgement import Stamp, apply_grade
+from ci_eval.core.gold.judgement import Stamp, apply_grade
 from ci_eval.errors import InputErrors
 from ci_eval.label.store import GoldStore
 

@@ -18,7 +18,7 @@ from run_files import read_run
 from shard_helpers import run_in_process, without_times
 from suite_paths import SUPPORT
 
-from ci_eval.core.shard import Shard
+from ci_eval.core.artefact.shard import Shard
 from ci_eval.retrieval.cache import FILE_NAME, MAX_AGE_DAYS
 
 

@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from ci_eval.core.results import ResultError
+from ci_eval.core.artefact.results import ResultError
 from ci_eval.retrieval.extract import adapt_callable, ranked, result_id
 
 

@@ -111,7 +111,7 @@ def test_a_command_that_reports_an_error_on_an_unanswerable_question(tmp_path):
 
 
 def test_the_first_questions_failing_alike_stop_the_run_with_one_message(tmp_path):
-    from ci_eval.core.results import STOP_AFTER
+    from ci_eval.core.artefact.results import STOP_AFTER
     from ci_eval.retrieval.pool import lookahead
 
     n = 500
@@ -137,7 +137,7 @@ def test_the_first_questions_failing_alike_stop_the_run_with_one_message(tmp_pat
 
 
 def test_failures_that_differ_do_not_stop_the_run(tmp_path):
-    from ci_eval.core.results import STOP_AFTER
+    from ci_eval.core.artefact.results import STOP_AFTER
 
     n = 2 * STOP_AFTER
     write_gold(tmp_path, [{"id": f"q{i:02d}", "question": f"q {i}", "gold": ["c"]} for i in range(n)])

@@ -8,7 +8,7 @@ import pytest
 from projects import write_config, write_module
 
 from ci_eval.cli import main
-from ci_eval.core.artefact_size import FLOAT, LONGEST_FLOAT
+from ci_eval.core.artefact.artefact_size import FLOAT, LONGEST_FLOAT
 from ci_eval.inputs import loaders
 
 # Records every question it is asked (one line each), answers with ids of the index,

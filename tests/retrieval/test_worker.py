@@ -82,7 +82,7 @@ def test_a_retriever_s_atexit_and_threads_do_not_outlive_its_process(tmp_path):
 # -- what the worker sends back -----------------------------------------------------------
 
 def _results():
-    from ci_eval.core.results import Retrieved, failed
+    from ci_eval.core.artefact.results import Retrieved, failed
 
     return [(0, Retrieved(("kb/a", "kb/b b", "ü"), (2.5, 1.0, -3e-300), 1.25, None, ("duplicate id(s) dropped",))),
             (3, failed("retriever raised ValueError: x", 0.5)),
@@ -104,7 +104,7 @@ def test_a_batch_of_results_reads_back_exactly():
 def test_an_id_holding_a_nul_goes_unpacked_and_still_reads_back():
     import json
 
-    from ci_eval.core.results import Retrieved
+    from ci_eval.core.artefact.results import Retrieved
     from ci_eval.retrieval.worker import _retrieved
     from ci_eval.retrieval.worker_serve import packed
 

@@ -45,7 +45,7 @@ GOLD = {
         {"id": "q2", "question": "beta please", "gold": {"beta": 2, "retired": 1}},
         {"id": "q3", "question": "gamma please", "gold": ["gamma"], "tags": ["greek"]},
         {"id": "q4", "question": "nothing about omega", "gold": [], "unanswerable": True},
-        # enough comparable questions for a comparison (core/diff_goldset.py MIN_SHARED)
+        # enough comparable questions for a comparison (core/compare/diff_goldset.py MIN_SHARED)
         {"id": "q6", "question": "delta please", "gold": ["delta"]},
         {"id": "q7", "question": "epsilon please", "gold": ["epsilon"]},
         {"id": "q8", "question": "alpha again", "gold": ["alpha"]},

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from ci_eval.core.artefact import Artefact, read_artefact
+from ci_eval.core.artefact.artefact import Artefact, read_artefact
 
 DEFAULT_CONFIG = {"retriever": {"type": "python", "target": "app.search:search",
                                 "params": {"k1": 1.2, "b": 0.75}}}
@@ -173,8 +173,8 @@ def run(specs: list[dict], **kw) -> Artefact:
 
 def as_v2(data: dict) -> dict:
     """The version 2 artefact holding the same facts as the version 1 ``data``: each
-    question a row (core/question_row.py), the field order named."""
-    from ci_eval.core.question_row import QUESTION_FIELDS, to_row
+    question a row (core/artefact/question_row.py), the field order named."""
+    from ci_eval.core.artefact.question_row import QUESTION_FIELDS, to_row
 
     metrics = data["metrics"]
     return {**data, "schema_version": 2, "question_fields": list(QUESTION_FIELDS),

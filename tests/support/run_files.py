@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ci_eval.core.question_row import QUESTION_FIELDS, from_row
+from ci_eval.core.artefact.question_row import QUESTION_FIELDS, from_row
 
 
 def as_objects(data: dict) -> dict:

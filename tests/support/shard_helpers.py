@@ -9,7 +9,7 @@ from pathlib import Path
 
 from run_files import read_run
 
-from ci_eval.core.artefact import dumps
+from ci_eval.core.artefact.artefact import dumps
 
 CONFIG = """gold_set = "gold.json"
 k = 1

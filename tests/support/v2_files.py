@@ -7,12 +7,12 @@ from array import array
 import numpy as np
 from factories import artefact, as_v2
 
-from ci_eval.core.artefact_writer import END_KEYS, artefact_pieces
+from ci_eval.core.artefact.artefact_writer import END_KEYS, artefact_pieces
 
 
 def write_v2(path, specs: list[dict], **kw) -> None:
     """The artefact of ``specs`` (factories.artefact's keywords in ``kw``) written by the
-    writer's own pieces (core/artefact_writer.py)."""
+    writer's own pieces (core/artefact/artefact_writer.py)."""
     data = as_v2(artefact(specs, **kw))
     head = {k: v for k, v in data.items() if k not in END_KEYS | {"questions", "question_fields"}}
     end = {k: v for k, v in data.items() if k in END_KEYS}

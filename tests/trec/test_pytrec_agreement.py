@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ci_eval.core.metrics import compute_table
+from ci_eval.core.measure.metrics import compute_table
 from ci_eval.trec import parse as trec
 from ci_eval.trec.judge import judge
 
@@ -67,8 +67,8 @@ def test_agrees_with_pytrec_eval_per_query(seed, level):
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("level", [1, 2])
 def test_compute_from_lists_agrees_with_pytrec_eval(seed, level):
-    from ci_eval.core.metrics import compute
-    from ci_eval.core.ranking import order
+    from ci_eval.core.measure.metrics import compute
+    from ci_eval.core.measure.ranking import order
 
     qrels, run = random_case(seed)
     run = {q: r for q, r in run.items() if r}

@@ -24,7 +24,7 @@ def imports_of(path: Path):
             yield node.module
 
 
-@pytest.mark.parametrize("module", sorted(CORE.glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("module", sorted(CORE.rglob("*.py")), ids=lambda p: p.relative_to(CORE).as_posix())
 def test_core_module_does_no_io(module):
     names = list(imports_of(module))
     bad = [n for n in names if n.split(".")[0] in FORBIDDEN]

@@ -37,7 +37,7 @@ def test_only_the_shell_imports_commands():
 
 def test_the_check_sees_an_upward_import(tmp_path):
     sample = tmp_path / "sample.py"
-    sample.write_text("from ci_eval.commands.compare import run\nfrom ci_eval import commands\nimport ci_eval.core.gate\n")
+    sample.write_text("from ci_eval.commands.compare import run\nfrom ci_eval import commands\nimport ci_eval.core.compare.gate\n")
     assert reaches_commands(sample) == ["ci_eval.commands", "ci_eval.commands.compare", "ci_eval.commands.compare.run"]
 
 
@@ -93,3 +93,54 @@ def test_the_check_sees_a_circle_through_a_late_import(tmp_path):
     (package / "core" / "c.py").write_text("import ci_eval.core.a\n")
     (package / "core" / "d.py").write_text("from ci_eval.core.a import y\n")
     assert import_circles(import_graph(package)) == [["ci_eval.core.a", "ci_eval.core.b", "ci_eval.core.c"]]
+
+
+# ----------------------------------------------------------------- the core's wings
+# ci_eval/core/ is in wings stacked report -> compare -> artefact -> gold -> measure: a module
+# imports only its own wing and the floors below it. The modules at core's root (config,
+# validate, text, ...) are the floor between gold and measure: every wing above measure uses
+# them, config resolves metric names through measure's registry, and measure needs nothing else.
+FLOORS = ("measure", "", "gold", "artefact", "compare", "report")
+CORE = PACKAGE / "core"
+
+
+def floor_of(module: str) -> int | None:
+    """A core module's floor (its wing's place in FLOORS, "" for core's root); None outside."""
+    parts = module.split(".")
+    if parts[:2] != ["ci_eval", "core"] or len(parts) < 3:
+        return None
+    return FLOORS.index(parts[2] if parts[2] in FLOORS else "")
+
+
+def upward_imports(path: Path, module: str) -> list[str]:
+    """What ``path``, the core module ``module``, imports from a floor above its own."""
+    own = floor_of(module)
+    return sorted(n for n in imported_modules(path) if (floor := floor_of(n)) is not None and floor > own)
+
+
+def test_every_folder_of_the_core_is_a_wing():
+    folders = {p.name for p in CORE.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert folders == set(FLOORS) - {""}
+    assert all((CORE / wing / "__init__.py").is_file() for wing in folders)
+
+
+def test_no_import_runs_back_up_a_wing():
+    offenders = {}
+    for path in sorted(CORE.rglob("*.py")):
+        found = upward_imports(path, module_name(path))
+        if found:
+            offenders[path.relative_to(PACKAGE).as_posix()] = found
+    assert offenders == {}
+
+
+def test_the_check_sees_an_import_running_back_up_a_wing(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text("from ci_eval.core.report.render import render\n"
+                      "def late():\n    import ci_eval.core.compare.gate\n"
+                      "from ci_eval.core import config\nfrom ci_eval.core.measure.metrics import resolve_metric\n"
+                      "from ci_eval.core.artefact.artefact import Artefact\nfrom ci_eval.errors import InputError\n")
+    assert upward_imports(sample, "ci_eval.core.artefact.artefact") == [
+        "ci_eval.core.compare.gate", "ci_eval.core.report.render", "ci_eval.core.report.render.render"]
+    # core's root is above measure: config (as every floor) is out of measure's reach
+    assert "ci_eval.core.config" in upward_imports(sample, "ci_eval.core.measure.metrics")
+    assert upward_imports(sample, "ci_eval.core.report.render") == []

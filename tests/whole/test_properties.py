@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from suite_paths import BAD_INPUTS_PROJECT
 
-from ci_eval.core.artefact import validate_artefact
+from ci_eval.core.artefact.artefact import validate_artefact
+from ci_eval.core.artefact.results import ResultError, Retrieved, clean
 from ci_eval.core.config import Config, parse_config
-from ci_eval.core.goldset import GoldSet, parse_gold_set
-from ci_eval.core.manifest import ChunkIndex
-from ci_eval.core.results import ResultError, Retrieved, clean
+from ci_eval.core.gold.goldset import GoldSet, parse_gold_set
+from ci_eval.core.gold.manifest import ChunkIndex
 from ci_eval.errors import InputError
 from ci_eval.github import env as actions_env
 from ci_eval.inputs.files import decode, parse_json, read_toml
@@ -260,7 +260,7 @@ plain_scores = st.sampled_from([2.0, 1.0, 0.5, 0.0, -0.0, -1.0, float("nan"), fl
 def test_cleans_straight_line_path_gives_what_the_general_one_gives(raw, depth, known):
     """``clean`` takes a shortcut for plain, ordered pairs: it must never differ from the
     general path, result or error."""
-    from ci_eval.core import results
+    from ci_eval.core.artefact import results
 
     def outcome(fn):
         try:
@@ -289,7 +289,7 @@ gold_questions = st.fixed_dictionaries(
 def test_the_gold_sets_straight_line_question_check_never_passes_what_the_schema_refuses(question):
     from jsonschema import Draft202012Validator
 
-    from ci_eval.core.goldset import _question_valid
+    from ci_eval.core.gold.goldset import _question_valid
     from ci_eval.schemas import load
 
     schema = load("goldset")

@@ -1,0 +1,159 @@
+"""The gate's policy: the config's ``[gate]`` table (and the CLI's overrides) parsed into
+``GatePolicy``, every problem reported at once. The rules themselves are in ``gate.py``."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ci_eval.core.measure.metrics import resolve_metric
+from ci_eval.errors import InputError, InputErrors, UsageError
+
+REGRESSION_POLICIES = ("significant", "always")
+
+
+@dataclass(frozen=True)
+class GatePolicy:
+    min: tuple[tuple[str, float], ...] = ()
+    max_drop: tuple[tuple[str, float], ...] = ()
+    regressions: str = "significant"
+    protected: tuple[str, ...] = ()
+    max_new_misses: int | None = None
+    tag_min: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
+    max_stale: int | None = None
+    abstention: bool = False  # McNemar on false answers and false "not found" (abstention.py)
+
+    @classmethod
+    def from_mapping(cls, d: Mapping | None, source: str = "gate") -> GatePolicy:
+        """Build from the ``[gate]`` table, reporting every problem at once."""
+        d = dict(d or {})
+        problems: list[InputError] = []
+
+        def err(place: str, message: str) -> None:
+            problems.append(InputError(message, source, place))
+
+        known = {"min", "max_drop", "regressions", "protected", "max_new_misses",
+                 "tag_min", "max_stale", "abstention"}
+        for key in sorted(set(d) - known, key=str):
+            err(str(key), f"unknown gate rule (expected one of {', '.join(sorted(known))})")
+        mins = _metric_table(d.get("min"), "min", err)
+        drops = _metric_table(d.get("max_drop"), "max_drop", err, nonnegative=True)
+        regressions = d.get("regressions", "significant")
+        if regressions not in REGRESSION_POLICIES:
+            err("regressions", f'expected "significant" or "always", got {regressions!r}')
+            regressions = "significant"
+        protected = d.get("protected", ())
+        if not isinstance(protected, (list, tuple)) or not all(
+                isinstance(p, str) for p in protected):
+            err("protected", "expected a list of question ids")
+            protected = ()
+        counts = {}
+        for key in ("max_new_misses", "max_stale"):
+            value = d.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or value < 0):
+                err(key, f"expected a non-negative integer, got {value!r}")
+                value = None
+            counts[key] = value
+        tag_min = []
+        raw_tags = d.get("tag_min") or {}
+        if not isinstance(raw_tags, Mapping):
+            err("tag_min", "expected a table of tag = { metric = floor }")
+            raw_tags = {}
+        for tag in sorted(raw_tags, key=str):
+            table = _metric_table(raw_tags[tag], f"tag_min.{tag}", err)
+            if table:
+                tag_min.append((str(tag), table))
+        abstention = d.get("abstention", False)
+        if not isinstance(abstention, bool):
+            err("abstention", f"expected true or false, got {abstention!r}")
+        if problems:
+            raise InputErrors(problems)
+        return cls(mins, drops, regressions, tuple(dict.fromkeys(protected)),
+                   counts["max_new_misses"], tuple(tag_min), counts["max_stale"], abstention)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.min or self.max_drop or self.protected or self.tag_min or self.abstention
+                    or self.max_new_misses is not None or self.max_stale is not None)
+
+    def with_overrides(self, min: Mapping[str, float] | None = None,
+                       max_drop: Mapping[str, float] | None = None) -> GatePolicy:
+        """CLI flags win over the config, metric by metric."""
+        mins = dict(self.min)
+        mins.update(min or {})
+        drops = dict(self.max_drop)
+        drops.update(max_drop or {})
+        return GatePolicy(tuple(sorted(mins.items())), tuple(sorted(drops.items())),
+                          self.regressions, self.protected, self.max_new_misses,
+                          self.tag_min, self.max_stale, self.abstention)
+
+    def as_dict(self) -> dict:
+        return {
+            "min": dict(self.min),
+            "max_drop": dict(self.max_drop),
+            "regressions": self.regressions,
+            "protected": list(self.protected),
+            "max_new_misses": self.max_new_misses,
+            "tag_min": {t: dict(m) for t, m in self.tag_min},
+            "max_stale": self.max_stale,
+            "abstention": self.abstention,
+        }
+
+
+def canonical_metric(name: str) -> str:
+    """The registry's canonical name: ``success_5`` -> ``hit@5``; InputError if unknown."""
+    return resolve_metric(name).name
+
+
+def _metric_table(raw, place: str, err, nonnegative: bool = False):
+    if raw is None:
+        return ()
+    if not isinstance(raw, Mapping):
+        err(place, "expected a table of metric = number")
+        return ()
+    out = {}
+    for name in sorted(raw, key=str):
+        value = raw[name]
+        where = f"{place}.{name}"
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            err(where, f"expected a number, got {value!r}")
+            continue
+        if nonnegative and value < 0:
+            err(where, f"expected a number >= 0, got {value!r}")
+            continue
+        try:
+            canonical = canonical_metric(str(name))
+        except InputError as exc:  # the registry's own message names the problem
+            err(where, exc.message)
+            continue
+        out[canonical] = float(value)
+    return tuple(sorted(out.items()))
+
+
+def parse_override(text: str, flag: str) -> tuple[str, float]:
+    """``"hit@5=0.8"`` -> ``("hit@5", 0.8)``; a usage error names the flag otherwise."""
+    name, sep, value = str(text).partition("=")
+    name = name.strip()
+    try:
+        number = float(value)
+    except ValueError:
+        number = None
+    if not sep or not name or number is None or math.isnan(number):
+        raise UsageError(f"{flag} expects METRIC=VALUE (e.g. {flag} hit@5=0.8), got {text!r}")
+    try:
+        return canonical_metric(name), number
+    except InputError as exc:
+        raise UsageError(f"{flag} {text}: {exc.message}") from exc
+
+
+def merge_overrides(policy: GatePolicy, mins: list[str] | None = (),
+                    max_drops: list[str] | None = ()) -> GatePolicy:
+    """Apply ``--min METRIC=VALUE`` and ``--max-drop METRIC=VALUE`` flags to a policy."""
+    m = dict(parse_override(t, "--min") for t in mins or ())
+    d = dict(parse_override(t, "--max-drop") for t in max_drops or ())
+    for name, value in d.items():
+        if value < 0:
+            raise UsageError(f"--max-drop {name}={value}: a drop must be >= 0")
+    return policy.with_overrides(min=m, max_drop=d)

@@ -1,0 +1,318 @@
+"""The gold set: questions, the chunk ids that answer them, and the index they came from."""
+
+from __future__ import annotations
+
+import hashlib
+import operator
+from dataclasses import dataclass, field
+from itertools import chain, repeat
+from typing import Any
+
+from ci_eval.core.gold.anchors import parse_anchors
+from ci_eval.core.validate import problems_or_none
+from ci_eval.errors import InputError, InputErrors
+
+
+@dataclass(frozen=True, slots=True)  # slots: a million of them in a large gold set
+class Question:
+    id: str
+    question: str
+    # (chunk id, grade) pairs in the order the file gives them; a binary list gives grade 1.
+    gold: tuple[tuple[str, int], ...]
+    tags: tuple[str, ...] = ()
+    unanswerable: bool = False
+
+    @property
+    def gold_map(self) -> dict[str, int]:
+        return dict(self.gold)
+
+    def stale_ids(self, index_ids) -> list[str]:
+        """Gold ids missing from the index, sorted; none when the index is unknown (None)."""
+        if index_ids is None:
+            return []
+        return sorted({g for g, _ in self.gold if g not in index_ids})
+
+
+@dataclass(frozen=True)
+class GoldSet:
+    schema_version: int
+    index_version: str | None
+    questions: tuple[Question, ...]
+    provenance: dict = field(default_factory=dict, hash=False, compare=False)
+    # chunk id -> core.anchors.Anchor (schema version 2); empty for a set never anchored.
+    anchors: dict = field(default_factory=dict, hash=False, compare=False)
+
+    def by_id(self) -> dict[str, Question]:
+        return {q.id: q for q in self.questions}
+
+
+def _place(path: str, data: Any) -> str:
+    """Name the question id next to its index, so users can find it in a long file."""
+    if path.startswith("questions[") and isinstance(data, dict):
+        index = path[len("questions[") : path.index("]")]
+        questions = data.get("questions")
+        if index.isdigit() and isinstance(questions, list) and int(index) < len(questions):
+            item = questions[int(index)]
+            if isinstance(item, dict) and isinstance(item.get("id"), str):
+                # The same shape as the semantic checks below: question 'q1' (questions[0]).gold
+                head = f"questions[{index}]"
+                return f"question {item['id']!r} ({head}){path[len(head):]}"
+    return path
+
+
+def _question_problems(raw: Any, i: int, seen: dict, source: str) -> list[InputError]:
+    """The checks the schema cannot express, on one question that has the fields they read
+    (the others have their shape problems from the schema: both are reported at once)."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
+        return []
+    qid, gold_raw = raw["id"], raw.get("gold")
+    if (type(gold_raw) is list and gold_raw and qid not in seen and raw.get("unanswerable") is not True
+            and set(map(type, gold_raw)) == _STR and len(set(gold_raw)) == len(gold_raw)):
+        seen[qid] = i  # the common case, a new answerable question with distinct gold ids
+        return []
+    where = f"question {qid!r} (questions[{i}])"
+    problems = []
+    if qid in seen:
+        problems.append(InputError(f"duplicate question id (first at questions[{seen[qid]}])", source, where))
+    else:
+        seen[qid] = i
+    if isinstance(gold_raw, list) and all(isinstance(g, str) for g in gold_raw):
+        grades = [1] * len(gold_raw)
+        dup = sorted({g for g in gold_raw if gold_raw.count(g) > 1})
+        if dup:
+            problems.append(InputError(f"gold lists {dup[0]!r} twice", source, f"{where}.gold"))
+    elif isinstance(gold_raw, dict) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                            for v in gold_raw.values()):
+        grades = list(gold_raw.values())
+    else:
+        return problems  # a gold or a grade of the wrong type: the schema said so
+    unanswerable = raw.get("unanswerable", False) is True
+    if unanswerable and gold_raw:
+        problems.append(InputError("an unanswerable question must have no gold ids (gold: [])", source,
+                                   f"{where}.gold"))
+    if not unanswerable and not any(grade > 0 for grade in grades):
+        problems.append(InputError(
+            "an answerable question needs at least one gold id with a grade of 1 or more "
+            '(or mark it "unanswerable": true)', source, f"{where}.gold"))
+    return problems
+
+
+def _question(raw: dict, names: dict) -> Question:
+    gold_raw = raw["gold"]
+    gold = (
+        tuple(zip(map(names.setdefault, gold_raw, gold_raw), repeat(1)))
+        if isinstance(gold_raw, list)
+        else tuple((names.setdefault(g, g), int(v)) for g, v in gold_raw.items())
+    )
+    tags = tuple(names.setdefault(t, t) for t in raw.get("tags", ()))
+    return Question(id=raw["id"], question=raw["question"], gold=gold, tags=tags,
+                    unanswerable=bool(raw.get("unanswerable", False)))
+
+
+_STR = {str}
+_QUESTION_KEYS = frozenset({"id", "question", "gold", "tags", "unanswerable", "notes"})
+
+
+def _text(value, longest: int) -> bool:
+    return type(value) is str and 1 <= len(value) <= longest
+
+
+def _question_valid(raw) -> bool:
+    """True only when the schema surely accepts ``raw`` as a question, in straight-line
+    code (a few microseconds, where the general check takes tens); False sends the
+    document to the general check, which words the problem."""
+    if type(raw) is not dict or not _QUESTION_KEYS.issuperset(raw):
+        return False
+    qid, text, gold = raw.get("id"), raw.get("question"), raw.get("gold")
+    if not (type(qid) is str and 0 < len(qid) <= 200 and type(text) is str and 0 < len(text) <= 10_000):
+        return False
+    if type(gold) is list:
+        if gold and (set(map(type, gold)) != _STR or not all(gold) or max(map(len, gold)) > 1000):
+            return False
+    elif type(gold) is dict:
+        if not all(_text(g, 1000) and type(v) is int and -1000 <= v <= 1000 for g, v in gold.items()):
+            return False
+    else:
+        return False
+    tags = raw.get("tags", ())
+    if not (type(tags) in (list, tuple) and all(_text(t, 100) for t in tags)):
+        return False
+    return type(raw.get("unanswerable", False)) is bool and type(raw.get("notes", "")) is str
+
+
+_SHELLS: dict[int, dict] = {}
+
+
+def _shell(schema: dict) -> dict:
+    """The gold-set schema without the check of each question (done by _question_valid)."""
+    shell = _SHELLS.get(id(schema))
+    if shell is None:
+        rows = schema["properties"]["questions"]
+        shell = _SHELLS[id(schema)] = {**schema, "properties": {
+            **schema["properties"], "questions": {k: v for k, v in rows.items() if k != "items"}}}
+    return shell
+
+
+def _shape_problems(data: Any, schema: dict, source: str) -> list:
+    """The schema's verdict: the document without its questions by the compiled check
+    and the questions by ``_question_valid``; the general check only when either fails."""
+    from ci_eval.core.validate import fast_valid
+
+    questions = data.get("questions") if isinstance(data, dict) else None
+    if isinstance(questions, list):
+        if fast_valid(data, _shell(schema)) is True and all(_question_valid(q) for q in questions):
+            return []
+    return problems_or_none(data, schema, source)
+
+
+def parse_gold_set(data: Any, source: str) -> GoldSet:
+    """Validate a parsed gold-set document and build a GoldSet, reporting every problem:
+    shape problems and the semantic ones (answerable without gold, duplicates) together."""
+    from ci_eval.schemas import load
+
+    shape = [InputError(p.message, p.source, _place(p.place or "", data))
+             for p in _shape_problems(data, load("goldset"), source)]
+    problems = list(shape)
+    raw_questions = data.get("questions") if isinstance(data, dict) else None
+    seen: dict[str, int] = {}
+    for i, raw in enumerate(raw_questions if isinstance(raw_questions, list) else []):
+        problems += _question_problems(raw, i, seen, source)
+    if not shape:  # the anchor checks read the document's shape as the schema describes it
+        problems += _anchor_problems(data, source)
+    if problems:
+        raise InputErrors(problems)
+    # one string for each chunk id and tag however many questions name it
+    return _gold_set(data, tuple(_question(raw, names) for names in [{}] for raw in data["questions"]))
+
+
+def _gold_set(data: dict, questions: tuple[Question, ...]) -> GoldSet:
+    return GoldSet(
+        schema_version=data["schema_version"],
+        index_version=data.get("index_version"),
+        questions=questions,
+        provenance=dict(data.get("provenance") or {}),
+        anchors=parse_anchors(data.get("anchors")),
+    )
+
+
+class GoldSetBuilder:
+    """A gold set built a question at a time while its file is decoded (so a million
+    questions are never alive as parsed JSON at once), accepting only what parse_gold_set
+    accepts without a problem. ``add`` returning False, or ``finish`` returning None, means
+    the document has a problem: the caller hands the whole document to parse_gold_set,
+    which words every problem at once, exactly as for a document read whole."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+        self._names: dict[str, str] = {}
+        self._questions: list[Question] = []
+        self._pairs: dict[str, tuple[str, int]] = {}  # chunk id -> its (id, grade 1) pair
+
+    def add(self, raw: Any) -> bool:
+        """One element of the ``questions`` list, in file order."""
+        if not _question_valid(raw):
+            return False
+        qid, gold, seen, names = raw["id"], raw["gold"], self._seen, self._names
+        if (type(gold) is list and gold and qid not in seen and raw.get("unanswerable") is not True
+                and (len(gold) == 1 or len(set(gold)) == len(gold))):
+            # the common case, checked here once (what _question_problems and _question
+            # would find and build): a new answerable question with distinct gold ids
+            seen[qid] = len(self._questions)
+            tags = raw.get("tags")
+            self._questions.append(Question(qid, raw["question"], tuple(zip(map(names.setdefault, gold, gold), repeat(1))),
+                                            tuple(map(names.setdefault, tags, tags)) if tags else (), False))
+            return True
+        if _question_problems(raw, len(self._questions), seen, ""):
+            return False
+        self._questions.append(_question(raw, names))
+        return True
+
+    def add_block(self, raws: list) -> bool:
+        """Elements of the ``questions`` list, in file order: checked together when every
+        one is the common case (see ``_common_block``), each by ``add`` otherwise, so a
+        piece the block check cannot vouch for gets exactly the verdict it gets alone."""
+        ids = _common_block(raws, self._seen)
+        if ids is None:
+            return all(map(self.add, raws))
+        names, pairs, start = self._names, self._pairs, len(self._questions)
+        self._seen.update(zip(ids, range(start, start + len(ids))))
+        golds, tags = _fields(raws, "gold"), _fields(raws, "tags", ())
+        # each chunk id's (id, 1) pair and each tag made once, shared by every question naming it
+        for cid in set(chain.from_iterable(golds)).difference(pairs):
+            pairs[cid] = (names.setdefault(cid, cid), 1)
+        for tag in set(chain.from_iterable(tags)).difference(names):
+            names[tag] = tag
+        self._questions += map(Question, ids, _fields(raws, "question"),
+                               map(tuple, map(map, repeat(pairs.__getitem__), golds)),
+                               map(tuple, map(map, repeat(names.__getitem__), tags)),
+                               _fields(raws, "unanswerable", False))
+        return True
+
+    def finish(self, head: dict) -> GoldSet | None:
+        """The gold set, given every top-level key but ``questions``; None when those keys
+        have a problem."""
+        from ci_eval.core.validate import fast_valid
+        from ci_eval.schemas import load
+
+        document = {**head, "questions": []}  # the shell check does not look into the questions
+        if fast_valid(document, _shell(load("goldset"))) is not True or _anchor_problems(document, ""):
+            return None
+        return _gold_set(document, tuple(self._questions))
+
+
+def _fields(raws: list, key: str, default=None) -> list:
+    return list(map(dict.get, raws, repeat(key, len(raws)), repeat(default, len(raws))))
+
+
+def _texts(values: list, longest: int) -> bool:
+    """Every value a str of 1 to ``longest`` characters, in a few passes that stay in C."""
+    return not values or (set(map(type, values)) == _STR and min(map(len, values)) > 0
+                          and max(map(len, values)) <= longest)
+
+
+def _common_block(raws: list, seen: dict) -> list | None:
+    """The ids of ``raws`` when each is what ``GoldSetBuilder.add`` takes without a
+    problem in one of its two common shapes (a valid question with a new id, answerable
+    with a non-empty list of distinct gold ids, or unanswerable with none), checked a
+    field at a time over the whole piece in passes that stay in C; None when any one may
+    not be (``add`` then looks at each)."""
+    if not raws or set(map(type, raws)) != {dict} or not all(map(_QUESTION_KEYS.issuperset, raws)):
+        return None
+    ids, golds = _fields(raws, "id"), _fields(raws, "gold")
+    if not (_texts(ids, 200) and _texts(_fields(raws, "question"), 10_000)
+            and len(set(ids)) == len(ids) and seen.keys().isdisjoint(ids)):
+        return None
+    unanswerable = _fields(raws, "unanswerable", False)
+    # a list of gold ids each, empty exactly for the questions marked unanswerable
+    if (set(map(type, golds)) != _LIST or set(map(type, unanswerable)) != _BOOL
+            or list(map(bool, golds)) != list(map(operator.not_, unanswerable))):
+        return None
+    flat = list(chain.from_iterable(golds))
+    if not _texts(flat, 1000) or len(flat) != sum(map(len, map(set, golds))):
+        return None  # an empty, long or non-string gold id, or one listed twice in a question
+    tags = _fields(raws, "tags", ())
+    if not set(map(type, tags)) <= _SEQUENCES or not _texts(list(chain.from_iterable(tags)), 100):
+        return None
+    return ids if set(map(type, _fields(raws, "notes", ""))) == _STR else None
+
+
+_LIST, _BOOL, _SEQUENCES = {list}, {bool}, {list, tuple}
+
+
+def _anchor_problems(data: dict, source: str) -> list[InputError]:
+    """What the schema leaves to code: anchors exist from schema version 2, and a span is
+    a doc with both ends."""
+    anchors = data.get("anchors")
+    if anchors is None:
+        return []
+    if data["schema_version"] < 2:
+        return [InputError(f"a gold set with anchors needs schema_version 2, got {data['schema_version']}",
+                           source, "schema_version")]
+    return [InputError('a span needs "doc", "start" and "end" together', source, f"anchors.{cid}")
+            for cid, a in anchors.items()
+            if ("start" in a or "end" in a) and not {"doc", "start", "end"} <= set(a)]
+
+
+def content_hash(raw: bytes) -> str:
+    """sha256 of the file's bytes: what the artefact records to pin the exact gold set."""
+    return hashlib.sha256(raw).hexdigest()

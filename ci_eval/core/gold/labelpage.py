@@ -1,0 +1,144 @@
+"""What the labelling page is sent, and what it may send back: pure functions over the gold
+document, the session's pools and the chunk texts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ci_eval.core.gold.candidates import Candidate
+from ci_eval.core.gold.judgement import MAX_GRADE, UNSURE, judged_ids, marks_of, unsure_ids
+from ci_eval.errors import InputError
+
+MAX_NOTE = 2000
+MAX_QUESTION = 10000
+MAX_ID = 1000
+NO_TEXT = "(no text for this chunk)"
+
+
+def questions_by_id(doc: dict) -> dict[str, tuple[dict, bool]]:
+    """``{id: (question dict, pending?)}`` for every question of the file, found once."""
+    found = {q["id"]: (q, False) for q in doc.get("questions", [])}
+    found.update({q["id"]: (q, True) for q in doc.get("provenance", {}).get("pending", [])})
+    return found
+
+
+def question_entry(doc: dict, found: tuple[dict, bool], pooled: Sequence[str],
+                   texts: Mapping[str, str] | None) -> dict:
+    """One question as the page holds it. ``earlier`` counts its chunks judged outside this
+    session's pool (before a restart, or by a deeper pool), so the header's count of what is
+    judged does not start again at 0. Without ``texts`` the chunks carry no text: an answer
+    to a decision sends marks only, the page keeps the texts it was sent once."""
+    q, pending = found
+    marks = marks_of(doc, q, pooled)
+    in_pool = set(pooled)
+    earlier = len((judged_ids(q) | unsure_ids(doc, q)) - in_pool)
+    if texts is None:
+        chunks = [{"id": c, "mark": m} for c, m in zip(pooled, marks)]
+    else:
+        chunks = [{"id": c, "text": texts.get(c, NO_TEXT), "mark": m} for c, m in zip(pooled, marks)]
+    return {"id": q["id"], "question": q.get("question", ""), "pending": pending,
+            "unanswerable": bool(q.get("unanswerable")), "earlier": earlier, "candidates": chunks}
+
+
+def candidate_entry(c: Candidate) -> dict:
+    return {"id": c.id, "question": c.question, "duplicate_of": c.duplicate_of, "decided": c.decided}
+
+
+def progress(entries: Sequence[dict]) -> dict:
+    """The header's count: chunks judged for the session's questions (earlier ones included),
+    and chunks left to judge (none in a question marked unanswerable)."""
+    judged = to_judge = 0
+    for e in entries:
+        open_ = sum(c["mark"] is None for c in e["candidates"])
+        judged += e["earlier"] + len(e["candidates"]) - open_
+        to_judge += 0 if e["unanswerable"] else open_
+    return {"judged": judged, "to_judge": to_judge}
+
+
+def page_state(doc: dict, pools: Mapping[str, Sequence[str]], texts: Mapping[str, str],
+               candidates: Sequence[Candidate], judge: str) -> dict:
+    """The page's whole view, fetched once when it opens (every decision's answer is a
+    delta: ``delta``). ``pools`` is in walking order; a question someone else removed from
+    the file meanwhile is left out."""
+    by_id = questions_by_id(doc)
+    questions = [question_entry(doc, by_id[qid], pooled, texts) for qid, pooled in pools.items() if qid in by_id]
+    return {
+        "judge": judge,
+        "max_grade": MAX_GRADE,
+        "questions": questions,
+        "candidates": [candidate_entry(c) for c in candidates],
+        "progress": progress(questions),
+    }
+
+
+def delta(doc: dict, pools: Mapping[str, Sequence[str]], changed: Sequence[str], *,
+          texts: Mapping[str, str] | None = None, candidates: Sequence[Candidate] = ()) -> dict:
+    """What a decision changed, for the page to merge into the state it holds: the questions
+    ``changed`` (``removed`` when no longer in the file or the session), with texts only when
+    ``texts`` is given (a question the page has not seen), and the candidates decided. Its
+    size does not grow with the gold set."""
+    by_id = questions_by_id(doc)
+    live = [qid for qid in changed if qid in by_id and qid in pools]
+    out: dict[str, Any] = {"questions": [question_entry(doc, by_id[qid], pools[qid], texts) for qid in live]}
+    gone = [qid for qid in changed if qid not in live]
+    if gone:
+        out["removed"] = gone
+    if candidates:
+        out["candidates"] = [candidate_entry(c) for c in candidates]
+    return out
+
+
+def _text(body: dict, key: str, limit: int, *, optional: bool = False) -> str | None:
+    value = body.get(key)
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InputError("must be a non-empty string", "request", key)
+    if len(value) > limit:
+        raise InputError(f"longer than {limit} characters", "request", key)
+    return value
+
+
+def _grade(body: dict, key: str, *, allow_unsure: bool):
+    value = body.get(key)
+    if value is None or (allow_unsure and value == UNSURE):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_GRADE:
+        raise InputError(f"must be an integer from 0 to {MAX_GRADE} or null", "request", key)
+    return value
+
+
+REQUEST_KEYS = {
+    "grade": {"question", "chunk", "grade", "seen", "note"},
+    "unanswerable": {"question", "value"},
+    "edit": {"question", "text", "seen"},
+    "keep": {"candidate"},
+    "bin": {"candidate"},
+    "undecide": {"candidate"},
+}
+
+
+def parse_request(kind: str, body: Any) -> dict:
+    """Validate one decision from the page like any other input: known fields only, typed
+    and bounded, one clear message naming the field."""
+    if kind not in REQUEST_KEYS:
+        raise InputError(f"unknown request {kind!r}", "request")
+    if not isinstance(body, dict):
+        raise InputError("expected a JSON object", "request")
+    extra = sorted(set(body) - REQUEST_KEYS[kind])
+    if extra:
+        raise InputError(f"unexpected field {extra[0]!r}", "request")
+    if kind in ("keep", "bin", "undecide"):
+        return {"candidate": _text(body, "candidate", MAX_ID)}
+    out: dict[str, Any] = {"question": _text(body, "question", MAX_ID)}
+    if kind == "grade":
+        out.update(chunk=_text(body, "chunk", MAX_ID), grade=_grade(body, "grade", allow_unsure=False),
+                   seen=_grade(body, "seen", allow_unsure=True), note=_text(body, "note", MAX_NOTE, optional=True))
+    elif kind == "unanswerable":
+        if not isinstance(body.get("value"), bool):
+            raise InputError("must be true or false", "request", "value")
+        out["value"] = body["value"]
+    else:
+        out.update(text=_text(body, "text", MAX_QUESTION), seen=_text(body, "seen", MAX_QUESTION, optional=True))
+    return out

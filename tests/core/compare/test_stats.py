@@ -1,0 +1,293 @@
+"""Paired tests: one sign-flip test per metric (exact McNemar for hit@k), integer decisions,
+Holm's correction over a family, the minimum detectable change."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from math import comb
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ci_eval.core.compare.stats import (
+    ALPHA,
+    GRID,
+    Z_ALPHA,
+    Z_POWER,
+    _drawn,
+    _enumerated,
+    holm,
+    mcnemar_exact,
+    mdc,
+    min_one_sided_flips,
+    on_grid,
+    paired_test,
+    paired_tests,
+    sign_flip,
+)
+from ci_eval.core.textfmt import ci_text, small
+
+
+def _two_sided(b: int, c: int) -> float:
+    n = b + c
+    return min(1.0, float(Fraction(2 * sum(comb(n, i) for i in range(min(b, c) + 1)), 2 ** n)))
+
+
+@pytest.mark.parametrize("lost, gained", [(0, 6), (6, 0), (10, 2), (2, 10), (7, 4), (1, 1)])
+def test_mcnemar_matches_the_binomial_tail(lost, gained):
+    assert mcnemar_exact(lost, gained) == pytest.approx(_two_sided(lost, gained), rel=1e-12)
+
+
+def test_mcnemar_small_cases_by_hand():
+    assert mcnemar_exact(0, 6) == 2 / 2 ** 6
+    assert mcnemar_exact(10, 2) == 2 * (1 + 12 + 66) / 2 ** 12
+    assert mcnemar_exact(0, 0) == 1.0
+    assert mcnemar_exact(3, 3) == 1.0
+
+
+def test_mcnemar_stays_exact_for_thousands_of_discordant_pairs():
+    b, c = 1500, 1650
+    assert mcnemar_exact(b, c) == pytest.approx(_two_sided(b, c), rel=1e-12)
+    assert 0.0 < mcnemar_exact(b, c) < 0.01
+    assert mcnemar_exact(0, 5000) == 0.0 or mcnemar_exact(0, 5000) < 1e-300
+
+
+def test_fewest_flips_that_can_be_significant():
+    m = min_one_sided_flips(ALPHA)
+    assert 2 / 2 ** m < ALPHA <= 2 / 2 ** (m - 1)
+    assert m == 6
+
+
+def _hits(n: int, lost: int, gained: int):
+    """n questions: ``lost`` go 1 -> 0, ``gained`` go 0 -> 1, the rest stay 1."""
+    base = np.ones(n)
+    head = np.ones(n)
+    head[:lost] = 0
+    base[lost:lost + gained] = 0
+    return base, head
+
+
+def test_a_constructed_regression_is_significant_and_the_interval_holds_the_delta():
+    base, head = _hits(40, lost=10, gained=0)
+    t = paired_test("hit@5", base, head)
+    true_delta = -10 / 40
+    assert t.delta == true_delta
+    assert t.ci_low <= true_delta <= t.ci_high < 0
+    assert t.p_value == 2 / 2 ** 10
+    assert t.significant and t.lost == 10 and t.gained == 0
+
+
+def test_a_balanced_change_is_within_noise():
+    base, head = _hits(40, lost=3, gained=2)
+    t = paired_test("hit@5", base, head)
+    assert t.p_value == pytest.approx(_two_sided(3, 2))
+    assert not t.significant
+    assert t.ci_low < 0 < t.ci_high
+
+
+@pytest.mark.parametrize("lost, gained", [(10, 2), (7, 4), (0, 6), (30, 50), (400, 330)])
+def test_for_hit_at_k_the_sign_flip_test_is_exact_mcnemar(lost, gained):
+    base, head = _hits(lost + gained + 20, lost, gained)
+    t = paired_test("hit@5", base, head)
+    assert t.method == "exact sign-flip"
+    assert t.p_value == pytest.approx(_two_sided(lost, gained), rel=1e-9)
+
+
+def test_four_moved_of_a_hundred_are_never_significant():
+    # 100 questions at rank 1, 4 moved to rank 2: every sign pattern of the 4 moved
+    # deltas is as likely under "no change"; the observed one and its mirror are the two
+    # most extreme of 16, p = 2/16, whatever the metric's per-question values
+    base, head = np.ones(100), np.ones(100)
+    head[:4] = 0.5  # reciprocal rank 1 -> 1/2
+    for name in ("mrr", "ndcg@5", "map", "hit@5"):
+        t = paired_test(name, base, head)
+        assert t.p_value == 2 / 2 ** 4 and not t.significant
+        assert t.ci_low < 0 <= t.ci_high
+
+
+def test_three_moved_of_six_are_not_significant():
+    base, head = np.ones(6), np.ones(6)
+    head[:3] = 0.0
+    t = paired_test("mrr", base, head)
+    assert t.p_value == 2 / 2 ** 3 and not t.significant
+
+
+def test_a_decision_at_zero_is_integer_arithmetic():
+    # 40 questions: 8 go rank 1 -> absent, 2 absent -> rank 1, 30 stay at rank 3. In
+    # floating point the mean precision@5 delta is not -0.03 and the old interval's upper
+    # end came out -1.39e-18; on the grid the sum is exact
+    base = np.r_[np.full(8, 0.2), np.zeros(2), np.full(30, 0.2)]
+    head = np.r_[np.zeros(8), np.full(2, 0.2), np.full(30, 0.2)]
+    p5 = paired_test("precision@5", base, head)
+    r5 = paired_test("recall@5", base * 5, head * 5)
+    assert int(on_grid(head - base).sum()) == -6 * GRID // 5  # (-8 + 2) questions x 0.2
+    assert p5.delta == (-6 * GRID // 5) / (40 * GRID)
+    # the test is scale-free: precision@5 and recall@5 (five times the deltas) agree
+    assert p5.p_value == r5.p_value == _two_sided(8, 2)
+    assert not p5.significant and not r5.significant
+    assert p5.ci_high >= 0 and r5.ci_high >= 0
+    # deltas that cancel exactly are no change, though their float sum is 5.6e-17
+    d = np.array([0.1, 0.2, -0.3])
+    assert float(np.sum(d)) != 0.0
+    t = paired_test("mrr", np.zeros(3) + 0.5, 0.5 + d)
+    assert t.delta == 0.0 and t.direction == "flat" and t.p_value == 1.0
+
+
+_DELTAS = st.lists(st.one_of(st.sampled_from([0.0, 0.0, 0.2, -0.2, 0.4, -1.0, 1.0, 0.5, -1 / 3]),
+                             st.floats(min_value=-1, max_value=1)), min_size=1, max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_DELTAS)
+def test_mark_interval_and_p_value_always_agree(deltas):
+    d = np.array(deltas)
+    base = np.clip(0.5 - d / 2, 0, 1)
+    head = np.clip(base + d, 0, 1)
+    for name in ("mrr", "hit@5"):
+        h = head if name == "mrr" else (head > 0.5).astype(float)
+        b = base if name == "mrr" else (base > 0.5).astype(float)
+        t = paired_test(name, b, h)
+        off_zero = t.ci_low > 0 or t.ci_high < 0
+        assert t.significant == off_zero == (t.p_value < ALPHA)
+        assert t.ci_low <= t.delta <= t.ci_high
+
+
+def test_every_pattern_and_the_grid_convolution_give_one_distribution():
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        q = on_grid(rng.choice([-0.4, -0.2, 0.2, 0.6, 1.0], size=14))
+        exact = _enumerated(q, abs(int(q.sum())), ALPHA)
+        # the same deltas past the enumeration's range go through the convolution
+        big = np.tile(q, 2)
+        via_grid = sign_flip(big)
+        enumerated_big = _enumerated(big[:16], abs(int(big[:16].sum())), ALPHA)
+        assert via_grid.method == "exact sign-flip"
+        assert sign_flip(q).p_value == pytest.approx(exact.p_value, rel=1e-9)
+        assert 0 <= enumerated_big.p_value <= 1
+
+
+def test_random_patterns_estimate_the_exact_p_value():
+    rng = np.random.default_rng(9)
+    q = on_grid(rng.normal(-0.05, 0.2, size=14))
+    exact = _enumerated(q, abs(int(q.sum())), ALPHA)
+    drawn = _drawn(q, abs(int(q.sum())), ALPHA, np.random.default_rng(1), 20_000)
+    se = math.sqrt(exact.p_value * (1 - exact.p_value) / 20_000)
+    assert drawn.p_value == pytest.approx(exact.p_value, abs=5 * se + 1 / 20_000)
+
+
+def test_holm_by_hand():
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([0.5]) == [0.5]
+    # sorted 0.001, 0.2, 0.8, 0.9 times 4, 3, 2, 1, capped at 1, never below an earlier one
+    assert holm([0.2, 0.9, 0.001, 0.8]) == pytest.approx([0.6, 1.0, 0.004, 1.0])
+
+
+def test_a_family_is_corrected_and_keeps_the_raw_interval():
+    base, head = _hits(40, lost=8, gained=0)  # p = 2 / 2**8 for each of the three
+    raw = paired_test("hit@5", base, head)
+    out = paired_tests({"hit@5": (base, head), "recall@5": (base, head), "mrr": (base, head)})
+    t = out["hit@5"]
+    assert t.family == 3 and t.p_adjusted == pytest.approx(3 * 2 / 2 ** 8)
+    assert t.significant and t.raw_significant  # 0.023 < 0.05
+    assert (t.ci_low, t.ci_high, t.p_value) == (raw.ci_low, raw.ci_high, raw.p_value)
+    seven = paired_tests({f"m{i}": (base, head) for i in range(7)})
+    assert all(x.raw_significant and not x.significant for x in seven.values())  # 7 * 0.0078
+
+
+def test_no_change_has_an_empty_interval_and_is_not_significant():
+    v = np.array([1.0, 0.5, 0.0, 0.25])
+    t = paired_test("mrr", v, v.copy())
+    assert (t.ci_low, t.ci_high, t.delta) == (0.0, 0.0, 0.0)
+    assert not t.significant and t.p_value == 1.0
+
+
+def test_tests_are_deterministic_and_per_metric():
+    rng = np.random.default_rng(2)
+    base = rng.random(120)
+    head = np.clip(base + rng.normal(0, 0.1, 120) * (rng.random(120) < 0.5), 0, 1)
+    first = paired_tests({"mrr": (base, head), "ndcg@5": (base, head)})
+    again = paired_tests({"mrr": (base, head), "ndcg@5": (base, head)})
+    assert first == again and first["mrr"].method == "sign-flip, 10,000 draws"
+    alone = paired_test("mrr", base, head)
+    assert (alone.p_value, alone.ci_low) == (first["mrr"].p_value, first["mrr"].ci_low)
+
+
+def _power_equation(value, d, u, alpha):
+    """``delta - (z_a sqrt((v + delta u)/n) + z_b sqrt((v + delta u - delta^2)/n))``."""
+    n, v = d.size, float(np.mean(d ** 2))
+    za = NormalDist().inv_cdf(1 - alpha / 2)
+    spread = v + value * u
+    return value - (za * math.sqrt(spread / n) + Z_POWER * math.sqrt((spread - value ** 2) / n))
+
+
+def test_mdc_binary_solves_mcnemars_power_equation():
+    base, head = _hits(40, 3, 2)
+    d = head - base
+    for alpha in (ALPHA, ALPHA / 10):
+        value = mdc(d, head, binary=True, alpha=alpha)
+        assert _power_equation(value, d, 1.0, alpha) == pytest.approx(0.0, abs=1e-9)
+        assert value >= min_one_sided_flips(alpha) / 40
+    # nothing moved: still the positive root, not the trivial 0
+    same = np.ones(40)
+    value = mdc(same - same, same, binary=True)
+    assert value > min_one_sided_flips() / 40 and _power_equation(value, same - same, 1.0, ALPHA) == pytest.approx(0, abs=1e-9)
+
+
+def test_mdc_graded_follows_the_spread_and_the_moved_size():
+    d = np.array([0.1, -0.2, 0.0, 0.3, -0.1, 0.05] * 10)
+    u = float(np.mean(np.abs(d[d != 0])))
+    value = mdc(d, np.zeros(d.size), binary=False)
+    assert _power_equation(value, d, u, ALPHA) == pytest.approx(0.0, abs=1e-9)
+    # at least the z-approximation on the paired SD it replaces
+    assert value >= (Z_ALPHA + Z_POWER) * np.std(d) / math.sqrt(d.size)
+
+
+def test_mdc_is_never_zero_when_differences_do_not_spread():
+    same = np.ones(50)
+    value = mdc(same - same, same, binary=False)
+    # no spread anywhere: the change of whole questions moving (u = 1) this many detect
+    assert _power_equation(value, same - same, 1.0, ALPHA) == pytest.approx(0.0, abs=1e-9)
+    assert value >= min_one_sided_flips() / 50 and small(value) != "0.000"
+    # every moved question by the same tiny amount: no spread, still a positive floor
+    d = np.r_[np.full(10, 1e-5), np.zeros(40)]
+    assert mdc(d, same, binary=False) >= min_one_sided_flips() * 1e-5 / 50 > 0
+    assert small(1e-5) == "<0.001"
+
+
+def test_an_interval_off_zero_never_reads_zero():
+    class T:
+        ci_low, ci_high = 2e-5, 0.024
+    assert ci_text(T) == "[+2.0e-05, +0.024]"
+    T.ci_low, T.ci_high = -0.040, 0.0
+    assert ci_text(T) == "[-0.040, +0.000]"
+
+
+def test_5000_questions_6_metrics_in_one_call():
+    # How fast is measured in benchmarks/bench_stats.py, not here: a timed assertion fails
+    # on a loaded machine without saying anything about the code.
+    rng = np.random.default_rng(3)
+    n, depth = 5000, 15
+    rb = rng.integers(0, depth + 1, size=n)  # first gold rank, 0 = not retrieved
+    rh = np.where(rng.random(n) < 0.3, rng.integers(0, depth + 1, size=n), rb)
+
+    def rr(r):
+        return np.where(r > 0, 1.0 / np.maximum(r, 1), 0.0)
+
+    def hit(r, k):
+        return ((r > 0) & (r <= k)).astype(float)
+
+    def ndcg1(r, k):
+        return np.where((r > 0) & (r <= k), 1.0 / np.log2(np.maximum(r, 1) + 1), 0.0)
+
+    paired = {"hit@5": (hit(rb, 5), hit(rh, 5)), "hit@15": (hit(rb, 15), hit(rh, 15)),
+              "precision@5": (hit(rb, 5) / 5, hit(rh, 5) / 5), "mrr": (rr(rb), rr(rh)),
+              "ndcg@5": (ndcg1(rb, 5), ndcg1(rh, 5)), "ndcg@15": (ndcg1(rb, 15), ndcg1(rh, 15))}
+    out = paired_tests(paired)
+    assert len(out) == 6 and all(t.n == n and t.family == 6 for t in out.values())
+    for name, (b, h) in paired.items():
+        assert out[name].delta == pytest.approx(float(np.mean(h - b)), abs=1e-9)
+        assert out[name].ci_low <= out[name].delta <= out[name].ci_high
