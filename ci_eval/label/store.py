@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from ci_eval.core.gold.goldformat import dumps_gold_set
+from ci_eval.core.gold.goldformat import dumps_gold_set, gold_text
 from ci_eval.core.gold.goldset import parse_gold_set
 from ci_eval.errors import InputError
 from ci_eval.inputs.files import atomic_write, read_json
@@ -30,7 +30,9 @@ class GoldStore:
         # link) must wait on the same lock.
         self._lock_folder = Path(os.path.realpath(self.path)).parent
         self._lock = threading.Lock()
-        self._cached: tuple | None = None  # (signature, document): see read
+        # (signature, document, the file's text when it is laid out otherwise than ci-eval
+        # writes, else None): see read and _text
+        self._cached: tuple | None = None
 
     @contextlib.contextmanager
     def _locked(self):
@@ -65,11 +67,21 @@ class GoldStore:
         cached = self._cached
         if cached is not None and before is not None and cached[0] == before:
             return cached[1]
-        data, _ = read_json(self.path, "gold set")
+        data, raw = read_json(self.path, "gold set")
         parse_gold_set(data, str(self.path))
         if before is not None and self._signature() == before:
-            self._cached = (before, data)
+            text = raw.decode("utf-8")
+            # Once a disk read, not once a key: a file in ci-eval's own layout is written in it
+            # straight away; only a file laid out otherwise pays for keeping its layout.
+            self._cached = (before, data, None if dumps_gold_set(data) == text else text)
         return data
+
+    def _text(self, new: dict) -> str:
+        """What to write for ``new``: the one gold-set writer's text (core/gold/goldformat.gold_text),
+        which keeps the layout of a file laid out otherwise and changes only the lines that
+        carry the change."""
+        foreign = self._cached[2] if self._cached is not None else None
+        return dumps_gold_set(new) if foreign is None else gold_text(new, foreign)
 
     def create(self, doc: dict) -> None:
         """Start a gold set that does not exist yet (never replaces one that does)."""
@@ -84,8 +96,10 @@ class GoldStore:
             old = self.read()
             new = change(old)
             self._check(old, new)
-            atomic_write(self.path, dumps_gold_set(new))
-            self._cached = (self._signature(), new)
+            text = self._text(new)
+            atomic_write(self.path, text)
+            foreign = self._cached is not None and self._cached[2] is not None
+            self._cached = (self._signature(), new, text if foreign else None)
             return new
 
     def _check(self, old: dict, new: dict) -> None:

@@ -1,11 +1,13 @@
 """The gold set under concurrent writers: real threads, two stores on one real file, and two
 real `ci-eval label` processes."""
 
+import difflib
 import json
 import threading
 
 import pytest
 
+from ci_eval.core.gold.goldformat import dumps_gold_set
 from ci_eval.core.gold.judgement import Stamp, apply_grade
 from ci_eval.errors import InputErrors
 from ci_eval.label.store import GoldStore
@@ -109,3 +111,30 @@ def test_a_change_is_checked_against_the_whole_set_where_it_must_be(tmp_path):
     assert path.read_bytes() == before
     store.update(lambda d: {**d, "questions": d["questions"] + [{"id": "q3", "question": "c?", "gold": ["z"]}]})
     assert [q["id"] for q in json.loads(path.read_text())["questions"]] == ["q1", "q2", "q3"]
+
+
+def test_a_file_laid_out_otherwise_keeps_its_layout_through_every_grade(tmp_path):
+    path = tmp_path / "gold.json"
+    questions = [{"id": f"q{n}", "question": f"question {n}?", "gold": {"x": 1}, "tags": ["t"]} for n in range(1, 6)]
+    before = json.dumps({"schema_version": 1, "questions": questions}, indent=2) + "\n"
+    path.write_text(before)
+    store = GoldStore(path)
+    for chunk in ("y", "z"):
+        store.update(lambda d, c=chunk: apply_grade(d, "q3", c, 2, Stamp("Ann", "T")))
+    after = path.read_text()
+    doc = json.loads(after)
+    assert doc["questions"][2]["gold"] == {"x": 1, "y": 2, "z": 2}
+    assert after != dumps_gold_set(doc)  # not turned into ci-eval's own layout
+    changed = [line for line in difflib.ndiff(before.splitlines(), after.splitlines()) if line[:1] in "+-"]
+    # Only q3's gold and its provenance change: the other questions' lines stay as they were.
+    assert all('"q1"' not in line and '"question 1?"' not in line for line in changed), changed
+    assert len(changed) < len(before.splitlines()) // 2, changed
+
+
+def test_a_file_in_ci_eval_s_layout_stays_in_it(tmp_path):
+    path = tmp_path / "gold.json"
+    doc = {"schema_version": 1, "questions": [{"id": "q1", "question": "a?", "gold": ["x"]}]}
+    path.write_text(dumps_gold_set(doc))
+    store = GoldStore(path)
+    new = store.update(lambda d: apply_grade(d, "q1", "y", 0, Stamp("Ann", "T")))
+    assert path.read_text() == dumps_gold_set(new)
