@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from ci_eval.core.compare.stats import (
     ALPHA,
+    EXACT_POWER_MAX,
     GRID,
     Z_ALPHA,
     Z_POWER,
@@ -224,17 +225,44 @@ def _power_equation(value, d, u, alpha):
     return value - (za * math.sqrt(spread / n) + Z_POWER * math.sqrt((spread - value ** 2) / n))
 
 
-def test_mdc_binary_solves_mcnemars_power_equation():
+def _mcnemar_power_by_enumeration(n, v, delta, alpha):
+    """The exact McNemar test's power, every (discordant, lost) count enumerated with
+    ``math.comb`` and decided by ``mcnemar_exact`` itself: ``M ~ Bin(n, v + delta)``
+    discordant questions, each lost with probability ``(v + 2 delta) / (2 (v + delta))``."""
+    s = v + delta
+    q = (v + 2 * delta) / (2 * s)
+    total = 0.0
+    for m in range(n + 1):
+        p_m = math.comb(n, m) * s ** m * (1 - s) ** (n - m)
+        for lost in range(m + 1):
+            if 2 * lost > m and mcnemar_exact(lost, m - lost) < alpha:
+                total += p_m * math.comb(m, lost) * q ** lost * (1 - q) ** (m - lost)
+    return total
+
+
+def test_mdc_binary_is_the_drop_the_exact_mcnemar_test_detects_with_80_percent_power():
     base, head = _hits(40, 3, 2)
+    d = head - base
+    v = float(np.mean(d ** 2))
+    for alpha in (ALPHA, ALPHA / 10):
+        value = mdc(d, head, binary=True, alpha=alpha)
+        assert _mcnemar_power_by_enumeration(40, v, value, alpha) >= 0.8
+        assert _mcnemar_power_by_enumeration(40, v, value - 1e-3, alpha) < 0.8
+        assert value >= min_one_sided_flips(alpha) / 40
+    # nothing moved: still a positive drop, not the trivial 0
+    same = np.ones(40)
+    value = mdc(same - same, same, binary=True)
+    assert value > min_one_sided_flips() / 40
+    assert _mcnemar_power_by_enumeration(40, 0.0, value, ALPHA) >= 0.8
+
+
+def test_mdc_binary_solves_mcnemars_power_equation_beyond_the_exact_range():
+    n = EXACT_POWER_MAX + 100
+    base, head = _hits(n, 3 * n // 40, 2 * n // 40)
     d = head - base
     for alpha in (ALPHA, ALPHA / 10):
         value = mdc(d, head, binary=True, alpha=alpha)
         assert _power_equation(value, d, 1.0, alpha) == pytest.approx(0.0, abs=1e-9)
-        assert value >= min_one_sided_flips(alpha) / 40
-    # nothing moved: still the positive root, not the trivial 0
-    same = np.ones(40)
-    value = mdc(same - same, same, binary=True)
-    assert value > min_one_sided_flips() / 40 and _power_equation(value, same - same, 1.0, ALPHA) == pytest.approx(0, abs=1e-9)
 
 
 def test_mdc_graded_follows_the_spread_and_the_moved_size():
