@@ -294,14 +294,13 @@ def _log_choose(n: int) -> np.ndarray:
     return np.where(j <= m, out, -np.inf)
 
 
-def _mcnemar_critical(n: int, alpha: float, log_choose: np.ndarray) -> np.ndarray:
+def _mcnemar_critical(n: int, alpha: float) -> np.ndarray:
     """For ``m = 0..n`` discordant questions, the fewest lost (of ``m``) that the exact
     McNemar test calls significant: the smallest ``L > m/2`` with ``2 P(X >= L) < alpha``,
     ``X ~ Binomial(m, 1/2)`` (``m + 1`` when none is)."""
     out = np.empty(n + 1, dtype=np.int64)
     for m in range(n + 1):
-        pmf = np.exp(log_choose[m, :m + 1] - m * math.log(2.0))
-        tail = np.cumsum(pmf[::-1])[::-1]  # P(X >= L), L = 0..m
+        tail = np.cumsum(_binomial_pmf(m)[::-1])[::-1]  # P(X >= L), L = 0..m
         ok = np.flatnonzero((2 * tail < alpha) & (2 * np.arange(m + 1) > m))
         out[m] = int(ok[0]) if ok.size else m + 1
     return out
@@ -338,7 +337,7 @@ def _exact_binary_mdc(n: int, v: float, alpha: float) -> float:
     """The drop of a binary metric the exact McNemar test detects with ``POWER`` on ``n``
     questions at no-change discordance ``v``, by bisection (1 when no drop reaches it)."""
     log_choose = _log_choose(n)
-    critical = _mcnemar_critical(n, alpha, log_choose)
+    critical = _mcnemar_critical(n, alpha)
     low, high = 0.0, 1.0 - v
     if high <= 0.0 or _mcnemar_power(n, v, high, critical, log_choose) < POWER:
         return 1.0
@@ -377,17 +376,19 @@ def mdc(deltas: np.ndarray, head: np.ndarray, binary: bool, alpha: float = ALPHA
     if moved.size == 0 and not binary:
         v = float(np.var(head, ddof=1)) if n > 1 else 0.0
     u = 1.0 if binary or moved.size == 0 else float(np.mean(np.abs(moved)))
-    value = 1.0
-    for _ in range(200):  # from above: the largest root (0 is one too when v is 0)
-        spread = v + value * u
-        step = (za * math.sqrt(spread / n) + zb * math.sqrt(max(spread - value * value, 0.0) / n))
-        if abs(step - value) < 1e-12:
-            break
-        value = step
     if binary and n <= EXACT_POWER_MAX:
         # on few questions the normal equation misses a binary metric's MDC either way
         # (power 0.76 at alpha on 40, 0.86-0.90 at alpha/K): its power is summed exactly
         value = _exact_binary_mdc(n, v, alpha)
+    else:
+        value = 1.0
+        for _ in range(200):  # from above: the largest root (0 is one too when v is 0)
+            spread = v + value * u
+            step = (za * math.sqrt(spread / n)
+                    + zb * math.sqrt(max(spread - value * value, 0.0) / n))
+            if abs(step - value) < 1e-12:
+                break
+            value = step
     value = max(value, min_one_sided_flips(alpha) * u / n)
     return min(value, 1.0)
 
