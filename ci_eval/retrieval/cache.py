@@ -9,7 +9,7 @@ version.
 
 One SQLite file in the cache folder (``retrieval-cache.sqlite3``, standard library, WAL
 journal), an entry a row keyed by that hash: a run reads one entry per question when it
-needs it, never the whole store, and writes its answers in batches of one transaction each
+needs it, never the whole store, and writes its answers a few large transactions a run
 (no fsync per answer), so a folder the CI caches between runs can be restored, grown and
 saved, and shards on one machine can share it.
 
