@@ -161,16 +161,18 @@ def _env(code: Path, **extra) -> dict:
     return env
 
 
-def make_project(folder: Path, n: int) -> None:
-    """The gold set, config and retriever of one size."""
+def make_project(folder: Path, n: int, long_ids: bool = False) -> None:
+    """The gold set, config and retriever of one size; with ``long_ids`` every sixth
+    question id is 200 characters long (what ids from paths and headings come to)."""
     questions = []
     for i in range(n):
         tag = [f"t{i % 7}"]
+        qid = f"q{i}".rjust(200, "x") if long_ids and i % 6 == 0 else f"q{i}"
         if i % 10 == 9:
-            questions.append({"id": f"q{i}", "question": f"question {i}", "gold": [],
+            questions.append({"id": qid, "question": f"question {i}", "gold": [],
                               "unanswerable": True, "tags": tag})
         else:
-            questions.append({"id": f"q{i}", "question": f"question {i}", "gold": [f"c{i}"], "tags": tag})
+            questions.append({"id": qid, "question": f"question {i}", "gold": [f"c{i}"], "tags": tag})
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "gold.json").write_text(json.dumps({"schema_version": 1, "questions": questions}))
     (folder / "bench_retriever.py").write_text(_RETRIEVER)
@@ -236,6 +238,7 @@ def main(argv=None) -> int:
     parser.add_argument("--bytecode", action="store_true", help="compile both trees' modules first, as "
                         "an installed ci-eval has them (else, with PYTHONDONTWRITEBYTECODE set, each "
                         "timed process compiles what it imports)")
+    parser.add_argument("--long-ids", action="store_true", help="every sixth question id 200 characters long")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     stage_sizes = {int(s) for s in args.stages.split(",") if s}
@@ -251,7 +254,7 @@ def main(argv=None) -> int:
                 # a revision reading version 2 compares the very files "now" compares
                 folder = Path(args.keep or tmp) / f"{'now' if version == 2 else name}-{n}"
                 if not (folder / "gold.json").exists():
-                    make_project(folder, n)
+                    make_project(folder, n, args.long_ids)
                 results[f"{n} {name}"] = one_size(folder, n, code, n in stage_sizes, version)
                 print(f"{n:>7,} {name:<6} {json.dumps(results[f'{n} {name}'])}", flush=True)
     return 0

@@ -131,20 +131,9 @@ def load_manifest(config):
     from ci_eval.inputs.manifest import manifest_from_value, read_manifest
 
     if config.manifest_callable:
-        from ci_eval.inputs.pyimport import ImportFailed, describe_failure, import_target, os_exit_raises
+        from ci_eval.inputs.index_process import call_index
 
-        place = "index.callable"
-        try:
-            fn = import_target(config.manifest_callable, config.source, place, config.base_dir)
-        except ImportFailed as exc:
-            raise exc.as_input_error() from None
-        try:
-            with os_exit_raises():
-                data = fn()
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # noqa: BLE001 - the user's code, incl. sys.exit
-            raise InputError(f"index.callable {describe_failure(exc)}", config.source, place) from None
+        data = call_index(config)  # in a process of its own: the token is not in its memory
         return manifest_from_value(data, f"{config.manifest_callable}()", config.index_version)
     if not config.manifest:
         return None

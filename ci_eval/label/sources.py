@@ -90,10 +90,9 @@ def _manifest_texts(config) -> dict[str, str]:
     """The ``text`` map of the index manifest (``{"version", "ids", "text": {id: text}}``)."""
     data = None
     if config is not None and config.manifest_callable:
-        from ci_eval.inputs.pyimport import import_target
+        from ci_eval.inputs.index_process import call_index
 
-        fn = import_target(config.manifest_callable, config.source, "index.callable", config.base_dir)
-        data = _call_user(fn, "index.callable", config.source, place="index.callable")
+        data = call_index(config)
     elif config is not None and config.manifest:
         raw = decode(read_bytes(config.manifest, "index manifest"), config.manifest)
         data = json.loads(raw) if raw.lstrip().startswith("{") else None

@@ -9,7 +9,7 @@ version.
 
 One SQLite file in the cache folder (``retrieval-cache.sqlite3``, standard library, WAL
 journal), an entry a row keyed by that hash: a run reads one entry per question when it
-needs it, never the whole store, and writes its answers in batches of one transaction each
+needs it, never the whole store, and writes its answers a few large transactions a run
 (no fsync per answer), so a folder the CI caches between runs can be restored, grown and
 saved, and shards on one machine can share it.
 
@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import queue
+import re
 import sqlite3
 import sys
 import threading
@@ -46,7 +47,13 @@ FILE_NAME = "retrieval-cache.sqlite3"
 MAX_AGE_DAYS = 30
 _DAY = 86_400.0
 _TABLE = "entries_v2"  # a new layout of the row is a new table: old rows are never misread
-_FLUSH_EVERY = 2048  # answers written a transaction
+_FLUSH_EVERY = 2048  # answers handed to the writer at a time
+# Answers a transaction holds (or what came within _COMMIT_SECONDS; another run writing to
+# the same store waits no longer than that). Keys are hashes, so every transaction touches
+# pages all over the table and the journal holds each of them again: at 2,048 a transaction
+# a first run of 100,000 questions wrote a 457 MB journal for a 32 MB store (and copied it
+# back at the end); at 65,536 it is two transactions (docs/benchmarks.md).
+_COMMIT_EVERY, _COMMIT_SECONDS = 65_536, 5.0
 _LOOKUP = 256  # entries read a query (``key IN (...)``): fewer round trips, memory bounded
 _DUPLICATE_NOTE = f" {DUPLICATES} (first occurrence kept)"
 # ``ids``: a JSON list; ``scores``: the doubles themselves, little-endian (exact, and read
@@ -55,6 +62,9 @@ _SCHEMA = (f"CREATE TABLE IF NOT EXISTS {_TABLE} (key BLOB PRIMARY KEY, question
            "written REAL NOT NULL, ids TEXT NOT NULL, scores BLOB NOT NULL, duplicates INTEGER NOT NULL) "
            "WITHOUT ROWID")
 _SWAP = sys.byteorder != "little"
+_IDS = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+# What JSON must escape in a string; ids without any are written by joining them.
+_ESCAPED = re.compile(r'["\\\x00-\x1f]')
 
 
 class Unusable(Exception):
@@ -167,7 +177,7 @@ class RetrievalCache:
             return
         duplicates = next((int(w.split()[0]) for w in result.warnings if w.endswith(_DUPLICATE_NOTE)), 0)
         self._pending.append((key or self.key(query.question), query.question, float(self._now()),
-                              json.dumps(result.ids, ensure_ascii=False, separators=(",", ":")),
+                              _ids_json(result.ids),
                               _score_bytes(result.scores), duplicates))
         if len(self._pending) >= _FLUSH_EVERY:
             self.flush()
@@ -180,36 +190,57 @@ class RetrievalCache:
             self._writer.queue.put(self._pending)
             self._pending = []
 
+    def _present(self, keys: list[bytes], window) -> set[bytes]:
+        """The keys among ``keys`` with an entry still in its age: the entries themselves are
+        not read (that is done once, when the question is answered)."""
+        marks = ",".join("?" * len(keys))
+        try:
+            found = self._db.execute(f"SELECT key, written FROM {_TABLE} WHERE key IN ({marks})", keys).fetchall()
+        except sqlite3.Error as exc:
+            raise InputError(f"the retrieval cache {self.path} cannot be read ({exc}): delete it, or name "
+                             "another folder", self.source) from None
+        return {key for key, written in found if isinstance(written, float) and window[0] <= written <= window[1]}
+
     def around(self, queries: Sequence[Query], run: Callable[[Sequence[Query]], Iterator]) -> Iterator:
         """The runner's stream for ``queries`` with cached answers put in place: ``run`` is
-        called on the misses only (not at all when everything is cached); question order is
-        kept. Entries are read ``_LOOKUP`` at a time when they are looked at (once to
-        decide, once to answer), so the run holds none of the store: only each question's
-        key (32 bytes) and whether it is answered from the cache."""
+        called on the misses (not at all when everything is cached); question order is kept.
+
+        A first pass asks the store which questions have an entry in its age (keys only);
+        each entry is then read and cleaned once, ``_LOOKUP`` at a time, when its question's
+        turn comes. One that cannot be used then (unreadable, refused by the cleaning, or
+        removed by another run meanwhile) is asked of the retriever with the others of its
+        ``_LOOKUP`` that could not, in one more ``run`` call. The run holds none of the store:
+        only each question's key (32 bytes) and whether it has an entry."""
         keys = [self.key(q.question) for q in queries]
         window = self._fresh_window()
-        usable = bytearray(len(queries))
+        present = bytearray(len(queries))
         empty = self._db.execute(f"SELECT 1 FROM {_TABLE} LIMIT 1").fetchone() is None
         for start in range(0, len(queries) if not empty else 0, _LOOKUP):
-            chunk = queries[start:start + _LOOKUP]
-            for j, answer in enumerate(self._answers(chunk, keys[start:start + _LOOKUP], window)):
-                if isinstance(answer, Unusable):
-                    self._count(chunk[j], answer)
-                usable[start + j] = isinstance(answer, Retrieved)
-        misses = [q for q, hit in zip(queries, usable) if not hit]
+            found = self._present(keys[start:start + _LOOKUP], window)
+            for j, key in enumerate(keys[start:start + _LOOKUP], start):
+                present[j] = key in found
+        misses = [q for q, hit in zip(queries, present) if not hit]
         fresh = iter(run(misses)) if misses else iter(())
         try:
             for start in range(0, len(queries), _LOOKUP):
                 end = min(start + _LOOKUP, len(queries))
-                hits = [i for i in range(start, end) if usable[i]]
-                again = dict(zip(hits, self._answers([queries[i] for i in hits], [keys[i] for i in hits], window)))
+                hits = [i for i in range(start, end) if present[i]]
+                answers = dict(zip(hits, self._answers([queries[i] for i in hits], [keys[i] for i in hits], window)
+                                   if hits else ()))
+                late = {i for i in hits if not isinstance(answers[i], Retrieved)}
+                for i in late:
+                    if isinstance(answers[i], Unusable):
+                        self._count(queries[i], answers[i])
+                if late:
+                    asked = sorted(late)
+                    answers.update(zip(asked, (result for _, result in run([queries[i] for i in asked]))))
                 for i in range(start, end):
                     q = queries[i]
-                    if usable[i]:
+                    if present[i] and i not in late:
                         self.hits += 1
-                        yield q.id, _again(again[i])
+                        yield q.id, answers[i]
                         continue
-                    qid, result = next(fresh)
+                    qid, result = (q.id, answers[i]) if i in late else next(fresh)
                     self.misses += 1
                     self.put(q, result, keys[i])
                     yield qid, result
@@ -257,7 +288,7 @@ class _Writer:
         self.thread.start()
 
     def _work(self, path: Path) -> None:
-        db = None
+        db, open_since, in_transaction = None, 0.0, 0
         while (batch := self.queue.get()) is not None:
             if self.error is not None:
                 continue  # drained, so the run never waits on a writer that gave up
@@ -266,11 +297,27 @@ class _Writer:
                     db = sqlite3.connect(path, timeout=60, isolation_level=None)
                     db.execute("PRAGMA synchronous=NORMAL")
                     db.execute("PRAGMA wal_autocheckpoint=0")
-                with db:
+                if not in_transaction:
                     db.execute("BEGIN")
-                    db.executemany(_INSERT, batch)
+                    open_since = time.monotonic()
+                db.executemany(_INSERT, batch)
+                in_transaction += len(batch)
+                if in_transaction >= _COMMIT_EVERY or time.monotonic() - open_since >= _COMMIT_SECONDS:
+                    db.execute("COMMIT")
+                    in_transaction = 0
             except sqlite3.Error as exc:
                 self.error = str(exc)
+                in_transaction = 0
+                if db is not None and db.in_transaction:
+                    try:
+                        db.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass  # the error already said why; nothing more is written
+        try:
+            if db is not None and in_transaction and self.error is None:
+                db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self.error = str(exc)
         if db is not None:
             db.close()
 
@@ -281,13 +328,13 @@ class _Writer:
         return self.error
 
 
-def _again(answer) -> Retrieved:
-    """The entry found usable a moment ago; one another run removed or replaced meanwhile is
-    a failed answer, never a silent empty one."""
-    if isinstance(answer, Retrieved):
-        return answer
-    reason = answer.args[0] if isinstance(answer, Unusable) else "removed by another run while this one read it"
-    return Retrieved(error=f"the retrieval cache entry was {reason}")
+def _ids_json(ids) -> str:
+    """``ids`` as a JSON list, the same text json.dumps gives: joined directly when no id
+    holds a character JSON escapes (the common case; the encoder was most of what writing
+    an entry cost), else through the encoder."""
+    if ids and _ESCAPED.search("".join(ids)) is None:
+        return '["' + '","'.join(ids) + '"]'
+    return _IDS(ids)
 
 
 def _score_bytes(scores) -> bytes:

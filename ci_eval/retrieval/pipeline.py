@@ -41,14 +41,20 @@ def load_inputs(config) -> Inputs:
     from ci_eval.core.gold.anchors import drifted_ids
     from ci_eval.inputs.loaders import load_answers, load_gold_set, load_manifest
     from ci_eval.preflight import config_problems
+    from ci_eval.retrieval import worker
 
-    gold, sha = load_gold_set(config.gold_set)
-    problems = config_problems(config, gold)
-    if problems:
-        raise InputErrors(problems)
-    manifest = load_manifest(config)
-    answers = load_answers(config.answers, {q.id for q in gold.questions}) if config.answers else None
-    drifted = drifted_ids(gold.questions, gold.anchors, manifest) if manifest is not None else frozenset()
+    worker.prestart(config)  # a python retriever's process boots while the rest is read
+    try:
+        gold, sha = load_gold_set(config.gold_set)
+        problems = config_problems(config, gold)
+        if problems:
+            raise InputErrors(problems)
+        manifest = load_manifest(config)
+        answers = load_answers(config.answers, {q.id for q in gold.questions}) if config.answers else None
+        drifted = drifted_ids(gold.questions, gold.anchors, manifest) if manifest is not None else frozenset()
+    except BaseException:
+        worker.discard_spare()
+        raise
     return Inputs(config, gold, sha, manifest, answers, drifted)
 
 
@@ -110,6 +116,7 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
     from ci_eval.inputs.collector import collections_spaced
     from ci_eval.retrieval.progress import Progress
     from ci_eval.retrieval.sharding import open_cache, part_questions
+    from ci_eval.retrieval.worker import discard_spare
 
     cfg = inputs.config
     positions, questions = part_questions(inputs.gold.questions, shard)
@@ -144,6 +151,7 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
             size = write_rows(out, head, rows, columns, end, len(questions))
     finally:
         progress.close()
+        discard_spare()  # a worker booted for questions the cache answered, or none
     return RunWritten(str(out), {**head, **tail}, columns, size)
 
 

@@ -35,6 +35,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from itertools import accumulate, chain
 
 from ci_eval.core.artefact.results import Retrieved, failed
 from ci_eval.errors import InputError, RetrieverError
@@ -51,41 +52,57 @@ _FRAMEWORKS = {"langchain": ("langchain_core", "langchain-core"),
                "haystack": ("haystack", "haystack-ai")}
 # The child imports ci_eval from where this process did (a workspace folder named ci_eval,
 # first on the path, must not stand in for it), then takes this process's import path.
-_BOOT = ("import json, sys; path, root = json.loads(sys.stdin.buffer.readline()); sys.path.insert(0, root); "
+_BOOT = ("import json, os, sys; line = sys.stdin.buffer.readline(); line or os._exit(0); "
+         "path, root = json.loads(line); sys.path.insert(0, root); "
          "from ci_eval.retrieval.worker_serve import serve; sys.path[:] = path; serve()")
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class _Child:
-    """One worker process, its protocol lines read on a thread into ``lines``."""
+    """One worker process, its protocol lines read on a thread into ``lines``.
 
-    def __init__(self, config, questions: list[tuple[str, str]], known_ids, from_the_start: bool):
-        import mmap
+    Started in two steps: the process boots (an interpreter, ci-eval's modules) as soon as
+    the config is known, and is given its questions by ``start`` once the gold set is read,
+    so the boot is not on the run's path (``prestart``)."""
+
+    def __init__(self, config):
         import tempfile
 
+        from ci_eval.github.env import without_secrets
         from ci_eval.retrieval.process_marks import MARK, new_mark
 
+        self.config = config
         self.mark = new_mark()  # found again in whatever it starts, in its group or not
+        # When each call started and returned, written by the child, read here (see stuck);
+        # sized and mapped by both sides once the questions are known.
+        self._clock_file = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _BOOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            env={**without_secrets(os.environ), MARK: self.mark}, start_new_session=True, bufsize=0,
+            pass_fds=(self._clock_file.fileno(),),
+        )
+        self._shared = self.clock = None
+        try:
+            self.proc.stdin.write(json.dumps([sys.path, _ROOT]).encode() + b"\n")
+        except OSError:
+            pass  # the child is gone already: its end of stdout says so once started
 
-        from ci_eval.github.env import without_secrets
+    def start(self, questions: list[tuple[str, str]], known_ids, from_the_start: bool) -> None:
+        import mmap
+
         from ci_eval.retrieval.command_runner import MAX_LINE_BYTES, _lines
 
-        # When each call started and returned, written by the child, read here (see _stuck).
-        with tempfile.TemporaryFile() as clock_file:
-            clock_file.truncate(16 * max(len(questions), 1))
-            self._shared = mmap.mmap(clock_file.fileno(), 16 * max(len(questions), 1))
-            self.clock = memoryview(self._shared).cast("d")
-            self.proc = subprocess.Popen(
-                [sys.executable, "-c", _BOOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                env={**without_secrets(os.environ), MARK: self.mark}, start_new_session=True, bufsize=0,
-                pass_fds=(clock_file.fileno(),),
-            )
+        size = 16 * max(len(questions), 1)
+        with self._clock_file as clock_file:
+            clock_file.truncate(size)
+            self._shared = mmap.mmap(clock_file.fileno(), size)
             clock_fd = clock_file.fileno()
+        self.clock = memoryview(self._shared).cast("d")
         self.lines: queue.SimpleQueue = queue.SimpleQueue()
         self.answered: set[int] = set()  # positions (in this child's questions) answered
-        setup = {"retriever_config": config, "questions": questions, "known_ids": known_ids, "clock_fd": clock_fd,
-                 "from_the_start": from_the_start}
-        payload = json.dumps([sys.path, _ROOT]).encode() + b"\n" + pickle.dumps(setup, pickle.HIGHEST_PROTOCOL)
+        setup = {"retriever_config": self.config, "questions": questions, "known_ids": known_ids,
+                 "clock_fd": clock_fd, "from_the_start": from_the_start}
+        payload = pickle.dumps(setup, pickle.HIGHEST_PROTOCOL)
         threading.Thread(target=self._write, args=(payload,), daemon=True).start()
 
         def read() -> None:
@@ -124,8 +141,46 @@ class _Child:
         kill_marked(self.mark)  # a child that left the group with setsid()
 
     def close(self) -> None:
-        self.clock.release()
-        self._shared.close()
+        self._clock_file.close()
+        if self._shared is not None:
+            self.clock.release()
+            self._shared.close()
+
+
+# The child booted for the run in progress, not yet given its questions (prestart).
+_spare: _Child | None = None
+
+
+def prestart(config) -> None:
+    """Boot the worker process of a python or framework retriever now, while the gold set
+    is read: its interpreter and ci-eval's modules (about 0.15 s) are then off the run's
+    path. No user code runs until it is given its questions; one not taken is ended by
+    ``discard_spare`` (or, with ci-eval's process, by the end of its stdin)."""
+    global _spare
+    from ci_eval.retrieval.query import IN_WORKER
+
+    discard_spare()
+    if config.retriever.type in IN_WORKER:
+        _spare = _Child(config)
+
+
+def discard_spare() -> None:
+    global _spare
+    child, _spare = _spare, None
+    if child is not None:
+        child.kill()
+        child.close()
+
+
+def _child_for(config) -> _Child:
+    global _spare
+    child, _spare = _spare, None
+    if child is not None and child.config is config and child.proc.poll() is None:
+        return child
+    if child is not None:
+        child.kill()
+        child.close()
+    return _Child(config)
 
 
 def _finite_number(value) -> bool:
@@ -149,7 +204,12 @@ def _retrieved(item, depth: int, positions: int) -> tuple[int, Retrieved] | None
 
 
 def _unpacked(p, depth: int, positions: int) -> list[tuple[int, Retrieved]]:
-    """worker_serve.packed's batch as ``(position, Retrieved)``; [] when it is not that shape."""
+    """worker_serve.packed's batch as ``(position, Retrieved)``; [] when it is not that shape.
+
+    Checked and cut in passes over the whole batch that stay in C, each Retrieved carrying
+    its (id, score) pairs as clean() would give them (the rows take those rather than zip
+    them again): the per-result loop this replaces made the parent the slower side of the
+    pipe on an instant retriever (benchmarks/bench_worker.py; docs/benchmarks.md)."""
     import base64
     import binascii
     from array import array
@@ -159,7 +219,7 @@ def _unpacked(p, depth: int, positions: int) -> list[tuple[int, Retrieved]]:
     except (TypeError, KeyError):
         return []
     index, counts, joined, packed, ms, errors, warnings = fields
-    if not (type(joined) is str and type(packed) is str
+    if not (type(joined) is str and type(packed) is str and type(index) is list
             and all(type(f) is list and len(f) == len(index) for f in (counts, ms, errors, warnings))):
         return []
     scores = array("d")
@@ -168,18 +228,28 @@ def _unpacked(p, depth: int, positions: int) -> list[tuple[int, Retrieved]]:
     except (binascii.Error, ValueError):
         return []
     ids = joined.split("\0") if joined else []
-    if len(ids) != len(scores) or not all(map(math.isfinite, scores)):
+    if not index or len(ids) != len(scores) or not all(map(math.isfinite, scores)):
         return []
-    out, at = [], 0
-    # ids are strings and scores finite doubles by construction: only the small fields are checked
-    for i, n, m, e, wn in zip(index, counts, ms, errors, warnings):
-        if not (type(i) is int and 0 <= i < positions and type(n) is int and 0 <= n <= depth
-                and at + n <= len(ids) and (e is None or type(e) is str) and (m is None or _finite_number(m))
-                and type(wn) is list and all(type(x) is str for x in wn)):
-            return []
-        out.append((i, Retrieved(tuple(ids[at:at + n]), tuple(scores[at:at + n]), m, e, tuple(wn))))
-        at += n
-    return out if at == len(ids) else []
+    flat_warnings = list(chain.from_iterable(w for w in warnings if type(w) is list))
+    if not (_types(index) <= _INT and 0 <= min(index) and max(index) < positions
+            and _types(counts) <= _INT and 0 <= min(counts) and max(counts) <= depth and sum(counts) == len(ids)
+            and _types(errors) <= _TEXT_OR_NONE and _types(warnings) <= _LIST and _types(flat_warnings) <= _TEXT
+            and _types(ms) <= _NUMBER_OR_NONE and all(map(math.isfinite, (m for m in ms if m is not None)))):
+        return []
+    ends = list(accumulate(counts))
+    cuts = list(map(slice, [0, *ends[:-1]], ends))
+    ids, scores = tuple(ids), tuple(scores)
+    pairs = tuple(zip(ids, scores))
+    return list(zip(index, map(Retrieved, map(ids.__getitem__, cuts), map(scores.__getitem__, cuts), ms, errors,
+                               map(tuple, warnings), map(pairs.__getitem__, cuts))))
+
+
+def _types(values) -> set:
+    return set(map(type, values))
+
+
+_INT, _LIST, _TEXT = {int}, {list}, {str}
+_TEXT_OR_NONE, _NUMBER_OR_NONE = {str, type(None)}, {int, float, type(None)}
 
 
 class _Watch:
@@ -266,9 +336,10 @@ def run_in_worker(config, queries: Sequence[Query], known_ids) -> Iterator[tuple
     known = frozenset(known_ids) if known_ids is not None else None
     while w.left():
         order = w.left()
-        child = _Child(config, [(w.queries[i].id, w.queries[i].question) for i in order], known,
-                       from_the_start=not w.results and w.next_to_yield == 0)
+        child = _child_for(config)
         try:
+            child.start([(w.queries[i].id, w.queries[i].question) for i in order], known,
+                        from_the_start=not w.results and w.next_to_yield == 0)
             why = yield from _serve_one(child, w, order, r.depth)
         finally:
             child.kill()

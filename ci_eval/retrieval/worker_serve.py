@@ -3,7 +3,8 @@ in a process of their own, exactly as they would in ci-eval's (the same runner, 
 timeouts and messages), and their results go back as JSON lines.
 
 Started by worker.py as ``python -c BOOT``: the first line on stdin is the parent's import
-path (JSON), the rest a pickle of the setup (the config, the questions, the index's ids).
+path (JSON), the rest a pickle of the setup (the config, the questions, the index's ids),
+sent once the gold set is read (the process boots meanwhile: worker.prestart).
 On the protocol descriptor (stdout at start; the user's prints go to stderr), one JSON
 object a line:
 
@@ -119,7 +120,15 @@ def serve() -> None:
     # The protocol keeps the real stdout; the user's prints and the pipe's stdin are not ours.
     out = _Out(os.dup(1))
     os.dup2(2, 1)
-    setup = pickle.loads(sys.stdin.buffer.read())
+    # ci-eval's own modules are imported while the parent still reads the gold set (the
+    # setup comes when it is done); the user's code is imported only once it has come.
+    from ci_eval.inputs import collector  # noqa: F401
+    from ci_eval.retrieval import pipeline, python_runner  # noqa: F401
+
+    data = sys.stdin.buffer.read()
+    if not data:
+        os._exit(0)  # not needed after all (a cached run, bad input): nothing was started
+    setup = pickle.loads(data)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     import mmap
@@ -171,8 +180,13 @@ def _answer(out: _Out, setup: dict, clock) -> None:
         from ci_eval.retrieval.pipeline import stop_when_all_fail_alike
 
         stream = stop_when_all_fail_alike(iter(stream), [q.id for q in queries])
-    for index, (_, r) in enumerate(stream):
-        out.add(index, r)
+    from ci_eval.inputs.collector import collections_spaced
+
+    # As in ci-eval's own process during a run (inputs/collector.py): each result's
+    # containers are freed once sent, and the collector run every 700 of them finds nothing.
+    with collections_spaced():
+        for index, (_, r) in enumerate(stream):
+            out.add(index, r)
     out.flush()
     out.send({"end": True})
 

@@ -155,3 +155,54 @@ def test_a_repository_folder_named_ci_eval_does_not_run_instead_of_the_tool(gh, 
     assert job.code == 0, job.stderr
     assert "the repository folder ran" not in job.stderr
     assert job.outputs["verdict"] == "pass" and job.gate.returncode == 0
+
+
+# An index.callable that looks for the token everywhere its process can: its environment
+# block, its parent's, and every writable page of its own memory (a dump left beside it for
+# the test to search; the callable cannot know the token, so it cannot search itself).
+INDEX_SNOOP = """
+import os
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
+def _writable_memory():
+    with open("/proc/self/maps") as maps, open("/proc/self/mem", "rb", buffering=0) as mem:
+        for line in maps:
+            span, perms = line.split()[:2]
+            if not perms.startswith("rw"):
+                continue
+            start, end = (int(x, 16) for x in span.split("-"))
+            try:
+                mem.seek(start)
+                yield mem.read(end - start)
+            except (OSError, ValueError, OverflowError):
+                continue  # a guard page, vsyscall
+
+
+def index():
+    marker = "-".join(["index", "callable", "was", "here"])  # made at run time: in memory only
+    for name, path in (("self", "/proc/self/environ"), ("parent", f"/proc/{os.getppid()}/environ")):
+        (HERE / f"index-{name}.environ").write_bytes(Path(path).read_bytes())
+    with open(HERE / "index-memory.bin", "wb") as out:
+        for block in _writable_memory():
+            out.write(block)
+    return {"version": marker, "ids": ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]}
+"""
+
+
+def test_the_index_callable_finds_the_token_nowhere_in_its_process(gh, tmp_path):
+    root = project(tmp_path / "p", 'type = "python"\ntarget = "retriever:search"',
+                   {"retriever.py": LEXICAL, "snoop_index.py": INDEX_SNOOP})
+    with (root / "ci-eval.toml").open("a") as fh:
+        fh.write('\n[index]\ncallable = "snoop_index:index"\n')
+    job = pr_job(gh, tmp_path, root)
+
+    assert job.code == 0, job.stderr
+    memory = (root / "index-memory.bin").read_bytes()
+    assert b"index-callable-was-here" in memory  # the dump holds what the process made
+    assert gh.token.encode() not in memory
+    for name in ("self", "parent"):
+        block = (root / f"index-{name}.environ").read_bytes()
+        assert b"PATH=" in block and gh.token.encode() not in block, name

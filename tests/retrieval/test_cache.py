@@ -256,3 +256,12 @@ def test_an_entry_is_cleaned_as_the_same_live_answer_is(tmp_path, answer):
         assert cached[key] == expected[key], key
     compared = _cli(root, "compare", "--no-base", "cached.json", "--no-config")
     assert compared.returncode == 0, compared.stderr
+
+
+@pytest.mark.parametrize("ids", [(), ("a",), ("a", "b c"), ('say "hi"',), ("back\\slash",), ("tab\there",),
+                                 ("new\nline",), ("\x00", "\x1f"), ("é", "日本"), ("\x7f", "\u2028")])
+def test_an_entry_s_ids_are_the_text_json_writes(ids):
+    from ci_eval.retrieval.cache import _ids_json
+
+    assert _ids_json(ids) == json.dumps(list(ids), ensure_ascii=False, separators=(",", ":"))
+    assert json.loads(_ids_json(ids)) == list(ids)

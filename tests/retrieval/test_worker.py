@@ -79,6 +79,38 @@ def test_a_retriever_s_atexit_and_threads_do_not_outlive_its_process(tmp_path):
     assert took < START_UP + TIMEOUT
 
 
+# -- the worker booted before the gold set is read ----------------------------------------
+
+
+def test_the_worker_booted_while_the_gold_set_is_read_is_used_or_ended(tmp_path, monkeypatch):
+    """The run's python retriever process starts before the gold set is read (worker.prestart):
+    on a good run that very process answers, and on a gold set that is bad input (exit 2) it
+    is ended with the run; no process is left either way."""
+    from ci_eval.cli import main
+    from ci_eval.retrieval import worker
+
+    started = []
+
+    class Recorded(worker._Child):
+        def __init__(self, config):
+            super().__init__(config)
+            started.append(self)
+
+    monkeypatch.setattr(worker, "_Child", Recorded)
+    monkeypatch.chdir(tmp_path)
+    write_gold(tmp_path)
+    write_module(tmp_path, "retriever", GOOD_RETRIEVER)
+    write_config(tmp_path, RETRIEVER)
+    assert main(["run", "--out", "run.json", "--quiet"]) == 0
+    assert len(started) == 1 and started[0].proc.poll() is not None  # one process: booted early, then used
+    assert not errors_of(artefact(tmp_path))
+
+    (tmp_path / "gold.json").write_text("{ not json")
+    assert main(["run", "--out", "again.json", "--quiet"]) == 2
+    assert len(started) == 2 and started[1].proc.poll() is not None and worker._spare is None
+    assert not (tmp_path / "again.json").exists()
+
+
 # -- what the worker sends back -----------------------------------------------------------
 
 def _results():

@@ -111,19 +111,28 @@ def _alarm(signum, frame):
     raise _TooSlow
 
 
-def read_within_bound(read, root: Path) -> None:
-    """``read(root)`` either returns or raises an InputError, within BOUND_SECONDS."""
+def within_bound(call, what: str = "a reader"):
+    """``call()``'s value, or a failed test when it takes over BOUND_SECONDS."""
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, BOUND_SECONDS)
     try:
-        read(root)
-    except InputError:
-        pass
+        return call()
     except _TooSlow:
-        pytest.fail(f"a reader took over {BOUND_SECONDS} s")
+        pytest.fail(f"{what} took over {BOUND_SECONDS} s")
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def read_within_bound(read, root: Path) -> None:
+    """``read(root)`` either returns or raises an InputError, within BOUND_SECONDS."""
+    def refused_or_read():
+        try:
+            read(root)
+        except InputError:
+            pass
+
+    within_bound(refused_or_read)
 
 
 # --------------------------------------------------------------------------- the readers
@@ -364,3 +373,51 @@ def test_a_megabyte_of_one_token_is_read_or_refused_in_linear_time(name, project
         # in the middle, and at the end where no closing tag or bracket follows
         (root / rel).write_bytes(original[:at] + token * (1_000_000 // len(token)) + original[at:])
         read_within_bound(read, root)
+
+
+# --------------------------------------------------------------------------- the label page
+
+# route -> a body the page sends (valid for the labelling project of tests/support/labelling.py);
+# the candidate routes have no candidate in that session, so theirs are refused at "candidate".
+LABEL_BODIES = {
+    "grade": {"question": "q1", "chunk": "beta", "grade": 1, "seen": None, "note": "looks right"},
+    "unanswerable": {"question": "q2", "value": False},
+    "edit": {"question": "q1", "text": "alpha, please", "seen": "alpha please"},
+    "keep": {"candidate": "c1"},
+    "bin": {"candidate": "c1"},
+    "undecide": {"candidate": "c1"},
+}
+
+
+@pytest.fixture(scope="module")
+def label_page(tmp_path_factory):
+    from labelling import LabelProcess, write_project
+
+    label = LabelProcess(write_project(tmp_path_factory.mktemp("label")), "--chunks", "chunks.jsonl")
+    yield label
+    err = label.kill()
+    assert "Traceback" not in err and "this is a bug" not in err, err
+
+
+@pytest.mark.parametrize("route", LABEL_BODIES)
+def test_a_mutated_label_page_request_is_answered_or_refused_never_a_crash(route, label_page):
+    """Every request body reader of the label page (`ci-eval label`, the real process over
+    HTTP): a mutated body gets its answer or a 400/409 with a reason, within the bound; never
+    a 500 ("this is a bug"), and the page still answers a good request after all of them."""
+    from labelling import post
+
+    original = json.dumps(LABEL_BODIES[route]).encode()
+
+    @seed(28)
+    @settings(max_examples=EXAMPLES, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(mutated(original) | json_mutated(original, by_line=False))
+    def check(body: bytes) -> None:
+        status, answer = within_bound(lambda: post(label_page, f"/api/{route}", body), "the label page")
+        assert status in (200, 400, 409), (status, answer, body[:200])
+        assert status == 200 or isinstance(answer.get("error"), str), answer
+
+    check()
+    status, _ = post(label_page, "/api/unanswerable", LABEL_BODIES["unanswerable"])
+    assert status == 200
+
