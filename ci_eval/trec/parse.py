@@ -41,6 +41,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ci_eval.core.limits import MAX_ID_BYTES
 from ci_eval.core.measure.ranking import distinct_sorted
 from ci_eval.errors import InputError
 from ci_eval.trec.heap import held_heap
@@ -86,10 +87,9 @@ def _blocks(text, fields: tuple[int, ...], least: int, most: int | None, source:
         pos = end
 
 
-# The longest id or number a record may hold: a gold set's ids are at most 1,000 characters
-# (4,000 bytes of UTF-8). Ids are held as rows of words as wide as the longest, so one
-# megabyte-long "id" would make every row a megabyte wide.
-_LONGEST_FIELD = 4096
+# The longest id or number a record may hold (core/limits.py says why, and holds the gold
+# set's and the artefact's schemas to the same bound).
+_LONGEST_FIELD = MAX_ID_BYTES
 
 
 def _refuse_long_fields(first: np.ndarray, last: np.ndarray, lines, line_base: int, source: str) -> None:

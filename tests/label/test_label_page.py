@@ -428,3 +428,51 @@ def test_query_terms_are_highlighted_in_the_chunk_text(tmp_path, page, running):
     expected = [w for w in re.findall(r"[^\W_]+", text) if w.lower() in terms]
     assert page.locator("#chunks li .chunk-text mark").all_text_contents() == expected
     assert page.locator("#chunks li .chunk-text").text_content() == text  # the text itself unchanged
+
+
+def test_a_long_id_is_graded_like_any_other_and_measured_by_run_and_compare(tmp_path, page, running):
+    import subprocess
+    import sys
+
+    from ci_eval.core.limits import MAX_ID_BYTES
+
+    # 4 + 2,046 two-byte characters: exactly the longest id the run-file reader takes, and
+    # over twice the 1,000 characters the gold set's schema allowed before.
+    long_id = "doc/" + "\u00e9" * ((MAX_ID_BYTES - 4) // 2)
+    assert len(long_id.encode("utf-8")) == MAX_ID_BYTES and len(long_id) > 1000
+    project = write_project(tmp_path, texts={**TEXTS, long_id: "alpha alpha alpha, at length."},
+                            questions=[{"id": "q1", "question": "alpha please", "gold": ["alpha"]}])
+    (project / "run.trec").write_text(f"q1 Q0 {long_id} 1 1.0 r\n", encoding="utf-8")
+    label = running(project, "--chunks", "chunks.jsonl", "--no-retriever", "--pool", "run.trec")
+    open_page(page, label)
+    assert shown_chunks(page) == [long_id]
+    press(page, "2")
+    assert json.loads((project / "gold.json").read_text())["questions"][0]["gold"] == {"alpha": 1, long_id: 2}
+    # The gold set now holding it, `ci-eval run` scores it (a retriever whose index holds it
+    # and ranks it first) and `ci-eval compare` reads the artefact back; both validate
+    # against the shipped schemas.
+    (project / "long_id.txt").write_text(long_id, encoding="utf-8")
+    (project / "long_retriever.py").write_text(
+        "from pathlib import Path\n"
+        "LONG = Path(__file__).with_name('long_id.txt').read_text(encoding='utf-8')\n"
+        "def retrieve(question, k, **params):\n    return [(LONG, 1.0), ('alpha', 0.5)][:k]\n"
+        "def manifest():\n    return {'version': 'v1', 'ids': [LONG, 'alpha']}\n")
+    (project / "ci-eval.toml").write_text('gold_set = "gold.json"\nk = 3\n[retriever]\ntype = "python"\n'
+                                          'target = "long_retriever:retrieve"\n[index]\ncallable = "long_retriever:manifest"\n')
+    env = {**os.environ, "PYTHONPATH": str(project)}
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "ci_eval", *args], cwd=project, env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    done = cli("run", "--out", "run.json", "--quiet")
+    assert done.returncode == 0, done.stderr
+    compared = cli("compare", "run.json", "run.json", "--no-config", "--format", "json")
+    assert compared.returncode == 0, compared.stderr
+    shown = json.loads(compared.stdout)
+    assert shown["stale"]["questions"] == {}  # the long id is live gold, not set aside
+    # Ranked [long (grade 2), alpha (grade 1)]: the ideal order, whatever the gain of a
+    # grade, so nDCG@3 is 1; had the long id been dropped, alpha alone at rank 2 would give
+    # 1 / log2(3).
+    ndcg = {m["metric"]: m for m in shown["metrics"]}["ndcg@3"]
+    assert ndcg["head"] == ndcg["base"] == 1.0

@@ -131,3 +131,27 @@ def similarity(a: np.ndarray, b: np.ndarray) -> float:
 
 def is_signature(sig: str) -> bool:
     return decode_signature(sig) is not None
+
+
+def positional_values(words: list[str]) -> np.ndarray | None:
+    """Every slot's value of the shingle starting at each word of ``words`` (lowercased
+    ``\\w+`` runs of one document): one row per slot, one column per start position, so a
+    signature's slot can be found *where* its shingle lies in the document, not only whether
+    it does. None when there are fewer words than a shingle."""
+    if len(words) < SHINGLE:
+        return None
+    x = np.array([int.from_bytes(hashlib.blake2b(" ".join(words[i:i + SHINGLE]).encode("utf-8"),
+                                                 digest_size=8).digest(), "big")
+                  for i in range(len(words) - SHINGLE + 1)], dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        values = _mix(_SEEDS[:, None] ^ x[None, :])
+    return (values >> np.uint64(32)).astype(np.uint32)
+
+
+def words_at(text: str) -> list[tuple[int, int]] | None:
+    """The character spans of the text's ``\\w+`` runs, as the shingles see them; None when
+    lowercasing changes the text's length (offsets would no longer line up)."""
+    low = text.lower()
+    if len(low) != len(text):
+        return None
+    return [m.span() for m in _WORD.finditer(low)]

@@ -9,6 +9,7 @@ from itertools import chain, repeat
 from typing import Any
 
 from ci_eval.core.gold.anchors import parse_anchors
+from ci_eval.core.limits import MAX_ID_BYTES
 from ci_eval.core.validate import problems_or_none
 from ci_eval.errors import InputError, InputErrors
 
@@ -127,10 +128,10 @@ def _question_valid(raw) -> bool:
     if not (type(qid) is str and 0 < len(qid) <= 200 and type(text) is str and 0 < len(text) <= 10_000):
         return False
     if type(gold) is list:
-        if gold and (set(map(type, gold)) != _STR or not all(gold) or max(map(len, gold)) > 1000):
+        if gold and (set(map(type, gold)) != _STR or not all(gold) or max(map(len, gold)) > MAX_ID_BYTES):
             return False
     elif type(gold) is dict:
-        if not all(_text(g, 1000) and type(v) is int and -1000 <= v <= 1000 for g, v in gold.items()):
+        if not all(_text(g, MAX_ID_BYTES) and type(v) is int and -1000 <= v <= 1000 for g, v in gold.items()):
             return False
     else:
         return False
@@ -288,7 +289,7 @@ def _common_block(raws: list, seen: dict) -> list | None:
             or list(map(bool, golds)) != list(map(operator.not_, unanswerable))):
         return None
     flat = list(chain.from_iterable(golds))
-    if not _texts(flat, 1000) or len(flat) != sum(map(len, map(set, golds))):
+    if not _texts(flat, MAX_ID_BYTES) or len(flat) != sum(map(len, map(set, golds))):
         return None  # an empty, long or non-string gold id, or one listed twice in a question
     tags = _fields(raws, "tags", ())
     if not set(map(type, tags)) <= _SEQUENCES or not _texts(list(chain.from_iterable(tags)), 100):

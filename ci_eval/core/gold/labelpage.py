@@ -8,11 +8,12 @@ from typing import Any
 
 from ci_eval.core.gold.candidates import Candidate
 from ci_eval.core.gold.judgement import MAX_GRADE, UNSURE, judged_ids, marks_of, unsure_ids
+from ci_eval.core.limits import MAX_ID_BYTES
 from ci_eval.errors import InputError
 
 MAX_NOTE = 2000
 MAX_QUESTION = 10000
-MAX_ID = 1000
+MAX_ID = MAX_ID_BYTES  # characters, as the gold set's schema counts them
 NO_TEXT = "(no text for this chunk)"
 
 

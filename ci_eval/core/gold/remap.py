@@ -2,9 +2,9 @@
 
 Every mapping has a ``confidence`` in [0, 1] with one meaning whatever the rule: the share
 of the old chunk's text that the new ids hold together. A hash match holds all of it (1.0);
-the old text found whole in the new document gives it exactly (in words); otherwise the
-text signature estimates it (``fingerprint.held``), or, with no text to compare, the share
-of the old span the chunks cover.
+the old text found whole, or read word by word, in the new document gives it in words;
+otherwise the text signature estimates it (``fingerprint.held``), or, with no text to
+compare, the share of the old span the chunks cover.
 
 Automatic means the text proves it. For each gold id missing from the new index, in order
 of certainty:
@@ -19,7 +19,10 @@ of certainty:
    a. the new document, put back together from its chunks' texts, holds the old text whole
       (same hash) at the old offsets or, once only, elsewhere (an edit before it moved it):
       the span is then taken where the text is, its shares counted in words; or
-   b. the old text is not whole there (edited), but the signature bears the span out: each
+   b. the old text is not whole there (edited), but reading it in the new document word by
+      word (core/gold/alignment.py) decides: the hash proves the one reading, or every
+      reading the text allows leads to the same chunks, counted in words; or
+   c. the signature bears the span out: each
       chosen chunk holds no more than ``AGREE`` above and no less than ``SHORT`` below the
       share the span gives it, no other chunk
       holds more than ``EXTRA`` beyond its share or is mostly made of the old text, no
@@ -47,6 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ci_eval.core.gold.alignment import readings, word_counter
 from ci_eval.core.gold.anchors import Anchor, anchor_for, drifted_ids, gold_ids
 from ci_eval.core.gold.fingerprint import (
     SHINGLE,
@@ -194,19 +198,21 @@ class _Span:
     close: bool  # a chunk is near one of the halves that decide whether it is chosen
 
 
-def _span(old: Anchor, chunks: list[Chunk], size=None) -> _Span | None:
-    """``size(start, end)``: how much of the document lies between two offsets; characters
-    unless the caller has the text and counts its words."""
+def _span(old: Anchor, chunks: list[Chunk], size=None, whole=None) -> _Span | None:
+    """``size(start, end)``: how much of the old text lies between two offsets; characters
+    unless the caller has the text and counts its words. ``whole``: how much of the document
+    does (a chunk's own size), the same unless an inserted piece is not the old text."""
     if not old.has_span or old.end <= old.start:
         return None
     size = size or (lambda a, b: b - a)
+    whole = whole or size
     length = size(old.start, old.end) or 1
     targets, shares, pieces, close = [], {}, [], False
     for c in chunks:
         if c.start is None or c.end is None or min(old.end, c.end) <= max(old.start, c.start):
             continue
         overlap = size(max(old.start, c.start), min(old.end, c.end))
-        own = size(c.start, c.end) or 1
+        own = whole(c.start, c.end) or 1
         shares[c.id] = overlap / length
         close = close or _near_half(max(overlap / length, overlap / own))
         if overlap and (2 * overlap >= own or 2 * overlap >= length):
@@ -329,8 +335,11 @@ def _in_document(old: Anchor, ev: _Evidence, threshold: float) -> Mapping | None
     exact = _span(found, chunks, lambda a, b: len(text[a:b].split())) if found is not None else None
     if exact is not None:  # the old text is in the document whole: the span is certain
         return Mapping("", exact.ids, AUTOMATIC, "span", exact.covered)
-    span = _span(old, chunks)
     slots = decode_signature(old.signature) if old.signature else None
+    aligned = _aligned(old, chunks, slots, ev)
+    if aligned is not None:
+        return aligned
+    span = _span(old, chunks)
     shares = _text_shares(slots, chunks, ev) if slots is not None else None
     if shares is None:  # nothing to check the offsets against: a person decides
         return Mapping("", span.ids, PROPOSED, "span", span.covered) if span else None
@@ -345,6 +354,28 @@ def _in_document(old: Anchor, ev: _Evidence, threshold: float) -> Mapping | None
     if found is None and span:  # the text does not bear the span out: a person decides
         return Mapping("", span.ids, PROPOSED, "span", ev.held_by(slots, span.ids))
     return found
+
+
+def _aligned(old: Anchor, chunks: list[Chunk], slots, ev: _Evidence) -> Mapping | None:
+    """Rule 2b: the old text read in the new document shingle by shingle (core/gold/
+    alignment.py): automatic when the hash proves the one reading, or when every reading
+    the text allows chooses the same chunks, its shares counted in words, whether its
+    unseen end words are old text or not."""
+    text = ev.doc_text(old.doc)
+    if slots is None or text is None or not old.has_span:
+        return None
+    found = readings(text, slots, old.end - old.start, old.hash)
+    if not found or (found[0].proven and len(found) > 1):
+        return None
+    whole = word_counter(text)
+    chosen = []
+    for r in found:
+        for holes in {r.holes, r.holes + r.unsure}:
+            span = _span(Anchor(old.doc, r.start, r.end), chunks, word_counter(text, holes), whole)
+            chosen.append((span.ids, span.covered) if span is not None else None)
+    if None in chosen or len({ids for ids, _ in chosen}) != 1:
+        return None
+    return Mapping("", chosen[0][0], AUTOMATIC, "span", min(c for _, c in chosen))
 
 
 def _by_similarity(old: Anchor, ev: _Evidence, threshold: float) -> Mapping | None:
