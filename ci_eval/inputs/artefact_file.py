@@ -3,11 +3,8 @@
 A version 2 artefact is written one question row per line (docs/design.md). It is read from
 the file a chunk at a time (``read_blocks``), never held whole: the keys before the rows and
 after them are parsed as one small document with every hostile-input check of
-``parse_json``; the rows a piece of whole lines at a time (about 32 KB): each line's fields
-before its ranking parsed by json's C parser and the piece's rankings checked as text, their
-ids split out and their scores never parsed (core/artefact/row_text.py), or, when that cannot vouch
-for the piece, the piece parsed by one call of json's C parser with no hooks; either way
-checked a field at a time over its rows (core/artefact/row_blocks.py, the per-row verdict exactly),
+``parse_json``; the rows a piece of whole lines at a time (about 32 KB): the
+piece parsed by one call of json's C parser with no hooks, then checked a field at a time over its rows (core/artefact/row_blocks.py, the per-row verdict exactly),
 typed and dropped, so no ranking is held either. That is only safe because a row holds no object (so no key can repeat), because NaN
 and Infinity are refused by ``parse_constant``, a number that overflowed to inf is caught by
 the sum of the row's numbers not being finite, and a lone surrogate escape, found by a search
@@ -38,7 +35,6 @@ from ci_eval.core.artefact.artefact import (
 )
 from ci_eval.core.artefact.question_columns import QuestionColumns, Questions
 from ci_eval.core.artefact.row_blocks import checked_block, row_acceptable, row_finite  # noqa: F401 (merge's part reader)
-from ci_eval.core.artefact.row_text import block_of_lines
 from ci_eval.core.measure.metric_table import MetricTable
 from ci_eval.errors import InputError
 from ci_eval.inputs.collector import collector_paused
@@ -260,17 +256,15 @@ def _pieces(block: bytes):
 
 
 def _add_rows(columns: QuestionColumns, text: str, metrics: int, level, depth: int) -> bool:
-    """The rows of a piece's text into ``columns``: with their rankings checked as text, or,
-    when that cannot vouch for them, parsed and checked a field at a time over all of them,
-    or each on its own; False at a row the fast path cannot take."""
-    block = block_of_lines(text, metrics)
+    """The rows of a piece's text into ``columns``: parsed, then checked a field at a time
+    over all of them (measured in core/artefact/row_blocks.py), or each on its own when the
+    block check cannot vouch for them; False at a row the fast path cannot take."""
+    rows = _parsed_rows(text)
+    if rows is None:
+        return False
+    block = checked_block(rows, metrics)
     if block is None:
-        rows = _parsed_rows(text)
-        if rows is None:
-            return False
-        block = checked_block(rows, metrics)
-        if block is None:
-            return _add_each(columns, rows, metrics, level, depth)
+        return _add_each(columns, rows, metrics, level, depth)
     add_block(columns, block, level, depth)
     return True
 

@@ -41,18 +41,16 @@ class RunWritten:
         return run_totals(self.head)
 
 
-def write_artefact(destination: str | os.PathLike, pieces, questions: int, limit: int | None = None,
-                   write=None) -> int:
+def write_artefact(destination: str | os.PathLike, pieces, questions: int, limit: int | None = None) -> int:
     """Stream an artefact's text to ``destination`` atomically; refused, nothing written,
     when a later run could not read it back as its baseline (``limit``, by default
-    loaders.MAX_ARTEFACT_BYTES as it is when called). Returns its size in bytes. ``write``:
-    how the pieces reach the file (files.atomic_write_pieces)."""
+    loaders.MAX_ARTEFACT_BYTES as it is when called). Returns its size in bytes."""
     from ci_eval.inputs import loaders
     from ci_eval.inputs.files import TooLarge, atomic_write_pieces
 
     limit = loaders.MAX_ARTEFACT_BYTES if limit is None else limit
     try:
-        return atomic_write_pieces(destination, pieces, limit, write)
+        return atomic_write_pieces(destination, pieces, limit)
     except TooLarge as exc:
         raise InputError(
             f"the run artefact would be over the {limit:,}-byte limit a later run reads as its baseline "
@@ -62,17 +60,8 @@ def write_artefact(destination: str | os.PathLike, pieces, questions: int, limit
         ) from None
 
 
-# Where the rows' encoding moves to a second process (inputs/writer_process.py): questions
-# times the ranking's depth (20,000 questions at depth 15). The child costs about 0.1 s of
-# start-up (0.04 s of CPU), on the other core while the first questions are asked, and about
-# 3 us a row of CPU beyond the encoding it takes over; handing it a row costs the run a tenth
-# of encoding it. At 10,000 questions the run's time did not change measurably (docs/benchmarks.md).
-WRITER_PROCESS_FROM = 300_000
-
-
 def write_rows(destination, head: dict, rows, columns, end, questions: int, limit: int | None = None) -> int:
-    """``head``, then ``rows`` (each also handed to ``columns``), then ``end()``, streamed;
-    a large artefact's rows encoded and written by a child process, the same bytes."""
+    """``head``, then ``rows`` (each also handed to ``columns``), then ``end()``, streamed."""
     from ci_eval.core.artefact.artefact_writer import artefact_pieces
 
     def counted():
@@ -80,15 +69,7 @@ def write_rows(destination, head: dict, rows, columns, end, questions: int, limi
             columns.add(row)
             yield row
 
-    from ci_eval.inputs import writer_process
-
-    depth = (head.get("config", {}).get("retriever") or {}).get("depth") or 10
-    if questions * depth < WRITER_PROCESS_FROM or not writer_process.available():
-        return write_artefact(destination, artefact_pieces(head, counted(), end), questions, limit)
-    from ci_eval.inputs.writer_process import Rows, write_in_child
-
-    pieces = artefact_pieces(head, counted(), end, Rows)
-    return write_artefact(destination, pieces, questions, limit, write_in_child)
+    return write_artefact(destination, artefact_pieces(head, counted(), end), questions, limit)
 
 
 def write_merged(destination, parts, rows, history=None) -> RunWritten:

@@ -413,13 +413,10 @@ class TooLarge(Exception):
         self.size = size
 
 
-def atomic_write_pieces(path: str | os.PathLike, pieces: Iterable, limit: int | None = None, write=None) -> int:
+def atomic_write_pieces(path: str | os.PathLike, pieces: Iterable, limit: int | None = None) -> int:
     """``atomic_write`` of text that arrives a piece at a time (a run's rows as they are
     measured), gathered into large writes. Past ``limit`` bytes the temporary file is
-    removed and TooLarge raised: nothing is left half-written. Returns the bytes written.
-    ``write(fd, pieces, limit)`` puts the pieces in the temporary file and returns their
-    size (by default here, buffered; inputs/writer_process.py hands them to a child); the
-    rename over ``path`` happens here, once it has returned."""
+    removed and TooLarge raised: nothing is left half-written. Returns the bytes written."""
     p = _output_target(path)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -436,7 +433,7 @@ def atomic_write_pieces(path: str | os.PathLike, pieces: Iterable, limit: int | 
     try:
         with os.fdopen(fd, "wb", buffering=0):  # closes fd whatever happens
             os.fchmod(fd, mode)
-            size = (write or _write_buffered)(fd, pieces, limit)
+            size = _write_buffered(fd, pieces, limit)
             os.fsync(fd)
         os.replace(tmp, p)
         return size

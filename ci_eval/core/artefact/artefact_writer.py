@@ -75,13 +75,11 @@ def _lines(values: dict, last: bool) -> Iterator[str]:
         yield f" {_ENCODE(key)}: {_ENCODE(values[key])}{comma}\n"
 
 
-def artefact_pieces(head: dict, rows: Iterable, end: Callable[[], dict], batch_piece=rows_piece) -> Iterator:
+def artefact_pieces(head: dict, rows: Iterable, end: Callable[[], dict]) -> Iterator:
     """The artefact's text: ``head`` (every top-level key known before retrieval; the
     ``question_fields`` key is added here), then each of ``rows`` (version 2 rows, lists or
     tuples in QUESTION_FIELDS order) as it comes, then ``end()`` (called once the rows are
-    exhausted: the summary and the other END_KEYS). Each batch of rows is the piece
-    ``batch_piece(batch, first)`` makes: its text by default; a writer that encodes the rows
-    elsewhere (another process) passes its own, which hands rows_piece's text on."""
+    exhausted: the summary and the other END_KEYS), each batch of rows as one piece."""
     misplaced = sorted((set(head) & END_KEYS) | {"questions"} & set(head))
     if misplaced:
         raise ValueError(f"keys written after the questions given before them: {misplaced}")
@@ -90,7 +88,7 @@ def artefact_pieces(head: dict, rows: Iterable, end: Callable[[], dict], batch_p
     yield ' "questions": ['
     first = True
     for batch in _batches(rows, ROWS_PER_PIECE):
-        yield batch_piece(batch, first)
+        yield rows_piece(batch, first)
         first = False
     tail = end()
     early = sorted(set(tail) - END_KEYS)

@@ -1,0 +1,209 @@
+"""What each mechanism that exists only for speed buys on a command a user runs.
+
+    python benchmarks/bench_mechanisms.py [--questions 100000] [--small 1000] [--repeat 3]
+                                          [--only action,run,compare,evaluate]
+
+Each command is a whole ``ci-eval`` process on a project shaped like a user's
+(benchmarks/user_shaped.py): once as it is, and once with one mechanism switched off by a
+monkeypatch made in that process before the command runs (the code path the program takes
+when the mechanism cannot be used). The variants take turns, ``--repeat`` rounds, so a busy
+machine slows them alike; the figures are medians of wall and CPU seconds (the process and
+its children), and the ratio off / on: above 1.0 the mechanism buys that much. Nothing here
+asserts a time. The commands and the mechanisms each one reaches:
+
+- ``action`` at ``--small`` and ``--questions`` questions (loopback GitHub, a stored
+  baseline): the run's writer process, the baseline read's row blocks and text checks.
+- ``run`` at ``--questions``: the writer process.
+- ``compare`` at ``--questions`` (markdown, ``--json-out``, ``--summary-out``): the
+  forked paired read, the row blocks, the rankings checked as text.
+- ``evaluate`` on 20,000 queries x 100 results: glibc ``mallopt``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
+
+import user_shaped  # noqa: E402
+
+# Each mechanism switched off: the path taken where it cannot be used. A mechanism removed
+# from the tree has no entry (its patch would name what no longer exists).
+OFF = {
+    "paired read (fork)": "import ci_eval.inputs.paired_read as m; m.parallel_possible = lambda *paths: False",
+    "writer process": "import ci_eval.inputs.writer_process as m; m.available = lambda: False",
+    "mallopt": ("import contextlib, ci_eval.trec.parse as p, ci_eval.trec.judge as j; "
+                "p.held_heap = j.held_heap = contextlib.nullcontext"),
+    "rankings as text": "import ci_eval.inputs.artefact_file as m; m.block_of_lines = lambda text, metrics: None",
+    "row blocks (and text)": ("import ci_eval.inputs.artefact_file as m; m.block_of_lines = lambda text, metrics: None; "
+                              "m.checked_block = lambda rows, metrics: None"),
+}
+REACHES = {
+    "action": ("writer process", "rankings as text", "row blocks (and text)"),
+    "run": ("writer process",),
+    "compare": ("paired read (fork)", "rankings as text", "row blocks (and text)"),
+    "evaluate": ("mallopt",),
+}
+
+
+def _present() -> dict[str, str]:
+    """The mechanisms still in this tree."""
+    files = {"paired read (fork)": "inputs/paired_read.py", "writer process": "inputs/writer_process.py",
+             "mallopt": "trec/heap.py", "rankings as text": "core/artefact/row_text.py",
+             "row blocks (and text)": "core/artefact/row_blocks.py"}
+    return {name: code for name, code in OFF.items() if (ROOT / "ci_eval" / files[name]).exists()}
+
+
+def _argv(patch: str | None, args: list[str]) -> list[str]:
+    prelude = f"{patch}; " if patch else ""
+    return [sys.executable, "-c", f"{prelude}import sys; from ci_eval.cli import main; main()", *args]
+
+
+def _timed(argv, cwd, env) -> tuple[float, float]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 1):
+        raise RuntimeError(f"{argv[3:]} exited {done.returncode}: {done.stderr[-1500:]}")
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def _alternated(label: str, variants: dict[str, str | None], make_run, repeat: int) -> list[dict]:
+    """Each variant's median wall and CPU over ``repeat`` rounds taken in turn; ``make_run(i,
+    patch)`` runs one and returns (wall, cpu)."""
+    walls = {name: [] for name in variants}
+    cpus = {name: [] for name in variants}
+    for i in range(repeat):
+        for name, patch in variants.items():
+            wall, cpu = make_run(i, patch)
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+    on_wall, on_cpu = statistics.median(walls["on"]), statistics.median(cpus["on"])
+    rows = []
+    for name in variants:
+        wall, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
+        rows.append({"command": label, "variant": name, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3),
+                     "wall_off_on": round(wall / on_wall, 3), "cpu_off_on": round(cpu / on_cpu, 3),
+                     "walls": [round(w, 2) for w in walls[name]]})
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def _variants(command: str) -> dict[str, str | None]:
+    present = _present()
+    return {"on": None, **{name: present[name] for name in REACHES[command] if name in present}}
+
+
+def _project(folder: Path, questions: int) -> tuple[Path, Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    user_shaped.write_project(folder, questions)
+    base, head = folder / "base.json", folder / "head.json"
+    for side, out in (("base", base), ("head", head)):
+        user_shaped.run_artefact(folder, side, out, ROOT, sys.executable)
+    return base, head
+
+
+def bench_run(folder: Path, repeat: int) -> list[dict]:
+    env = user_shaped.environment(folder, ROOT, "head")
+    return _alternated("run", _variants("run"), lambda i, patch: _timed(
+        _argv(patch, ["run", "--out", str(folder / "timed-run.json"), "--quiet"]), folder, env), repeat)
+
+
+def bench_compare(folder: Path, base: Path, head: Path, repeat: int) -> list[dict]:
+    env = user_shaped.environment(folder, ROOT, "head")
+    outs = ["--json-out", str(folder / "report.json"), "--summary-out", str(folder / "summary.md")]
+    return _alternated("compare", _variants("compare"), lambda i, patch: _timed(
+        _argv(patch, ["compare", str(base), str(head), *outs]), folder, env), repeat)
+
+
+def bench_evaluate(folder: Path, repeat: int) -> list[dict]:
+    folder.mkdir(parents=True, exist_ok=True)
+    qrels, run = user_shaped.write_trec(folder, 20_000, 100)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return _alternated("evaluate 20,000 x 100", _variants("evaluate"), lambda i, patch: _timed(
+        _argv(patch, ["evaluate", "-m", "all_trec", str(qrels), str(run)]), folder, env), repeat)
+
+
+def bench_action(folder: Path, questions: int, repeat: int) -> list[dict]:
+    import bench_action
+    from github_standin import GitHubStandIn, fake_sha
+
+    from ci_eval.github.artifact_zip import build_zip
+
+    folder.mkdir(parents=True, exist_ok=True)
+    user_shaped.write_project(folder, questions)
+    base = folder / "base.json"
+    user_shaped.run_artefact(folder, "base", base, ROOT, sys.executable)
+    base_sha, head_sha = fake_sha("mech-base"), fake_sha("mech-head")
+    with GitHubStandIn(bench_action.OWNER_REPO, validate=False) as standin:
+        standin.add_pull(7, head_sha=head_sha, base_sha=base_sha)
+        run_id = standin.add_run(base_sha, created_at=datetime.now(timezone.utc) - timedelta(hours=2))
+        standin.add_artifact(run_id, build_zip({"ci-eval-run.json": base.read_bytes()}))
+        jobs = iter(range(10**6))
+
+        def one(i, patch):
+            standin.clear_comments()
+            env = bench_action._job_env(standin, folder, folder / f"job{next(jobs)}", base_sha, head_sha)
+            env["USER_SHAPED_SIDE"] = "head"
+            timed = _timed(_argv(patch, ["action"]), folder, env)
+            if not standin.comments_on(7):
+                raise RuntimeError("the action posted no comment")
+            return timed
+
+        return _alternated(f"action {questions:,}", _variants("action"), one, repeat)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", type=int, default=100_000)
+    parser.add_argument("--small", type=int, default=1_000, help="0: no small action")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", default="action,run,compare,evaluate")
+    parser.add_argument("--json", help="also write the rows here")
+    args = parser.parse_args(argv)
+    only = set(args.only.split(","))
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "ci_eval")], check=True)
+    print(f"load average at start: {os.getloadavg()}", flush=True)
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="ci-eval-mechanisms-") as tmp:
+        tmp = Path(tmp)
+        if "action" in only:
+            if args.small:
+                rows += bench_action(tmp / "action-small", args.small, args.repeat)
+            rows += bench_action(tmp / "action-large", args.questions, args.repeat)
+        if only & {"run", "compare"}:
+            base, head = _project(tmp / "pair", args.questions)
+            if "run" in only:
+                rows += bench_run(tmp / "pair", args.repeat)
+            if "compare" in only:
+                rows += bench_compare(tmp / "pair", base, head, args.repeat)
+        if "evaluate" in only:
+            rows += bench_evaluate(tmp / "trec", args.repeat)
+    print(f"load average at end: {os.getloadavg()}")
+    print(f"\n{'command':<24}{'switched off':<24}{'wall s':>8}{'CPU s':>8}{'wall off/on':>13}{'CPU off/on':>12}")
+    for row in rows:
+        print(f"{row['command']:<24}{row['variant']:<24}{row['wall_s']:>8.2f}{row['cpu_s']:>8.2f}"
+              f"{row['wall_off_on']:>13.2f}{row['cpu_off_on']:>12.2f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
