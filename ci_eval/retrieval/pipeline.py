@@ -40,13 +40,14 @@ def load_inputs(config) -> Inputs:
     in the gold set, the command on PATH). Every problem at once, exit 2."""
     from ci_eval.core.gold.anchors import drifted_ids
     from ci_eval.inputs.loaders import load_answers, load_gold_set, load_manifest
-    from ci_eval.preflight import config_problems
+    from ci_eval.preflight import config_problems, resolved_gold
 
     gold, sha = load_gold_set(config.gold_set)
     problems = config_problems(config, gold)
     if problems:
         raise InputErrors(problems)
     manifest = load_manifest(config)
+    gold = resolved_gold(config, gold, manifest)
     answers = load_answers(config.answers, {q.id for q in gold.questions}) if config.answers else None
     drifted = drifted_ids(gold.questions, gold.anchors, manifest) if manifest is not None else frozenset()
     return Inputs(config, gold, sha, manifest, answers, drifted)
@@ -129,6 +130,7 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
         index_ids=inputs.gold_index_ids,
         answers=inputs.answers,
         judge=judge,
+        chunks=inputs.manifest.chunks if inputs.manifest is not None else None,
     )
     tail: dict = {}
 
