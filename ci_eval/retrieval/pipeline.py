@@ -214,6 +214,7 @@ def run_head(inputs: Inputs, git, shard, positions, questions) -> dict:
             "index_version": inputs.gold.index_version,
             "questions": len(inputs.gold.questions),
             **recorded_remap_of(inputs.gold),
+            **_span_gold(inputs.gold),
         },
         index={
             "version": manifest.version if manifest else None,
@@ -233,6 +234,16 @@ def run_head(inputs: Inputs, git, shard, positions, questions) -> dict:
         head["shard"] = shard_record(shard, positions, [q.id for q in questions], gold_sha256=inputs.gold_sha256,
                                      config=recorded, index_version=manifest.version if manifest else None)
     return head
+
+
+def _span_gold(gold) -> dict:
+    """``{"evidence": n}``: how many questions name evidence by document span or quote (a
+    comparison of two runs of the same gold-set file then compares them across a re-chunk);
+    else ``{}``."""
+    from ci_eval.core.gold.evidence import STALE_PREFIX
+
+    n = sum(bool(q.evidence) or any(g.startswith(STALE_PREFIX) for g, _ in q.gold) for q in gold.questions)
+    return {"evidence": n} if n else {}
 
 
 def _mean_chars(manifest) -> dict:

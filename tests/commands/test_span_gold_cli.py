@@ -157,3 +157,57 @@ def test_an_evidence_metric_without_span_gold_is_exit_2_at_its_place(tmp_path):
         {"id": "q1", "question": "?", "gold": ["n-extra"]}]}))
     r = _cli("run", "--out", "run.json", "--quiet", cwd=project)
     assert r.returncode == 2 and "ci-eval.toml:metrics[7]: evidence_recall@5 is measured on evidence" in r.stderr
+
+
+def _side(folder: Path, version: str, size: int, lose: tuple = ()) -> None:
+    """A branch whose index cuts the documents into ``size`` characters (ids renamed with the
+    seed), its retriever ranking each question's evidence chunks first unless in ``lose``."""
+    folder.mkdir()
+    chunks = _chunks(size, 0)
+    names = random.Random(version).sample(range(100_000), len(chunks))
+    chunks = [{**c, "id": f"{version}-{name}"} for c, name in zip(chunks, names)]
+    (folder / "index.jsonl").write_text("\n".join(map(json.dumps, [{"version": version}, *chunks])) + "\n")
+    lines = []
+    for n in range(12):
+        doc, start = ("guide.md", "faq.md")[n % 2], 100 * n
+        hit = [c["id"] for c in chunks if c["doc"] == doc and c["start"] < start + 90 and c["end"] > start]
+        other = [c["id"] for c in chunks if c["doc"] != doc][:4]
+        ranking = other if f"s{n}" in lose else hit + other
+        lines.append(json.dumps({"id": f"s{n}", "results": [[cid, 20.0 - r] for r, cid in enumerate(ranking)]}))
+    (folder / "run.jsonl").write_text("\n".join(lines) + "\n")
+    (folder / "gold.json").write_text(json.dumps({"schema_version": 1, "questions": [
+        {"id": f"s{n}", "question": f"where is passage {n}?", "gold": [],
+         "evidence": [{"doc": ("guide.md", "faq.md")[n % 2], "start": 100 * n, "end": 100 * n + 90}]}
+        for n in range(12)]}))
+    (folder / "ci-eval.toml").write_text('gold_set = "gold.json"\nk = 3\nmetrics = ["evidence_recall@3", "mrr", '
+                                         '"recall@3"]\n[retriever]\ntype = "run-file"\npath = "run.jsonl"\n'
+                                         '[index]\nmanifest = "index.jsonl"\n')
+    r = _cli("run", "--out", "run.json", "--quiet", cwd=folder)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def _compare(tmp_path: Path, fmt: str) -> subprocess.CompletedProcess:
+    return _cli("compare", tmp_path / "base" / "run.json", tmp_path / "head" / "run.json", "--no-config",
+                "--max-drop", "evidence_recall@3=0.05", "--format", fmt, cwd=tmp_path)
+
+
+def test_a_rename_only_rechunk_of_span_gold_gives_no_change(tmp_path):
+    _side(tmp_path / "base", "v1", 50)
+    _side(tmp_path / "head", "v2", 50)
+    r = _compare(tmp_path, "markdown")
+    assert r.returncode == 0, r.stdout + r.stderr
+    verdict, baseline = r.stdout.splitlines()[1:3]
+    assert verdict.startswith("### ✅ No change: every metric of all 12 compared questions is as before")
+    assert "12 questions compared across a re-chunk (index `v1` → `v2`; 12 questions through their span gold)" \
+        in baseline
+    report = json.loads(_compare(tmp_path, "json").stdout)
+    assert report["gold_set"]["relabelled"] == {} and report["gold_set"]["rechunk"]["span_gold"] == 12
+
+
+def test_a_rechunk_of_span_gold_that_loses_evidence_regresses_exactly_those_questions(tmp_path):
+    lost = ("s3", "s8")
+    _side(tmp_path / "base", "v1", 50)
+    _side(tmp_path / "head", "v2", 150, lose=lost)
+    report = json.loads(_compare(tmp_path, "json").stdout)
+    assert report["compared"] == 12 and report["gold_set"]["relabelled"] == {}
+    assert sorted(q["id"] for q in report["regressions"]) == sorted(lost)
