@@ -211,3 +211,18 @@ def test_a_rechunk_of_span_gold_that_loses_evidence_regresses_exactly_those_ques
     report = json.loads(_compare(tmp_path, "json").stdout)
     assert report["compared"] == 12 and report["gold_set"]["relabelled"] == {}
     assert sorted(q["id"] for q in report["regressions"]) == sorted(lost)
+
+
+def test_a_sharded_span_gold_run_merges_to_the_whole_run(tmp_path):
+    project = tmp_path / "p"
+    _project(project, 300, 50, seed=4)
+    whole = _cli("run", "--out", "whole.json", "--quiet", cwd=project)
+    assert whole.returncode == 0, whole.stderr
+    for n in (1, 2):
+        part = _cli("run", "--quiet", "--shard", f"{n}/2", "--out", f"part{n}.json", cwd=project)
+        assert part.returncode == 0, part.stderr
+    merged = _cli("merge", "part1.json", "part2.json", "--out", "merged.json", cwd=project)
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    _, rows = _rows(project / "merged.json")
+    _, expected = _rows(project / "whole.json")
+    assert {q: r["metrics"] for q, r in rows.items()} == {q: r["metrics"] for q, r in expected.items()}
