@@ -123,3 +123,35 @@ def test_evidence_recall_is_the_same_for_the_same_retrieved_text_at_every_chunk_
     expected = (450 * 2) / (600 * 2 + 50 * 1)
     assert {size: e for size, (e, _) in got.items()} == pytest.approx({50: expected, 150: expected, 300: expected})
     assert len({round(r, 9) for _, r in got.values()}) > 1  # chunk-level recall moves with the chunk size
+
+
+def test_the_worked_example_of_docs_span_gold_md():
+    from ci_eval.core.gold.manifest import Chunk, ChunkIndex
+
+    quote = "returns within 30 days"
+    text = ("x" * 800 + quote).ljust(1200, "y")
+
+    def cut(size: int, name: str) -> ChunkIndex:
+        chunks = {f"{name}{n}": Chunk(f"{name}{n}", "manual.md", s, s + size, None, text[s:s + size])
+                  for n, s in enumerate(range(0, 1200, size))}
+        return ChunkIndex("v", chunks, "index.jsonl")
+
+    question = [{"doc": "manual.md", "start": 300, "end": 500, "grade": 2}, {"doc": "manual.md", "quote": quote}]
+    weight = 200 * 2 + len(quote) * 1
+    expected = {"a": ({"a0": 2, "a1": 2, "a2": 1}, ["a1", "a0"], 100 / 400, 200 / 800),
+                "b": ({"b3": 2, "b4": 2, "b8": 1}, ["b4", "b3"], 100 / 100, 200 / 200)}
+    for name, size in (("a", 400), ("b", 100)):
+        index = cut(size, name)
+        q = resolve(_gold(([], question)), index, "gold.json").gold.questions[0]
+        grades, ranking, precision1, precision2 = expected[name]
+        assert dict(q.gold) == grades
+        table = build_table([ranking], [dict(q.gold)])
+        table.evidence = evidence_table([q], [ranking], index.chunks)
+        got = compute_table(["recall@1", "evidence_recall@1", "evidence_precision@1", "recall@2",
+                             "evidence_recall@2", "evidence_precision@2"], table)
+        assert got["recall@1"][0] == pytest.approx(1 / 3) and got["recall@2"][0] == pytest.approx(2 / 3)
+        assert got["evidence_recall@1"][0] == pytest.approx(100 * 2 / weight)  # 0.474
+        assert got["evidence_recall@2"][0] == pytest.approx(200 * 2 / weight)  # 0.948
+        assert got["evidence_precision@1"][0] == pytest.approx(precision1)
+        assert got["evidence_precision@2"][0] == pytest.approx(precision2)
+    assert round(200 / weight, 3) == 0.474 and round(400 / weight, 3) == 0.948
