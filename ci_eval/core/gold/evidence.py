@@ -21,6 +21,7 @@ with nothing else relevant is reported stale, not scored 0.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -30,6 +31,7 @@ from ci_eval.errors import InputError, InputErrors
 SHARE = 0.5
 STALE_PREFIX = "evidence:"
 _KEYS = frozenset({"doc", "start", "end", "quote", "grade"})
+_SHOWN = 60  # characters of a stale quote shown in its name
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +49,12 @@ class Evidence:
     def label(self) -> str:
         """The name it stands under in the gold when it is stale."""
         if self.quote is not None:
-            return f"{STALE_PREFIX}{self.doc}:{self.quote!r}"
+            if len(self.quote) <= _SHOWN:
+                return f"{STALE_PREFIX}{self.doc}:{self.quote!r}"
+            # a long quote is named by its start and a digest: the name lands in every
+            # row and report that lists stale gold, and the artefact's size is bounded
+            digest = hashlib.sha256(self.quote.encode()).hexdigest()[:12]
+            return f"{STALE_PREFIX}{self.doc}:{self.quote[:_SHOWN]!r}...#{digest}"
         return f"{STALE_PREFIX}{self.doc}@{self.start}-{self.end}"
 
     def as_written(self) -> dict:

@@ -155,3 +155,12 @@ def test_the_worked_example_of_docs_span_gold_md():
         assert got["evidence_precision@1"][0] == pytest.approx(precision1)
         assert got["evidence_precision@2"][0] == pytest.approx(precision2)
     assert round(200 / weight, 3) == 0.474 and round(400 / weight, 3) == 0.948
+
+
+def test_a_long_stale_quote_is_named_by_its_start_and_a_digest():
+    import hashlib
+
+    quote = "words that are not in the document " * 10
+    result = resolve(_gold(([], [{"doc": "manual.md", "quote": quote}])), _cut(100), "gold.json")
+    digest = hashlib.sha256(quote.encode()).hexdigest()[:12]
+    assert result.stale == {"q0": [f"evidence:manual.md:{quote[:60]!r}...#{digest}"]}
