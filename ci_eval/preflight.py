@@ -46,6 +46,21 @@ def config_problems(config, gold) -> list[InputError]:
     return gold_problems(config, [q.id for q in gold.questions], tags) + command_problems(config)
 
 
+def resolved_gold(config, gold, manifest):
+    """The gold set a run measures: its evidence, if any, resolved against the manifest
+    into chunk judgements (core/gold/evidence.py). An evidence metric in ``metrics`` needs
+    span gold to measure."""
+    from ci_eval.core.gold.evidence import resolve
+    from ci_eval.core.measure.metrics import resolve_metric
+
+    on_evidence = [(i, m) for i, m in enumerate(config.metrics) if resolve_metric(m).on_evidence]
+    if on_evidence and not any(q.evidence for q in gold.questions):
+        i, name = on_evidence[0]
+        raise InputError(f"{name} is measured on evidence named by document span or quote, and "
+                         f"{config.gold_set} names none (docs/span-gold.md)", config.source, _place(config, f"metrics[{i}]"))
+    return resolve(gold, manifest, config.gold_set).gold
+
+
 def _collect(problems: list, step):
     """Run one check step; keep its problems and go on with the next (all at once)."""
     try:
@@ -112,6 +127,8 @@ def check(config_path, say=print) -> int:
         problems += command_problems(config)
     _collect(problems, lambda: _retriever_ready(config))
     manifest = _collect(problems, lambda: load_manifest(config))
+    if gold is not None and not problems:
+        gold = _collect(problems, lambda: resolved_gold(config, gold, manifest))
     if config.answers and gold is not None:
         _collect(problems, lambda: load_answers(config.answers, {q.id for q in gold.questions}))
     if problems:

@@ -17,10 +17,14 @@ ANCHOR_HELP = """Record, in the gold set's "anchors", the fingerprint (document,
 text signature) of every gold id the index manifest holds, so a later re-ingestion can be
 mapped back with `ci-eval gold remap`. Anchors of ids the index no longer holds are kept.
 The gold set is rewritten (atomically) only when an anchor was added or changed.
+With --to-spans, each gold id the manifest places in a document (doc, start, end) first
+becomes span gold over that chunk, at its grade (docs/span-gold.md); ids without a span
+stay ids and are anchored as before.
 
 example:
   ci-eval gold anchor --config ci-eval.toml
   ci-eval gold anchor --gold gold.json --manifest index.jsonl
+  ci-eval gold anchor --to-spans
 exit codes: 0 done; 2 bad input."""
 
 REMAP_HELP = """Map the gold set's stale ids (ids the new index no longer holds) onto the new
@@ -82,6 +86,8 @@ def register(sub) -> None:
 
     a = _parser(gold_sub, "anchor", "record the fingerprint of every gold id", ANCHOR_HELP)
     _targets(a, "the index manifest (default: the configuration's [index])")
+    a.add_argument("--to-spans", action="store_true",
+                   help="turn gold ids into document spans where the manifest gives doc, start and end")
     a.set_defaults(func=run_anchor)
 
     r = _parser(gold_sub, "remap", "map stale gold ids onto a re-ingested index", REMAP_HELP)
@@ -129,7 +135,14 @@ def run_anchor(args) -> int:
     from ci_eval.gold.lifecycle import anchor, resolve
 
     targets = resolve(args.config, args.gold, args.manifest)
-    up = anchor(targets)
+    up, conversion, widened = anchor(targets, to_spans=args.to_spans)
+    if conversion is not None:
+        print(f"{targets.gold_path}: {conversion.converted} gold id(s) turned into document spans in "
+              f"{conversion.questions} question(s); {conversion.kept} left as ids (not in "
+              f"{targets.index.source}, or no span there)")
+        if widened:
+            print(f"{len(widened)} question(s) resolve to other chunk judgements than their ids gave (chunks "
+                  f"overlapping by half or more), first: {widened[0]!r}")
     print(f"{targets.gold_path}: {len(up.anchors)} anchored id(s): {len(up.added)} new, "
           f"{len(up.refreshed)} refreshed"
           + (f"; {len(up.missing)} gold id(s) not in {targets.index.source} (stale)" if up.missing else ""))

@@ -17,6 +17,8 @@ _SPELLINGS = {
     "ndcg": ("ndcg@K", "ndcg_cut_K, ndcg_cut.K"),
     "mrr": ("mrr, mrr@K", "recip_rank (no cutoff); mrr@K has no trec_eval name"),
     "map": ("map", "map (trec_eval's name too)"),
+    "evidence_recall": ("evidence_recall@K", "none (span gold only)"),
+    "evidence_precision": ("evidence_precision@K", "none (span gold only)"),
 }
 
 _PREAMBLE = """\

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ci_eval.core.gold.anchors import AnchorUpdate, update_anchors
+from ci_eval.core.gold.anchors import update_anchors
 from ci_eval.core.gold.manifest import ChunkIndex
 from ci_eval.core.gold.remap import DEFAULT_THRESHOLD, RemapPlan, apply_plan, misfit, plan_remap
 from ci_eval.errors import UsageError
@@ -34,15 +34,33 @@ def resolve(config_path: str | None, gold_path: str | None, manifest_path: str |
     return Targets(gold_path, index)
 
 
-def anchor(targets: Targets) -> AnchorUpdate:
-    """Record the fingerprint of every gold id the index holds; rewrite only on a change."""
+def anchor(targets: Targets, to_spans: bool = False):
+    """Record the fingerprint of every gold id the index holds; rewrite only on a change.
+    ``to_spans``: first turn each gold id the index places in a document into a span of it
+    (core/gold/span_conversion.py). Returns the AnchorUpdate, the Conversion (None without
+    ``to_spans``) and the converted questions whose span gold resolves, on this index, to
+    other judgements than their ids gave (chunks overlapping by half or more)."""
     document, gold = read_gold(targets.gold_path)
-    update = update_anchors(gold.questions, gold.anchors, targets.index)
-    if update.added or update.refreshed:
-        out = dict(document, schema_version=2,
-                   anchors={cid: a.as_json() for cid, a in sorted(update.anchors.items())})
+    conversion, widened, questions = None, [], gold.questions
+    if to_spans:
+        from ci_eval.core.gold.evidence import resolve as resolve_evidence
+        from ci_eval.core.gold.goldset import parse_gold_set
+        from ci_eval.core.gold.span_conversion import to_spans as convert
+        from ci_eval.core.gold.span_conversion import widened as widened_questions
+
+        conversion = convert(document, targets.index)
+        document = conversion.document
+        converted = parse_gold_set(document, targets.gold_path)
+        questions = converted.questions
+        widened = widened_questions(gold, resolve_evidence(converted, targets.index, targets.gold_path).gold)
+    update = update_anchors(questions, gold.anchors, targets.index)
+    if update.added or update.refreshed or (conversion is not None and conversion.converted):
+        out = dict(document)
+        if update.anchors:
+            out.update(schema_version=max(2, out["schema_version"]),
+                       anchors={cid: a.as_json() for cid, a in sorted(update.anchors.items())})
         write_gold(targets.gold_path, out)
-    return update
+    return update, conversion, widened
 
 
 def with_version(index: ChunkIndex, to_version: str | None) -> ChunkIndex:

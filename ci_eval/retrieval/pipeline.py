@@ -40,7 +40,7 @@ def load_inputs(config) -> Inputs:
     in the gold set, the command on PATH). Every problem at once, exit 2."""
     from ci_eval.core.gold.anchors import drifted_ids
     from ci_eval.inputs.loaders import load_answers, load_gold_set, load_manifest
-    from ci_eval.preflight import config_problems
+    from ci_eval.preflight import config_problems, resolved_gold
     from ci_eval.retrieval import worker
 
     worker.prestart(config)  # a python retriever's process boots while the rest is read
@@ -50,6 +50,7 @@ def load_inputs(config) -> Inputs:
         if problems:
             raise InputErrors(problems)
         manifest = load_manifest(config)
+        gold = resolved_gold(config, gold, manifest)
         answers = load_answers(config.answers, {q.id for q in gold.questions}) if config.answers else None
         drifted = drifted_ids(gold.questions, gold.anchors, manifest) if manifest is not None else frozenset()
     except BaseException:
@@ -136,6 +137,7 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
         index_ids=inputs.gold_index_ids,
         answers=inputs.answers,
         judge=judge,
+        chunks=inputs.manifest.chunks if inputs.manifest is not None else None,
     )
     tail: dict = {}
 
@@ -220,6 +222,7 @@ def run_head(inputs: Inputs, git, shard, positions, questions) -> dict:
             "index_version": inputs.gold.index_version,
             "questions": len(inputs.gold.questions),
             **recorded_remap_of(inputs.gold),
+            **_span_gold(inputs.gold),
         },
         index={
             "version": manifest.version if manifest else None,
@@ -239,6 +242,16 @@ def run_head(inputs: Inputs, git, shard, positions, questions) -> dict:
         head["shard"] = shard_record(shard, positions, [q.id for q in questions], gold_sha256=inputs.gold_sha256,
                                      config=recorded, index_version=manifest.version if manifest else None)
     return head
+
+
+def _span_gold(gold) -> dict:
+    """``{"evidence": n}``: how many questions name evidence by document span or quote (a
+    comparison of two runs of the same gold-set file then compares them across a re-chunk);
+    else ``{}``."""
+    from ci_eval.core.gold.evidence import STALE_PREFIX
+
+    n = sum(bool(q.evidence) or any(g.startswith(STALE_PREFIX) for g, _ in q.gold) for q in gold.questions)
+    return {"evidence": n} if n else {}
 
 
 def _mean_chars(manifest) -> dict:

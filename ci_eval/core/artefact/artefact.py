@@ -196,6 +196,7 @@ class RunHeader:
     gold_remap: RecordedRemap | None = field(default=None, compare=False)
     index_ids: int | None = None  # how many chunks the index holds (None: no manifest)
     index_mean_chars: float | None = None  # their mean length (None: not recorded)
+    gold_evidence: int = 0  # gold_set.evidence: questions whose gold names document spans
 
 
 def _gold_items(gold) -> tuple[tuple[str, float], ...]:
@@ -338,7 +339,12 @@ def read_header(a: dict, questions: int | None = None) -> RunHeader:
         drifted=frozenset(d for d in index.get("drifted") or () if isinstance(d, str)),
         gold_remap=read_recorded_remap(gold.get("remap")),
         index_ids=index.get("ids"), index_mean_chars=index.get("mean_chars"),
+        gold_evidence=_count(gold.get("evidence")),
     )
+
+
+def _count(value) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 @dataclass(frozen=True)

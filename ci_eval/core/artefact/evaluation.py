@@ -182,15 +182,22 @@ def _table(measured: list[Scored], level):
                                 np.array(hit_grade, dtype=np.float64), lengths, judged, level)
 
 
-def _measure(measured: list[Scored], resolved, level) -> None:
-    """Each measured question's metric values, into its ``values`` list (its row's)."""
+def _measure(measured: list[Scored], resolved, level, chunks=None) -> None:
+    """Each measured question's metric values, into its ``values`` list (its row's);
+    ``chunks`` (id -> core.gold.manifest.Chunk) place the ranked ids in their documents
+    for the evidence metrics."""
     if not measured:
         return
     import numpy as np
 
     from ci_eval.core.measure.metrics import compute_table
 
-    values = compute_table(resolved, _table(measured, level))
+    table = _table(measured, level)
+    if chunks is not None and any(m.on_evidence for m in resolved):
+        from ci_eval.core.gold.evidence import evidence_table
+
+        table.evidence = evidence_table([s.question for s in measured], [s.retrieved.ids for s in measured], chunks)
+    values = compute_table(resolved, table)
     table = np.column_stack([values[m.name] for m in resolved])
     for s, row in zip(measured, _written(table)):
         s.values.extend(row)
@@ -223,10 +230,12 @@ def evaluate_rows(
     answers: Mapping[str, bool] | None = None,
     judge: Judge | None = None,
     batch: int = BATCH,
+    chunks: Mapping | None = None,
 ) -> Iterator[list]:
     """Version 2 rows in the order of ``retrieved``, ``batch`` questions at a time.
     ``judge(scored, metric values)`` decides answer_correct when given (the demo's
-    stand-in judge); else ``answers`` (the team's end-to-end eval) does, or nothing."""
+    stand-in judge); else ``answers`` (the team's end-to-end eval) does, or nothing.
+    ``chunks`` (the index's, id -> Chunk) give the evidence metrics the ranked spans."""
     from ci_eval.core.measure.metrics import resolve_metric
 
     by_id = gold.by_id()
@@ -238,15 +247,17 @@ def evaluate_rows(
     # held while the next batch is gathered
     while pending := list(islice(retrieved, batch)):
         rows, pending = _batch_rows(pending, by_id, k, relevance_level, index_ids, missing, resolved, names, answers,
-                                    judge), None
+                                    judge, chunks), None
         yield from rows
         rows = None
 
 
-def _batch_rows(pairs, by_id, k, level, index_ids, missing, resolved, names, answers, judge) -> list:
+def _batch_rows(pairs, by_id, k, level, index_ids, missing, resolved, names, answers, judge, chunks=None) -> list:
     """One batch's rows: its columns at once (plain_rows) when it is the common batch and
-    no judge looks at each question, else a question at a time."""
-    rows = plain_rows(pairs, by_id, k, level, missing, resolved) if judge is None else None
+    no judge looks at each question and no metric reads the evidence, else a question at
+    a time."""
+    plain = judge is None and not any(m.on_evidence for m in resolved)
+    rows = plain_rows(pairs, by_id, k, level, missing, resolved) if plain else None
     if rows is not None:
         if answers is not None:
             for row in rows:
@@ -260,7 +271,7 @@ def _batch_rows(pairs, by_id, k, level, index_ids, missing, resolved, names, ans
             measured.append(s)
         if judge is not None:
             for_judge.append(s)
-    return _emit(rows, measured, for_judge, resolved, level, names, answers, judge)
+    return _emit(rows, measured, for_judge, resolved, level, names, answers, judge, chunks)
 
 
 def plain_rows(pairs: list, by_id: Mapping[str, Question], k: int, level, missing: frozenset, resolved) -> list | None:
@@ -355,8 +366,8 @@ _NONE, _FLOAT, _STATUS = {None}, {float}, {True: "ok", False: "unanswerable"}
 _ANSWER = QUESTION_FIELDS.index("answer_correct")  # where a row holds it
 
 
-def _emit(rows, measured, for_judge, resolved, level, names, answers, judge) -> list:
-    _measure(measured, resolved, level)
+def _emit(rows, measured, for_judge, resolved, level, names, answers, judge, chunks=None) -> list:
+    _measure(measured, resolved, level, chunks)
     if judge is not None:
         for row, s in zip(rows, for_judge):
             row[_ANSWER] = judge(s, dict(zip(names, s.values)))

@@ -8,7 +8,8 @@ status, metric values, first gold rank, top score or judged@k differ: a part edi
 reaches the merged summary.
 
 What the row cannot vouch for is left as written: its latency, answer_correct (the team's
-own end-to-end judgement), warnings and error text. The stale ids stand for the index the
+own end-to-end judgement), warnings and error text, and the evidence metrics (measured on
+the documents' characters, which neither the row nor the merge holds). The stale ids stand for the index the
 run checked against, which the merge does not see; a row that names as stale a gold id
 another row of its batch measured as live is refused all the same (one run, one index).
 """
@@ -70,16 +71,28 @@ def _recomputed(batch: list, metrics, k: int, level) -> list:
                               index_ids=index_ids, batch=len(batch)))
 
 
+def _checkable(metrics) -> list[int]:
+    """The positions of the metrics a row's gold and ranking give (not the evidence ones)."""
+    from ci_eval.core.measure.metrics import resolve_metric
+
+    return [n for n, m in enumerate(metrics) if not resolve_metric(m).on_evidence]
+
+
 def rechecked_rows(rows: Iterable[list], source: str, metrics, k: int, level) -> Iterator[list]:
     """``rows`` (one part's, in order) passed on unchanged once each agrees with what its
     gold and ranking give; the first that does not is refused, naming the part, the
     question and the field."""
     rows = iter(rows)
     done = 0
+    checkable = _checkable(metrics)
+    every = len(checkable) == len(metrics)
     while batch := list(islice(rows, _BATCH)):
-        for i, (row, fresh) in enumerate(zip(batch, _recomputed(batch, metrics, k, level))):
+        fresh_rows = _recomputed(batch, [metrics[n] for n in checkable], k, level)
+        for i, (row, fresh) in enumerate(zip(batch, fresh_rows)):
             for field in RECOMPUTED:
                 written, computed = row[FIELD[field]], fresh[FIELD[field]]
+                if field == "metrics" and not every and written:
+                    written = [written[n] for n in checkable] if len(written) == len(metrics) else written
                 if not _same(field, written, computed):
                     raise InputError(
                         f"question {_shown(row[FIELD['id']])}: {field} says {_shown(written)} but its gold and "

@@ -34,6 +34,9 @@ class Rechunk:
     to_version: str | None  # head's
     questions: int  # compared through the remap
     proposals: int  # distinct old ids among theirs that a person accepted as proposals
+    # compared through their span gold instead: the same gold-set file on both sides, its
+    # evidence resolved against each side's index (core/gold/evidence.py)
+    spans: int = 0
 
 
 @dataclass(frozen=True)
@@ -207,9 +210,25 @@ def _through_remap(bq: ById, hq: ById, i, j, notes: dict, base: RunHeader,
     return through
 
 
-def _rechunk(through: dict, base: RunHeader, head: RunHeader) -> Rechunk | None:
+def _through_spans(bq: ById, hq: ById, i, j, notes: dict, base: RunHeader, head: RunHeader) -> dict:
+    """Of the shared questions whose label differs (``notes``), those whose chunk
+    judgements come from the very same span gold resolved against each side's index: the
+    same gold-set file on both sides, which names evidence (neither side stale, the same
+    unanswerable flag). A person's relabel changes the file, so none hides here."""
+    if not (notes and base.gold_evidence and head.gold_evidence and base.gold_sha256
+            and base.gold_sha256 == head.gold_sha256):
+        return {}
+    bc, hc = bq.columns, hq.columns
+    return {n: frozenset() for n, note in notes.items()
+            if note and int(i[n]) not in bc.stale and int(j[n]) not in hc.stale
+            and bc.unanswerable[int(i[n])] == hc.unanswerable[int(j[n])]}
+
+
+def _rechunk(through: dict, base: RunHeader, head: RunHeader, spans: bool = False) -> Rechunk | None:
     if not through:
         return None
+    if spans:
+        return Rechunk(base.index_version, head.index_version, 0, 0, len(through))
     remap = head.gold_remap
     return Rechunk(base.index_version or remap.from_version, head.index_version or remap.to_version,
                    len(through), len(frozenset().union(*through.values())))
@@ -221,18 +240,22 @@ def partition(bq: ById, hq: ById, base: RunHeader, head: RunHeader, order=None):
     columns at once; records are made only for a question whose label differs (to word
     the note). ``order``: head's positions in id order (``sorted_by_id``) when both sides
     hold the same ids in the same order, else None. A question whose gold differs only by
-    head's recorded remap (``_through_remap``) is compared, not relabelled."""
+    head's recorded remap (``_through_remap``), or only by the index its span gold was
+    resolved against (``_through_spans``), is compared, not relabelled."""
     bc, hc = bq.columns, hq.columns
     added, removed, shared, i, j = _shared(bq, hq, order)
     same, notes = _labels(bq, hq, shared, i, j, in_place=i is j)
     through = _through_remap(bq, hq, i, j, notes, base, head)
+    spans = not through
+    if spans:
+        through = _through_spans(bq, hq, i, j, notes, base, head)
     relabelled = [QuestionRef(shared[n], hc.text(int(j[n])), note)
                   for n, note in notes.items() if note and n not in through]
     keep = np.flatnonzero(_usable(bc, i) & _usable(hc, j) & ~np.isin(
         np.arange(len(shared)), [n for n, note in notes.items() if note and n not in through]))
     changes = GoldSetChanges(tuple(added), tuple(removed), tuple(relabelled),
                              base.gold_sha256, head.gold_sha256, len(shared),
-                             _rechunk(through, base, head))
+                             _rechunk(through, base, head, spans))
     return changes, tuple(map(shared.__getitem__, keep.tolist())), (i[keep], j[keep])
 
 

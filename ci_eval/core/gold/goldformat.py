@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 TOP_ORDER = ("$schema", "schema_version", "index_version", "provenance", "questions")
-QUESTION_ORDER = ("id", "question", "gold", "tags", "unanswerable", "notes")
+QUESTION_ORDER = ("id", "question", "gold", "evidence", "tags", "unanswerable", "notes")
 
 
 def _compact_json(value: Any) -> str:

@@ -9,6 +9,7 @@ from itertools import chain, repeat
 from typing import Any
 
 from ci_eval.core.gold.anchors import parse_anchors
+from ci_eval.core.gold.evidence import Evidence, evidence_problems, parse_evidence
 from ci_eval.core.limits import MAX_ID_BYTES
 from ci_eval.core.validate import problems_or_none
 from ci_eval.errors import InputError, InputErrors
@@ -22,6 +23,9 @@ class Question:
     gold: tuple[tuple[str, int], ...]
     tags: tuple[str, ...] = ()
     unanswerable: bool = False
+    # Evidence named in the documents (core/gold/evidence.py): resolved against the index
+    # into chunk judgements (merged into ``gold``) before a run measures the question.
+    evidence: tuple[Evidence, ...] = ()
 
     @property
     def gold_map(self) -> dict[str, int]:
@@ -67,12 +71,12 @@ def _question_problems(raw: Any, i: int, seen: dict, source: str) -> list[InputE
     if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
         return []
     qid, gold_raw = raw["id"], raw.get("gold")
-    if (type(gold_raw) is list and gold_raw and qid not in seen and raw.get("unanswerable") is not True
+    if (type(gold_raw) is list and "evidence" not in raw and gold_raw and qid not in seen and raw.get("unanswerable") is not True
             and set(map(type, gold_raw)) == _STR and len(set(gold_raw)) == len(gold_raw)):
         seen[qid] = i  # the common case, a new answerable question with distinct gold ids
         return []
     where = f"question {qid!r} (questions[{i}])"
-    problems = []
+    problems = evidence_problems(raw.get("evidence"), source, where)
     if qid in seen:
         problems.append(InputError(f"duplicate question id (first at questions[{seen[qid]}])", source, where))
     else:
@@ -88,13 +92,15 @@ def _question_problems(raw: Any, i: int, seen: dict, source: str) -> list[InputE
     else:
         return problems  # a gold or a grade of the wrong type: the schema said so
     unanswerable = raw.get("unanswerable", False) is True
-    if unanswerable and gold_raw:
-        problems.append(InputError("an unanswerable question must have no gold ids (gold: [])", source,
-                                   f"{where}.gold"))
-    if not unanswerable and not any(grade > 0 for grade in grades):
+    evidence = raw.get("evidence") if isinstance(raw.get("evidence"), list) else []
+    if unanswerable and (gold_raw or evidence):
+        problems.append(InputError("an unanswerable question must have no gold ids (gold: []) and no evidence",
+                                   source, f"{where}.gold" if gold_raw else f"{where}.evidence"))
+    evidence_grades = [e.get("grade", 1) for e in evidence if isinstance(e, dict)]
+    if not unanswerable and not any(grade > 0 for grade in grades + evidence_grades):
         problems.append(InputError(
-            "an answerable question needs at least one gold id with a grade of 1 or more "
-            '(or mark it "unanswerable": true)', source, f"{where}.gold"))
+            "an answerable question needs at least one gold id or piece of evidence with a grade of 1 or "
+            'more (or mark it "unanswerable": true)', source, f"{where}.gold"))
     return problems
 
 
@@ -107,7 +113,7 @@ def _question(raw: dict, names: dict) -> Question:
     )
     tags = tuple(names.setdefault(t, t) for t in raw.get("tags", ()))
     return Question(id=raw["id"], question=raw["question"], gold=gold, tags=tags,
-                    unanswerable=bool(raw.get("unanswerable", False)))
+                    unanswerable=bool(raw.get("unanswerable", False)), evidence=parse_evidence(raw.get("evidence")))
 
 
 _STR = {str}

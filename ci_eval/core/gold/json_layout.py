@@ -128,8 +128,7 @@ def _object_edits(text: str, node: _Node, old: dict, new: dict, style: _Style, o
         if key in new:
             _edits(text, value, old[key], new[key], style, out)
             kept.append(n)
-        else:
-            out.append(_cut(node, n))
+    out += _cuts(node, [n for n, (key, _, _) in enumerate(node.members) if key not in new])
     added = [(k, v) for k, v in new.items() if k not in old]
     if added:
         out.append(_append(text, node, kept, [f"{json.dumps(k, ensure_ascii=style.ensure_ascii)}{style.colon}"
@@ -143,14 +142,27 @@ def _array_edits(text: str, node: _Node, old: list, new: list, style: _Style, ou
     common = min(len(old), len(new))
     for n in range(common):
         _edits(text, node.members[n][2], old[n], new[n], style, out)
-    for n in range(common, len(old)):
-        out.append(_cut(node, n))
+    out += _cuts(node, list(range(common, len(old))))
     if len(new) > common:
         out.append(_append(text, node, list(range(common)), [""] * (len(new) - common), new[common:], style))
 
 
 def _member_start(node: _Node, n: int) -> int:
     return node.members[n][1]
+
+
+def _cuts(node: _Node, removed: list[int]) -> list[tuple[int, int, str]]:
+    """The members at ``removed`` cut, each with one separator. Members removed from the
+    front go as one cut up to the first kept member: cut one by one, the first's cut
+    (up to the next member) would overlap the second's (from the end of the first)."""
+    removed, front = sorted(removed), 0
+    while front < len(removed) and removed[front] == front:
+        front += 1
+    if not front:
+        return [_cut(node, n) for n in removed]
+    end = _member_start(node, front) if front < len(node.members) else node.end - 1
+    start = _member_start(node, 0) if front < len(node.members) else node.start + 1
+    return [(start, end, "")] + [_cut(node, n) for n in removed[front:]]
 
 
 def _cut(node: _Node, n: int) -> tuple[int, int, str]:

@@ -98,7 +98,9 @@ def _settle(doc: dict, q: dict, pending: bool) -> None:
     mark lives in ``provenance.pending`` until it has one, and moves back when it has."""
     gold = q.get("gold")
     grades = gold.values() if isinstance(gold, dict) else [1] * len(gold or ())
-    ready = bool(q.get("unanswerable")) or any(v >= 1 for v in grades)
+    evidence = [e.get("grade", 1) for e in q.get("evidence") or () if isinstance(e, dict)]
+    # span gold counts as much as chunk gold: a span-only question is never pending
+    ready = bool(q.get("unanswerable")) or any(v >= 1 for v in [*grades, *evidence])
     prov = doc.setdefault("provenance", {})
     if ready and pending:
         prov["pending"].remove(q)

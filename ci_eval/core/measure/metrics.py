@@ -1,8 +1,9 @@
 """The metric registry and its numpy kernels, with trec_eval 10.0's semantics.
 
 Users type ``hit@5``, ``recall@5``, ``precision@5``, ``ndcg@5``, ``mrr`` (or ``mrr@10``)
-and ``map``; trec_eval's names (``success_5``, ``success.5``, ``P_5``, ``recall_5``,
-``ndcg_cut_5``, ``recip_rank``) are aliases. Each family's kernel carries its convention
+and ``map``, and on span gold ``evidence_recall@5`` and ``evidence_precision@5`` (measured
+on document characters, core/measure/coverage.py); trec_eval's names (``success_5``,
+``success.5``, ``P_5``, ``recall_5``, ``ndcg_cut_5``, ``recip_rank``) are aliases. Each family's kernel carries its convention
 and formula in its docstring; ``ci-eval metrics`` and docs/metrics.md are built from them.
 
 Conventions shared by every metric (trec_eval 10.0):
@@ -63,6 +64,9 @@ class GradeTable:
         self.gains = gains
         self.judged = judged
         self.level = relevance_level
+        # core.measure.coverage.EvidenceTable of the same queries, when the gold names
+        # evidence by document span: what the evidence families read
+        self.evidence = None
         self._cache: dict = {}
 
     @classmethod
@@ -288,6 +292,42 @@ def _map(t: GradeTable, k: int | None) -> np.ndarray:
     return _ratio(t.precision_sum(), t.num_rel)
 
 
+def _evidence_of(t: GradeTable, family: str):
+    if t.evidence is None:
+        raise InputError(
+            f"{family}@k needs span gold (evidence named by document span or quote) and an index "
+            "manifest giving doc, start and end for each chunk", source="metric")
+    return t.evidence
+
+
+def _evidence_recall(t: GradeTable, k: int) -> np.ndarray:
+    """Evidence recall@k: the share of the question's evidence characters, weighted by
+    grade, that the top k chunks cover.
+
+    evidence_recall@k = sum_{c in E, c covered by a top-k chunk} g(c) / sum_{c in E} g(c),
+    over the characters c of the question's evidence E (its document spans and resolved
+    quotes graded at or above the relevance level and above 0), g(c) the highest grade of
+    the evidence holding c. Overlapping chunks cover a character once. It counts text, not
+    chunks, so the same retrieved text scores the same at every chunk size (chunk-level
+    recall@k falls when chunks are halved: twice the relevant chunks). A retrieved id the
+    manifest gives no span for covers nothing. 0 for a question without evidence. No
+    trec_eval counterpart (after the character-level coverage of passage-labelling tools).
+    """
+    return _evidence_of(t, "evidence_recall").recall_at(k, t.level)
+
+
+def _evidence_precision(t: GradeTable, k: int) -> np.ndarray:
+    """Evidence precision@k: the share of the top k chunks' characters that are evidence.
+
+    evidence_precision@k = |C_k intersect E| / |C_k|, C_k the characters the top k chunks
+    cover (overlapping chunks counted once), E the question's evidence characters graded at
+    or above the relevance level and above 0, unweighted. Unlike precision@k it does not
+    divide by k: a short ranking of tight chunks is what it rewards. 0 when the top k
+    cover no character (nothing retrieved, or no span known). No trec_eval counterpart.
+    """
+    return _evidence_of(t, "evidence_precision").precision_at(k, t.level)
+
+
 # --------------------------------------------------------------------------- registry
 
 
@@ -309,7 +349,12 @@ FAMILIES: tuple[_Family, ...] = (
     _Family("mrr", "MRR (reciprocal rank)", "recip_rank", "optional", ("mrr", "recip_rank"),
             _mrr),
     _Family("map", "MAP (average precision)", "map", "none", ("map",), _map),
+    _Family("evidence_recall", "Evidence recall@k", None, "required", ("evidence_recall",), _evidence_recall),
+    _Family("evidence_precision", "Evidence precision@k", None, "required", ("evidence_precision",),
+            _evidence_precision),
 )
+# The families measured on document characters: they need span gold and chunk spans.
+EVIDENCE_FAMILIES = frozenset({"evidence_recall", "evidence_precision"})
 _BY_ALIAS = {alias: f for f in FAMILIES for alias in f.aliases}
 
 
@@ -325,6 +370,11 @@ class Metric:
     trec_name: str | None
     k: int | None
     family: str
+
+    @property
+    def on_evidence(self) -> bool:
+        """Measured on document characters (span gold), not on chunk judgements."""
+        return self.family in EVIDENCE_FAMILIES
 
     @property
     def description(self) -> str:
@@ -347,13 +397,13 @@ def describe(family: str) -> str:
 def accepted_names() -> list[str]:
     return ["hit@K", "recall@K", "precision@K", "ndcg@K", "mrr", "mrr@K", "map",
             "success_K", "success.K", "P_K", "P.K", "recall_K", "recall.K",
-            "ndcg_cut_K", "ndcg_cut.K", "recip_rank"]
+            "ndcg_cut_K", "ndcg_cut.K", "recip_rank", "evidence_recall@K", "evidence_precision@K"]
 
 
 def _unknown(name: str, why: str) -> InputError:
     examples = ["hit@5", "recall@5", "precision@5", "ndcg@5", "mrr", "mrr@10", "map",
                 "success_5", "success.5", "P_5", "P.5", "recall_5", "ndcg_cut_10",
-                "recip_rank"]
+                "recip_rank", "evidence_recall@5", "evidence_precision@5"]
     close = difflib.get_close_matches(name, examples, n=1, cutoff=0.6)
     hint = f" Did you mean {close[0]!r}?" if close else ""
     return InputError(

@@ -74,11 +74,13 @@ def _matrix(diff: Diff):
 
 
 def _rechunk(r) -> dict | None:
-    """The questions compared through head's recorded remap (None: none were)."""
+    """The questions compared through head's recorded remap, or through their span gold
+    (``span_gold``, only then), None when none were."""
     if r is None:
         return None
     return {"from_index_version": r.from_version, "to_index_version": r.to_version,
-            "questions": r.questions, "proposals_accepted": r.proposals}
+            "questions": r.questions, "proposals_accepted": r.proposals,
+            **({"span_gold": r.spans} if r.spans else {})}
 
 
 def _sets(diff: Diff) -> dict:

@@ -86,6 +86,10 @@ def _aside(diff: Diff) -> str:
 
 
 def _across(r: Rechunk) -> str:
+    if r.spans:
+        return (f"compared across a re-chunk (index {code_span(r.from_version or 'unversioned', 40, False)} → "
+                f"{code_span(r.to_version or 'unversioned', 40, False)}; "
+                f"{plural(r.spans, 'question')} through their span gold)")
     return (f"compared across a re-chunk (index {code_span(r.from_version or 'unversioned', 40, False)} → "
             f"{code_span(r.to_version or 'unversioned', 40, False)}; "
             f"{plural(r.questions, 'question')} through the remap, "

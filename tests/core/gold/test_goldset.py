@@ -189,3 +189,32 @@ def test_a_block_holding_one_question_off_the_common_path_is_read_one_at_a_time(
         (("a", 2),)]
     assert _common_block(plain, {"q1": 0}) is None  # an id seen in an earlier piece
     assert not GoldSetBuilder().add_block([plain[0], plain[0]])  # the same id twice in one piece
+
+
+def test_evidence_is_parsed_and_every_problem_of_it_reported_at_once_with_its_place():
+    from ci_eval.core.gold.evidence import Evidence
+
+    ok = parse_gold_set({"schema_version": 1, "questions": [
+        {"id": "q1", "question": "a?", "gold": ["c1"], "evidence": [
+            {"doc": "d.md", "start": 3, "end": 9, "grade": 2}, {"doc": "d.md", "quote": "some words"}]}]}, "g.json")
+    assert ok.questions[0].gold == (("c1", 1),)
+    assert ok.questions[0].evidence == (Evidence("d.md", 3, 9, 2), Evidence("d.md", grade=1, quote="some words"))
+    with pytest.raises(InputErrors) as caught:
+        parse_gold_set({"schema_version": 1, "questions": [
+            {"id": "q1", "question": "a?", "gold": [], "evidence": [
+                {"doc": "d.md", "start": 9, "end": 3}, {"doc": "d.md"}, {"doc": "d.md", "start": 1},
+                {"doc": "d.md", "quote": "x", "start": 0, "end": 1}, {"doc": "d.md", "quote": 7}]},
+            {"id": "q2", "question": "b?", "gold": [], "evidence": [{"doc": "d.md", "start": 0, "end": 4, "grade": 0}]},
+            {"id": "q3", "question": "c?", "gold": [], "unanswerable": True,
+             "evidence": [{"doc": "d.md", "quote": "y"}]}]}, "g.json")
+    where = "g.json:question 'q1' (questions[0]).evidence"
+    assert sorted(caught.value.lines()) == sorted([
+        f"{where}[4].quote: expected a string, got 7",
+        f'{where}[0].end: "end" (3) must be after "start" (9)',
+        f'{where}[1]: a piece of evidence needs "start" and "end", or "quote"',
+        f'{where}[2]: a span needs "start" and "end" together',
+        f'{where}[3]: give "start" and "end", or "quote", not both',
+        "g.json:question 'q2' (questions[1]).gold: an answerable question needs at least one gold id or piece of "
+        'evidence with a grade of 1 or more (or mark it "unanswerable": true)',
+        "g.json:question 'q3' (questions[2]).evidence: an unanswerable question must have no gold ids (gold: []) "
+        "and no evidence"])

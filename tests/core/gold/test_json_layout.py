@@ -89,3 +89,18 @@ def test_a_file_with_crlf_line_ends_keeps_them():
     new["anchors"] = {"c0": {"doc": "d"}}
     out = patch_text(text, old, new)
     assert json.loads(out) == new and "\n" not in out.replace("\r\n", "")
+
+
+@pytest.mark.parametrize("old,new", [
+    ({"a": 1, "b": 2, "c": 3}, {"c": 3}),  # the first two members gone
+    ({"a": 1, "b": 2, "c": 3}, {}),  # every member gone
+    ({"a": [1, 2, 3, 4]}, {"a": [1]}),
+    ({"a": {"x": 1, "y": 2, "z": 3}, "b": 1}, {"a": {"z": 3}, "b": 1, "c": [2]}),
+])
+@pytest.mark.parametrize("indent", [None, 2, 4])
+def test_members_removed_together_are_cut_once_each_and_the_layout_kept(old, new, indent):
+    text = json.dumps(old, indent=indent)
+    out = patch_text(text, old, new)
+    assert json.loads(out) == new
+    if indent:  # the kept lines keep their indentation
+        assert all(line.startswith(" " * indent) or line in "{}" for line in out.splitlines()[1:-1])

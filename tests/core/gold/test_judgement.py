@@ -145,3 +145,12 @@ def test_a_decision_shares_what_it_leaves_alone_and_changes_nothing_it_was_given
     after = apply_grade(start, "q1", "z", 2, BOB, seen=0)
     assert after["questions"][1] is start["questions"][1]
     assert after["provenance"]["judgements"]["q2"] is start["provenance"]["judgements"]["q2"]
+
+
+def test_a_question_answered_by_span_gold_stays_in_the_gold_set_when_a_chunk_is_graded_0():
+    before = {"schema_version": 1, "questions": [
+        {"id": "q1", "question": "a?", "gold": [], "evidence": [{"doc": "d.md", "start": 0, "end": 9}]}]}
+    after = apply_grade(before, "q1", "z", 0, ANN)
+    assert [q["id"] for q in after["questions"]] == ["q1"] and "pending" not in after.get("provenance", {})
+    assert after["questions"][0]["evidence"] == before["questions"][0]["evidence"]
+    assert parse_gold_set(after, "g.json").questions[0].gold == (("z", 0),)
