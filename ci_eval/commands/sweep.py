@@ -1,0 +1,63 @@
+"""`ci-eval sweep`: several configurations on one gold set, one table."""
+
+from __future__ import annotations
+
+HELP = """Run several retriever configurations against one gold set and print one table: a row
+per configuration, the headline metrics with the paired 95 % interval of each row's change
+from the first row (sign-flip permutation test, Holm-corrected over every row and metric),
+and the configuration that is provably best, or how many questions would tell the top two
+apart. The rows are config files, or one config and a grid of values (the cartesian
+product, the first value of each axis in the first row). A grid key is a [retriever] key
+(depth, timeout, ...), k, relevance_level or abstain_below, or else a key of [retriever]
+params; retriever.NAME and params.NAME say which explicitly.
+
+Each row's artefact is written to DIR/row-NN.json and its retrieval goes through the
+retrieval cache (--cache, else [retriever] cache, else DIR/cache when the index has a
+version): running the sweep again, or a row that differs only in k, metrics or the
+relevance level, asks the retriever nothing it was asked before.
+
+On an Actions matrix, one job per row (and `--shard I/N` within a row), then one job that
+merges each row's shards (`ci-eval merge`) and tabulates the folder (--from).
+
+example:
+  ci-eval sweep bm25.toml bm25-rrf.toml dense.toml
+  ci-eval sweep --config ci-eval.toml --grid chunk_size=256,512,1024 fusion=none,rrf
+  ci-eval sweep --config ci-eval.toml --grid fusion=none,rrf --row 2 --out rows/row-02.json
+  ci-eval sweep --from rows --format csv
+exit codes: 0 the table printed; 2 bad input (nothing run); 4 the retriever failed on some
+question of some row (the table is still printed, over the questions every row measured)."""
+
+
+def register(sub) -> None:
+    import argparse
+
+    p = sub.add_parser("sweep", help="run several configurations on one gold set and print one table",
+                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("configs", nargs="*", metavar="CONFIG", help="config files, one row each, the first the reference")
+    p.add_argument("--config", metavar="FILE", help="the one config a --grid varies (default: found in . or its parents)")
+    p.add_argument("--grid", nargs="+", metavar="KEY=V1,V2", help="the values of one or more keys; one row per combination")
+    p.add_argument("--metrics", metavar="LIST",
+                   help="comma-separated headline metrics, the first deciding the best row (default: recall@k,mrr)")
+    p.add_argument("--dir", metavar="DIR", default="ci-eval-sweep",
+                   help="folder for the rows' artefacts, the chart and the cache (default: %(default)s)")
+    p.add_argument("--row", type=int, metavar="N", help="run only row N (1-based) into --out: one matrix job")
+    p.add_argument("--shard", metavar="I/N", help="with --row: only shard I of N of the row's questions")
+    p.add_argument("--out", metavar="FILE", help="with --row: the row's artefact")
+    p.add_argument("--from", dest="from_dir", metavar="DIR",
+                   help="tabulate the row artefacts in DIR (written by --row, merged) instead of running")
+    p.add_argument("--list", action="store_true", help="print the rows (number, label) and run nothing")
+    p.add_argument("--format", choices=("markdown", "json", "csv"), default="markdown",
+                   help="the table's format (default: %(default)s)")
+    p.add_argument("--svg", metavar="FILE", help="the dot-and-whisker chart (default: DIR/sweep.svg when rows run)")
+    p.add_argument("--cache", metavar="DIR", help="retrieval cache folder (default: see above)")
+    p.add_argument("--quiet", action="store_true", help="no progress on the terminal")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ci_eval.retrieval.sweep_run import SweepRequest, sweep
+
+    return sweep(SweepRequest(
+        configs=tuple(args.configs), config=args.config, grid=tuple(args.grid or ()), metrics=args.metrics,
+        folder=args.dir, row=args.row, shard=args.shard, out=args.out, from_dir=args.from_dir,
+        list_only=args.list, format=args.format, svg=args.svg, cache=args.cache, quiet=args.quiet))
