@@ -139,7 +139,10 @@ class _Problems(list):
 
 def _table(data: dict, *path) -> dict:
     for part in path:
-        data = data.get(part) if isinstance(data, dict) else None
+        if isinstance(part, int):  # an entry of an array of tables ([[stages]])
+            data = data[part] if isinstance(data, list) and part < len(data) else None
+        else:
+            data = data.get(part) if isinstance(data, dict) else None
     return data if isinstance(data, dict) else {}
 
 
@@ -152,10 +155,12 @@ def _schema_problems(data: Any, out: _Problems) -> None:
         if not p.message.startswith("unknown key"):
             out.append(p)
     # Unknown keys are reported here instead, each on its own with the nearest known key.
-    for section in ((), ("retriever",), ("index",), ("gate",), ("report",)):
+    stages = data.get("stages") if isinstance(data, dict) else None
+    items = [("stages", i) for i in range(len(stages))] if isinstance(stages, list) else []
+    for section in ((), ("retriever",), ("index",), ("gate",), ("report",), ("calls",), *items):
         sub_schema = schema
         for part in section:
-            sub_schema = sub_schema["properties"][part]
+            sub_schema = sub_schema["items"] if isinstance(part, int) else sub_schema["properties"][part]
         table = _table(data, *section) if section else (data if isinstance(data, dict) else {})
         allowed = sorted(sub_schema["properties"])
         for key in table:

@@ -20,6 +20,19 @@ from ci_eval.core.measure.stages import (
 )
 
 
+def recorded_stage(record: StageRecord) -> dict:
+    """A question's stage record as the artefact holds it ("added" only when any)."""
+    out: dict = {"gold": record.relevant, "ranks": [None if r is None else list(r) for r in record.ranks]}
+    if any(record.added):
+        out["added"] = list(record.added)
+    return out
+
+
+def read_stage(raw: Mapping, stages: int) -> StageRecord:
+    ranks = tuple(None if r is None else tuple(r) for r in raw["ranks"])
+    return StageRecord(int(raw["gold"]), ranks, tuple(raw.get("added") or (0,) * stages))
+
+
 @dataclass(frozen=True)
 class CallRecord:
     """One question answered by several calls: each call's size and gold ranks, the call
@@ -54,7 +67,7 @@ class RunStages:
         out: dict = {}
         if self.chain:
             out["stages"] = {"chain": [s.as_recorded() for s in self.chain],
-                             "questions": {qid: r.as_recorded() for qid, r in self.stages}}
+                             "questions": {qid: recorded_stage(r) for qid, r in self.stages}}
         if self.calls:
             out["calls"] = {"budget": self.budget, "questions": {qid: r.as_recorded() for qid, r in self.calls}}
         return out
@@ -65,7 +78,7 @@ def read_run_stages(stages: Mapping | None, calls: Mapping | None) -> RunStages:
     chain, records, budget, call_records = (), (), None, ()
     if isinstance(stages, Mapping):
         chain = tuple(StageSpec(s["name"], s.get("depth"), s.get("chars")) for s in stages["chain"])
-        records = tuple((qid, StageRecord.from_recorded(r, len(chain))) for qid, r in stages["questions"].items())
+        records = tuple((qid, read_stage(r, len(chain))) for qid, r in stages["questions"].items())
     if isinstance(calls, Mapping):
         budget = calls.get("budget")
         call_records = tuple((qid, CallRecord.from_recorded(r)) for qid, r in calls["questions"].items())

@@ -112,17 +112,6 @@ class StageRecord:
             held_before = held
         return None
 
-    def as_recorded(self) -> dict:
-        out: dict = {"gold": self.relevant, "ranks": [None if r is None else list(r) for r in self.ranks]}
-        if any(self.added):
-            out["added"] = list(self.added)
-        return out
-
-    @classmethod
-    def from_recorded(cls, raw: Mapping, stages: int) -> StageRecord:
-        ranks = tuple(None if r is None else tuple(r) for r in raw["ranks"])
-        added = tuple(raw.get("added") or (0,) * stages)
-        return cls(int(raw["gold"]), ranks, added)
 
 
 def stage_record(lists: Sequence[tuple[str, ...] | None], relevant: Sequence[str]) -> StageRecord:
