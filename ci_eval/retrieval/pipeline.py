@@ -152,7 +152,7 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
 
 
 # Retriever types whose answers can carry stages or calls (results.clean_staged, openinference).
-_STAGED_TYPES = ("command", "run-file")
+_STAGED_TYPES = ("command", "python", "run-file")
 
 
 def stage_collector(inputs: Inputs):

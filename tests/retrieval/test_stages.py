@@ -129,3 +129,25 @@ def test_a_calls_budget_counts_the_chunks_sent_before_the_gold(tmp_path):
     # ten misses sent by call 1, the gold chunk eleventh: over a budget of 10
     assert run["calls"] == {"budget": 10, "questions": {"q00": {
         "sizes": [10, 2], "ranks": [[], [1]], "found_at": None, "final_hit": False}}}
+
+
+def test_a_python_retriever_answers_with_stages_through_the_worker(tmp_path):
+    folder = tmp_path / "py"
+    folder.mkdir()
+    (folder / "gold.json").write_text(json.dumps({"schema_version": 1, "questions": [
+        {"id": f"q{i}", "question": f"question {i}", "gold": [f"g{i}"]} for i in range(4)]}))
+    # q0's gold in the pool only, q1's nowhere, q2 and q3 held to the end
+    (folder / "pipeline.py").write_text(
+        "def search(question, depth):\n"
+        "    n = int(question.split()[-1])\n"
+        "    pool = [(f'd{j}', 10.0 - j) for j in range(6)] + ([] if n == 1 else [(f'g{n}', 1.0)])\n"
+        "    final = pool[-1:] + pool[:-1] if n > 1 else [p for p in pool if not p[0].startswith('g')]\n"
+        "    return {'stages': {'pool': pool}, 'results': [(cid, 20.0 - r) for r, (cid, _) in enumerate(final)]}\n")
+    (folder / "ci-eval.toml").write_text(
+        'gold_set = "gold.json"\nk = 2\n[[stages]]\nname = "pool"\ndepth = 10\n'
+        '[retriever]\ntype = "python"\ntarget = "pipeline:search"\n')
+    run = _run(folder)
+    records = run["stages"]["questions"]
+    # derived from the lists above: the pool holds g0, g2, g3 at rank 7 (after six d's)
+    assert {qid: r["ranks"] for qid, r in records.items()} == {
+        "q0": [[7], []], "q1": [[], []], "q2": [[7], [1]], "q3": [[7], [1]]}

@@ -217,6 +217,13 @@ def _clean(raw: Any, depth: int, latency_ms: float | None, known_ids) -> Retriev
 STAGE_CAP = 10_000
 
 
+def clean_answer(raw: Any, depth: int, latency_ms: float | None = None, known_ids=None) -> Retrieved:
+    """``clean``, or ``clean_staged`` for an answer with stages or calls (a dict)."""
+    if isinstance(raw, dict) and ("stages" in raw or "calls" in raw):
+        return clean_staged(raw, depth, latency_ms, known_ids)
+    return clean(raw, depth, latency_ms, known_ids)
+
+
 def clean_staged(msg: dict, depth: int, latency_ms: float | None = None, known_ids=None) -> Retrieved:
     """An answer with named stages, ``{"stages": {"pool": [...], ...}, "results": [...]}``, or
     with several calls, ``{"calls": [[...], [...]]}``: every list passes the same cleaning as
