@@ -358,6 +358,8 @@ def _stage_problems(data: dict, out: _Problems) -> None:
     seen = set()
     for i, stage in enumerate(stages):
         name = stage.get("name")
+        if not isinstance(name, str):
+            continue  # the schema said what is wrong with it
         if name in seen:
             out.add(("stages", i, "name"), f"stage {name!r} is named twice")
         seen.add(name)
@@ -375,7 +377,7 @@ def _stage_problems(data: dict, out: _Problems) -> None:
         if name not in seen:
             out.add(("gate", "stage_min", name), f"no stage is named {name!r}{did_you_mean(name, seen)}; "
                                                  f"stages: {', '.join(map(str, seen)) or 'none ([[stages]] is not set)'}")
-        elif not 0 <= _table(data, "gate", "stage_min")[name] <= 1:
+        elif isinstance(floor := _table(data, "gate", "stage_min")[name], (int, float)) and not 0 <= floor <= 1:
             out.add(("gate", "stage_min", name), "a recall floor is a share between 0 and 1")
 
 
