@@ -72,6 +72,9 @@ class Config:
     # working folder all resolve against it, whatever the current folder is.
     base_dir: str = ""
     prefix: tuple = ()  # where the table sits in its file: ("tool", "ci-eval") in pyproject.toml
+    # The pipeline's stages in order, the final list placed (core/measure/stages.py); () without [[stages]]
+    stages: tuple = ()
+    calls_budget: int | None = None  # [calls] budget: chunks sent over all calls (stages.found_at)
 
     @property
     def gold_set_as_written(self) -> str | None:
@@ -95,7 +98,12 @@ class Config:
             retriever.update(path=self.raw.get("retriever", {}).get("path"), format=r.format)
             if r.format == "openinference":
                 retriever.update(id_from=r.id_from or "id", score=r.score)
+        # Recorded only when set, so artefacts from before these keys compare equal.
+        staged = {"stages": [spec.as_recorded() for spec in self.stages]} if self.stages else {}
+        if self.calls_budget is not None:
+            staged["calls"] = {"budget": self.calls_budget}
         return {
+            **staged,
             "k": self.k,
             "metrics": list(self.metrics),
             "relevance_level": self.relevance_level,
@@ -131,7 +139,10 @@ class _Problems(list):
 
 def _table(data: dict, *path) -> dict:
     for part in path:
-        data = data.get(part) if isinstance(data, dict) else None
+        if isinstance(part, int):  # an entry of an array of tables ([[stages]])
+            data = data[part] if isinstance(data, list) and part < len(data) else None
+        else:
+            data = data.get(part) if isinstance(data, dict) else None
     return data if isinstance(data, dict) else {}
 
 
@@ -144,10 +155,12 @@ def _schema_problems(data: Any, out: _Problems) -> None:
         if not p.message.startswith("unknown key"):
             out.append(p)
     # Unknown keys are reported here instead, each on its own with the nearest known key.
-    for section in ((), ("retriever",), ("index",), ("gate",), ("report",)):
+    stages = data.get("stages") if isinstance(data, dict) else None
+    items = [("stages", i) for i in range(len(stages))] if isinstance(stages, list) else []
+    for section in ((), ("retriever",), ("index",), ("gate",), ("report",), ("calls",), *items):
         sub_schema = schema
         for part in section:
-            sub_schema = sub_schema["properties"][part]
+            sub_schema = sub_schema["items"] if isinstance(part, int) else sub_schema["properties"][part]
         table = _table(data, *section) if section else (data if isinstance(data, dict) else {})
         allowed = sorted(sub_schema["properties"])
         for key in table:
@@ -307,6 +320,7 @@ def parse_config(data: Any, source: str, base_dir: str = "", prefix: tuple = ())
         _value_problems(data, problems)
         _retriever_problems(data, problems)
         _metric_problems(data, problems)
+        _stage_problems(data, problems)
     if problems:
         raise InputErrors(sorted(problems, key=lambda p: p.place or ""))
 
@@ -329,7 +343,50 @@ def parse_config(data: Any, source: str, base_dir: str = "", prefix: tuple = ())
         raw=data,
         base_dir=base_dir,
         prefix=tuple(prefix),
+        stages=_build_stages(data.get("stages"), k),
+        calls_budget=_table(data, "calls").get("budget"),
     )
+
+
+def _stage_problems(data: dict, out: _Problems) -> None:
+    """Each stage is read at a depth or packed to a budget, never both; names are distinct;
+    packing needs chunk lengths, so a manifest; a stage floor names a stage."""
+    from ci_eval.core.measure.stages import FINAL
+
+    stages = data.get("stages")
+    stages = [s for s in stages if isinstance(s, dict)] if isinstance(stages, list) else []
+    seen = set()
+    for i, stage in enumerate(stages):
+        name = stage.get("name")
+        if not isinstance(name, str):
+            continue  # the schema said what is wrong with it
+        if name in seen:
+            out.add(("stages", i, "name"), f"stage {name!r} is named twice")
+        seen.add(name)
+        if "depth" in stage and "chars" in stage:
+            out.add(("stages", i), "a stage is read at a depth or packed to chars, not both")
+        elif "depth" not in stage and "chars" not in stage and name != FINAL:
+            out.add(("stages", i), f'stage {name!r} needs "depth" (read from the answer) or "chars" '
+                                   "(the final list packed to that many characters)")
+        if "chars" in stage and name == FINAL:
+            out.add(("stages", i, "chars"), f'"{FINAL}" is the final list; name the packing stage otherwise')
+        if "chars" in stage and not _table(data, "index"):
+            out.add(("stages", i, "chars"), "packing needs each chunk's length: set [index] manifest "
+                                            "(chunk text or spans) or callable")
+    for name in _table(data, "gate", "stage_min"):
+        if name not in seen:
+            out.add(("gate", "stage_min", name), f"no stage is named {name!r}{did_you_mean(name, seen)}; "
+                                                 f"stages: {', '.join(map(str, seen)) or 'none ([[stages]] is not set)'}")
+        elif isinstance(floor := _table(data, "gate", "stage_min")[name], (int, float)) and not 0 <= floor <= 1:
+            out.add(("gate", "stage_min", name), "a recall floor is a share between 0 and 1")
+
+
+def _build_stages(raw, k: int) -> tuple:
+    from ci_eval.core.measure.stages import StageSpec, stage_chain
+
+    if not raw:
+        return ()
+    return stage_chain([StageSpec(s["name"], s.get("depth"), s.get("chars")) for s in raw], k)
 
 
 def gold_problems(config: Config, question_ids, tags) -> list[InputError]:

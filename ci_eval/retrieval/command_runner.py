@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from ci_eval.core.artefact.results import ResultError, Retrieved, clean, failed
+from ci_eval.core.artefact.results import ResultError, Retrieved, clean, clean_staged, failed
 from ci_eval.core.text import one_line
 from ci_eval.errors import RetrieverError
 from ci_eval.retrieval.query import Query
@@ -328,7 +328,8 @@ def run_command(
     max_restarts: int = 2,
 ) -> Iterator[tuple[str, Retrieved]]:
     """Start the command once; write ``{"id", "question", "k"}`` lines to its stdin and read
-    ``{"id", "results": [{"id", "score"}]}`` lines from its stdout, matched by id, so the
+    ``{"id", "results": [{"id", "score"}]}`` lines from its stdout (with ``"stages"`` or
+    ``"calls"`` besides, results.clean_staged), matched by id, so the
     command may answer out of order. Up to ``concurrency`` questions are in flight. A hung
     or crashed process is restarted (at most ``max_restarts`` times) for the questions left.
     ``params`` reach the command as JSON in the CI_EVAL_PARAMS environment variable."""
@@ -363,6 +364,8 @@ def _parse_answer(line: bytes, depth: int, sent_at: dict, known_ids):
     if "error" in msg and "results" not in msg:
         return qid, failed(f"retriever reported: {one_line(msg['error'])}", latency)
     try:
+        if "stages" in msg or "calls" in msg:
+            return qid, clean_staged(msg, depth, latency, known_ids)
         return qid, clean(msg.get("results"), depth, latency, known_ids)
     except ResultError as exc:
         return qid, failed(f"unusable result: {exc}", latency)

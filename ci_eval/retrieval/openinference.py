@@ -15,7 +15,9 @@ document id, only content and metadata), and unscored documents keep the traced 
 rank scores. It belongs to the gold question whose id
 is its ``metadata`` ``question_id`` (``using_metadata({"question_id": ...})``) or its
 ``ci_eval.question_id`` attribute, else to the question whose text is exactly its
-``input.value``. Spans of no gold question are other traffic and are skipped.
+``input.value``. Spans of no gold question are other traffic and are skipped. Several
+outermost RETRIEVER spans of one question under one trace are its calls (multi-step
+retrieval, core/measure/stages.py), scored per call and as a whole.
 """
 
 from __future__ import annotations
@@ -247,28 +249,35 @@ def _loop(qid: str, found: list[_Span], path: str) -> None:
         settled.update(walk)
 
 
-def _outermost(qid: str, found: list[_Span], path: str) -> _Span:
-    """One retrieval per question. A retriever made of retrievers (an ensemble, a hybrid)
-    traces nested RETRIEVER spans for one question: the outermost holds the final ranking."""
+def _outermost(qid: str, found: list[_Span], path: str) -> list[_Span]:
+    """The question's retrievals. A retriever made of retrievers (an ensemble, a hybrid)
+    traces nested RETRIEVER spans for one question: the outermost holds the final ranking.
+    Several outermost ones under one trace are the calls of a multi-step retrieval (an
+    agent that searched twice), in the order the file holds them; under several traces the
+    question was traced more than once, which is refused."""
     _loop(qid, found, path)
     ids = {s.span for s in found if s.span}
     top = [s for s in found if not (s.parent and s.parent in ids)]
+    if len(top) > 1 and top[0].trace is not None and all(s.trace == top[0].trace for s in top):
+        return top
     if len(top) != 1:
         lines = ", ".join(str(s.line) for s in top)
         raise InputError(f"question {qid!r} has {len(top)} separate retrieval spans (lines {lines}): "
                          "trace each gold question once", path, f"line {top[-1].line}")
-    return top[0]
+    return top
 
 
 def read_spans(path: str, queries: Sequence[Query], id_from: str = "id", score: str = "similarity") -> dict[str, list]:
-    """The traced run: gold question id -> ``[{"id", "score"}]``, the traced ranking."""
+    """The traced run: gold question id -> ``[{"id", "score"}]``, the traced ranking, or
+    ``{"calls": [ranking, ...]}`` for a question retrieved in several calls under one trace."""
     from ci_eval.inputs.files import decode, read_bytes
     from ci_eval.retrieval.run_file_checks import check_results
 
     text = decode(read_bytes(path, "trace file"), path)
     run = {}
     for qid, found in _collect(text, queries, path, id_from, score).items():
-        span = _outermost(qid, found, path)
-        check_results(qid, span.results, path, f"line {span.line}")
-        run[qid] = span.results
+        spans = _outermost(qid, found, path)
+        for span in spans:
+            check_results(qid, span.results, path, f"line {span.line}")
+        run[qid] = spans[0].results if len(spans) == 1 else {"calls": [span.results for span in spans]}
     return run

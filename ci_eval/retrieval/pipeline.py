@@ -128,9 +128,11 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
     refuse_oversized(inputs, head, questions, history, shard, out)
     columns = RunColumns(cfg.metrics, cfg.abstain_below, cfg.k, cfg.retriever.depth)
     progress = Progress(len(questions), "retrieving", enabled=show_progress)
+    collector = stage_collector(inputs)
+    results = retrieve(inputs, progress, questions, cache)
     rows = evaluate_rows(
         inputs.gold,
-        retrieve(inputs, progress, questions, cache),
+        results if collector is None else collector.passing(results),
         k=cfg.k,
         metrics=cfg.metrics,
         relevance_level=cfg.relevance_level,
@@ -144,6 +146,8 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
     def end() -> dict:
         carried = history() if callable(history) else history
         tail.update(summary=columns.summary(), history=list(carried or []))
+        if collector is not None:
+            tail.update(collector.result().recorded())
         if cache is not None:
             tail["cache"] = cache.record()
         return tail
@@ -155,6 +159,38 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
         progress.close()
         discard_spare()  # a worker booted for questions the cache answered, or none
     return RunWritten(str(out), {**head, **tail}, columns, size)
+
+
+# Retriever types whose answers can carry stages or calls (results.clean_staged, openinference).
+_STAGED_TYPES = ("command", "python", "run-file")
+
+
+def stage_collector(inputs: Inputs):
+    """What records the run's stages and calls (core/artefact/stage_records.py), None when
+    the config names no stages and the retriever type cannot answer with calls."""
+    from ci_eval.core.artefact.stage_records import StageCollector
+
+    cfg = inputs.config
+    if not cfg.stages and cfg.retriever.type not in _STAGED_TYPES:
+        return None
+    index = inputs.gold_index_ids
+    level = cfg.relevance_level
+    relevant = {q.id: [g for g, grade in q.gold if grade >= level and (index is None or g in index)]
+                for q in inputs.gold.questions if not q.unanswerable}
+    return StageCollector(cfg.stages, cfg.k, cfg.calls_budget, relevant, chunk_lengths(inputs.manifest))
+
+
+def chunk_lengths(manifest) -> dict | None:
+    """Each chunk's length in characters (its text, else its span), None without a manifest."""
+    if manifest is None:
+        return None
+    out = {}
+    for c in manifest.chunks.values():
+        if c.text is not None:
+            out[c.id] = len(c.text)
+        elif c.start is not None and c.end is not None:
+            out[c.id] = c.end - c.start
+    return out
 
 
 def refuse_oversized(inputs: Inputs, head: dict, questions, history, shard, out) -> None:

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from itertools import repeat
 
-from ci_eval.core.artefact.results import ResultError, Retrieved, clean, clean_batch, failed
+from ci_eval.core.artefact.results import ResultError, Retrieved, clean_answer, clean_batch, failed
 from ci_eval.inputs.pyimport import ImportFailed, describe_failure, import_target, os_exit_raises
 from ci_eval.retrieval.pool import run_pool
 from ci_eval.retrieval.query import Query
@@ -55,7 +55,7 @@ def run_callable(
         try:
             raw = _materialise(fn(q.question, depth, **params))
             latency = (time.perf_counter() - start) * 1000
-            return clean(raw, depth, latency, known_ids)
+            return clean_answer(raw, depth, latency, known_ids)
         except ResultError as exc:
             return failed(f"unusable result: {exc}", (time.perf_counter() - start) * 1000)
         except BaseException as exc:  # noqa: BLE001 - user code on a worker thread: nothing may escape
@@ -103,7 +103,7 @@ def run_callable_batch(
         out = []
         for item in raw:
             try:
-                out.append(clean(_materialise(item), depth, latency, known_ids))
+                out.append(clean_answer(_materialise(item), depth, latency, known_ids))
             except ResultError as exc:
                 out.append(failed(f"unusable result: {exc}", latency))
             except BaseException as exc:  # noqa: BLE001 - a generator item of the user's

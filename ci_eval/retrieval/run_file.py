@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from ci_eval.core.artefact.results import NOT_IN_RUN_FILE, ResultError, Retrieved, clean, failed
+from ci_eval.core.artefact.results import NOT_IN_RUN_FILE, ResultError, Retrieved, clean, clean_staged, failed
 from ci_eval.errors import InputError
 from ci_eval.retrieval.query import Query
 from ci_eval.retrieval.run_file_checks import check_results
@@ -44,8 +44,10 @@ def run_from_file(
             # trec_eval -c: a question missing from the run scores 0 and counts.
             yield q.id, Retrieved(warnings=(f"{NOT_IN_RUN_FILE} {source}",))
             continue
-        try:
-            yield q.id, clean(run[q.id], depth, None, known_ids)
+        answer = run[q.id]
+        try:  # a traced question retrieved in several calls is {"calls": [...]} (openinference.py)
+            yield q.id, (clean_staged(answer, depth, None, known_ids) if isinstance(answer, dict)
+                         else clean(answer, depth, None, known_ids))
         except ResultError as exc:
             yield q.id, failed(f"unusable result in {source}: {exc}")
 

@@ -37,7 +37,7 @@ import time
 from collections.abc import Iterator, Sequence
 from itertools import accumulate, chain
 
-from ci_eval.core.artefact.results import Retrieved, failed
+from ci_eval.core.artefact.results import STAGE_CAP, Retrieved, failed
 from ci_eval.errors import InputError, RetrieverError
 from ci_eval.retrieval.query import Query
 
@@ -187,12 +187,29 @@ def _finite_number(value) -> bool:
     return type(value) in (int, float) and math.isfinite(value)
 
 
-def _retrieved(item, depth: int, positions: int) -> tuple[int, Retrieved] | None:
-    """One ``[i, ids, scores, latency_ms, error, warnings]`` of a result line, or None when
-    it is not the shape worker_serve sends."""
-    if not isinstance(item, list) or len(item) != 6:
+def _id_list(value) -> bool:
+    return type(value) is list and len(value) <= STAGE_CAP and all(type(x) is str for x in value)
+
+
+def _stages_and_calls(extra: list) -> tuple[tuple, tuple] | None:
+    """A result's ``[stages, calls]`` as worker_serve sends them (``[[name, ids], ...]`` and
+    ``[ids, ...]``), None when they are not that shape."""
+    stages, calls = extra
+    if not (type(stages) is list and type(calls) is list and all(_id_list(c) for c in calls)
+            and all(type(s) is list and len(s) == 2 and type(s[0]) is str and _id_list(s[1]) for s in stages)):
         return None
-    i, ids, scores, ms, error, warnings = item
+    return tuple((name, tuple(ids)) for name, ids in stages), tuple(map(tuple, calls))
+
+
+def _retrieved(item, depth: int, positions: int) -> tuple[int, Retrieved] | None:
+    """One ``[i, ids, scores, latency_ms, error, warnings]`` of a result line (``stages`` and
+    ``calls`` after them when it has any), or None when it is not the shape worker_serve sends."""
+    if not isinstance(item, list) or len(item) not in (6, 8):
+        return None
+    staged = _stages_and_calls(item[6:]) if len(item) == 8 else ((), ())
+    if staged is None:
+        return None
+    i, ids, scores, ms, error, warnings = item[:6]
     if not (type(i) is int and 0 <= i < positions and type(ids) is list and type(scores) is list
             and len(ids) == len(scores) <= depth and type(warnings) is list
             and (error is None or type(error) is str) and (ms is None or _finite_number(ms))):
@@ -200,7 +217,7 @@ def _retrieved(item, depth: int, positions: int) -> tuple[int, Retrieved] | None
     if not (all(type(x) is str for x in ids) and all(map(_finite_number, scores))
             and all(type(x) is str for x in warnings)):
         return None
-    return i, Retrieved(tuple(ids), tuple(map(float, scores)), ms, error, tuple(warnings))
+    return i, Retrieved(tuple(ids), tuple(map(float, scores)), ms, error, tuple(warnings), None, *staged)
 
 
 def _unpacked(p, depth: int, positions: int) -> list[tuple[int, Retrieved]]:

@@ -200,6 +200,9 @@ def packed(results: list) -> dict:
     import base64
     from array import array
 
+    if any(r.stages or r.calls for _, r in results):  # a pipeline's stages go the long way, with them
+        return {"r": [(i, r.ids, r.scores, r.latency_ms, r.error, r.warnings, r.stages, r.calls)
+                      for i, r in results]}
     ids = [i for _, r in results for i in r.ids]
     joined = "\0".join(ids)
     if joined.count("\0") != max(len(ids) - 1, 0):

@@ -87,3 +87,26 @@ def test_a_gate_value_too_large_for_a_float_is_out_of_range_not_a_crash(value):
     assert "gate.min.hit@5" in problem and "out of range" in problem
     if abs(value) > 100:
         assert f"an integer of {len(str(abs(value)))} digits" in problem
+
+
+@pytest.mark.parametrize("stages, floors, shows", [
+    ([{"name": ["pool"], "depth": 3}], {"pool": "high"}, 'gate.stage_min.pool: expected a number, got "high"'),
+    ([{"name": "pool", "depth": 3}], {"pool": 1.5}, "gate.stage_min.pool: a recall floor is a share between 0 and 1"),
+])
+def test_a_stage_floor_of_the_wrong_kind_is_a_problem_at_its_place_never_a_crash(stages, floors, shows):
+    data = {"gold_set": "g.json", "k": 2, "retriever": {"type": "command", "command": ["x"]},
+            "stages": stages, "gate": {"stage_min": floors}}
+    with pytest.raises(InputErrors) as caught:
+        parse_config(data, "ci-eval.toml")
+    assert any(shows in str(p) for p in caught.value.problems)
+
+
+def test_the_stages_are_chained_with_the_final_list_before_the_packer():
+    data = {"gold_set": "g.json", "k": 3, "retriever": {"type": "command", "command": ["x"]},
+            "index": {"manifest": "m.json"},
+            "stages": [{"name": "pool", "depth": 50}, {"name": "packed", "chars": 900}]}
+    config = parse_config(data, "ci-eval.toml")
+    assert [(s.name, s.depth, s.chars) for s in config.stages] == [
+        ("pool", 50, None), ("results", 3, None), ("packed", None, 900)]
+    assert config.as_recorded()["stages"] == [{"name": "pool", "depth": 50}, {"name": "results", "depth": 3},
+                                              {"name": "packed", "chars": 900}]

@@ -101,6 +101,25 @@ def test_export_shapes_nested_retrievers_and_other_traffic(tmp_path):
     assert got[q3] == [] and art["questions"][2]["warnings"] == ["not in the run file spans.jsonl"]
 
 
+def test_a_scripted_agent_traced_in_two_calls_is_a_hit_at_call_2(tmp_path):
+    qid = "q-rotate"
+    gold = next(q["gold"][0] for q in GOLD["questions"] if q["id"] == qid)
+    misses = [(f"kb/miss#{n}", 1.0 - n / 100) for n in range(10)]
+    write(tmp_path,
+          span([], kind="AGENT", qid=qid, span_id="agent", trace="run-7"),
+          span(misses, qid=qid, span_id="call-1", parent="agent", trace="run-7"),
+          span([(gold, 3.0), ("kb/miss#0", 1.0)], qid=qid, span_id="call-2", parent="agent", trace="run-7"))
+    done, art = run_project(tmp_path, RUN_FILE)
+    assert done.returncode == 0, done.stderr
+    record = art["calls"]["questions"][qid]
+    assert record["found_at"] == 2 and record["ranks"] == [[], [1]]
+    assert record["sizes"] == [len(misses), 2]
+    # the calls' concatenation cut at k=1 (what a single ranked list scores) misses it
+    assert record["final_hit"] is False
+    question = next(q for q in art["questions"] if q["id"] == qid)
+    assert question["first_gold_rank"] is None  # eleventh in the concatenation: past its depth of 3k
+
+
 def test_traced_distances_are_negated(tmp_path):
     q1 = next(iter(QUESTIONS))
     write(tmp_path, span([("kb/keys#rotate", 0.2), ("kb/keys#create", 0.7)], qid=q1))

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 # The question record is read from here too, as it was before it had a module of its own.
 from ci_eval.core.artefact.question_result import MEASURED, GoldRank, QuestionResult, built_question, in_means  # noqa: F401
 from ci_eval.core.artefact.question_row import FIELD, QUESTION_FIELDS
+from ci_eval.core.artefact.stage_records import RunStages, read_run_stages
 from ci_eval.core.gold.remap_record import RecordedRemap, read_recorded_remap
 from ci_eval.core.measure.metric_table import MetricTable
 from ci_eval.core.validate import fast_valid, schema_problems
@@ -391,6 +392,8 @@ class Artefact:
     config: dict = field(compare=False)  # the config as recorded (what the config diff compares)
     history: tuple[HistoryEntry, ...] = ()
     depth: int = field(default=0, compare=False)  # how many top results each question keeps
+    # The recorded stages and calls (core/artefact/stage_records.py); empty when the run had neither
+    stages: RunStages = field(default_factory=RunStages, compare=False)
     # Columns built on first use, once (tuple keys: ("column", metric) for version 1). A
     # column of the metric table is cut from it again at each use instead (a copy of every
     # metric's values kept per artefact is 80 MB at a million questions; cutting one takes
@@ -483,4 +486,5 @@ def typed_artefact(data: dict, questions: Questions, depth: int) -> Artefact:
         config=dict(config) if isinstance(config, dict) else {},
         history=_history(data.get("history")),
         depth=depth,
+        stages=read_run_stages(data.get("stages"), data.get("calls")),
     )

@@ -276,8 +276,34 @@ def new_problems(data: dict, source: str) -> _Problems:
 
 
 def header_problems(data: dict, problems: _Problems) -> None:
-    """The checks made before the question rows: the metric names."""
+    """The checks made before the question rows: the metric names; the stage records' shape
+    against their chain (the schema cannot relate the two)."""
     _check_metric_list(data, problems)
+    _check_stages(data, problems)
+
+
+def _check_stages(data: dict, problems: _Problems) -> None:
+    """Each stage record gives one entry a stage of the chain, ranks in order within the
+    stage's depth; stage names are distinct (the comment names them)."""
+    stages = data.get("stages")
+    if not isinstance(stages, dict):
+        return
+    chain = stages.get("chain") or []
+    names = [s.get("name") for s in chain]
+    if len(set(names)) != len(names):
+        problems.add("stage names repeat", "stages", "chain")
+    for qid, record in (stages.get("questions") or {}).items():
+        ranks, added = record.get("ranks") or [], record.get("added")
+        if len(ranks) != len(chain) or (added is not None and len(added) != len(chain)):
+            problems.add(f"{len(chain)} stages in the chain, not {len(ranks)}", "stages", "questions", qid)
+            continue
+        for spec, found in zip(chain, ranks):
+            depth = spec.get("depth")
+            if found is not None and (found != sorted(set(found)) or (depth and found and found[-1] > depth)
+                                      or len(found) > record.get("gold", 0)):
+                problems.add(f"ranks of stage {_clip(spec.get('name'))} are not ranks ci-eval writes",
+                             "stages", "questions", qid)
+                break
 
 
 def whole_problems(data: dict, views: list[dict], problems: _Problems) -> None:

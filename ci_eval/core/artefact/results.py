@@ -29,6 +29,10 @@ class Retrieved:
     # The same ranking as (id, score) tuples when the retriever gave exactly those (its own
     # immutable tuples, so a row takes them instead of making a tuple a pair); else None.
     pairs: tuple | None = field(default=None, compare=False, repr=False)
+    # A pipeline's named stages besides the final list, ((name, ids best first), ...), and a
+    # multi-step retriever's calls, (ids of call 1, ids of call 2, ...) (core/measure/stages.py)
+    stages: tuple = ()
+    calls: tuple = ()
 
     @property
     def failed(self) -> bool:
@@ -206,3 +210,46 @@ def _clean(raw: Any, depth: int, latency_ms: float | None, known_ids) -> Retriev
     ids, scores = ranking.ids[:depth], ranking.scores[:depth]
     warnings += _not_in_index(ids, known_ids)
     return Retrieved(ids=ids, scores=scores, latency_ms=latency_ms, warnings=tuple(warnings))
+
+
+# The most ids a stage or a call keeps: the cap of retriever.depth. Each stage is cut at its
+# own depth later, when the run knows its chain (core/measure/stages.py).
+STAGE_CAP = 10_000
+
+
+def clean_answer(raw: Any, depth: int, latency_ms: float | None = None, known_ids=None) -> Retrieved:
+    """``clean``, or ``clean_staged`` for an answer with stages or calls (a dict)."""
+    if isinstance(raw, dict) and ("stages" in raw or "calls" in raw):
+        return clean_staged(raw, depth, latency_ms, known_ids)
+    return clean(raw, depth, latency_ms, known_ids)
+
+
+def clean_staged(msg: dict, depth: int, latency_ms: float | None = None, known_ids=None) -> Retrieved:
+    """An answer with named stages, ``{"stages": {"pool": [...], ...}, "results": [...]}``, or
+    with several calls, ``{"calls": [[...], [...]]}``: every list passes the same cleaning as
+    ``results``, an error naming the stage or call. Without ``results``, a calls answer's
+    final list is the calls' ids in order (first occurrence kept), what a cut at k sees."""
+    stages, calls = msg.get("stages", {}), msg.get("calls", [])
+    if not isinstance(stages, dict):
+        raise ResultError(f'"stages" must be an object of named lists, got {type(stages).__name__}')
+    if not isinstance(calls, list):
+        raise ResultError(f'"calls" must be a list of result lists, got {type(calls).__name__}')
+    cleaned_stages = []
+    for name, raw in stages.items():
+        try:
+            cleaned_stages.append((str(name), clean(raw, STAGE_CAP).ids))
+        except ResultError as exc:
+            raise ResultError(f"stage {name!r}: {exc}") from None
+    cleaned_calls = []
+    for n, raw in enumerate(calls, 1):
+        try:
+            cleaned_calls.append(clean(raw, STAGE_CAP).ids)
+        except ResultError as exc:
+            raise ResultError(f"call {n}: {exc}") from None
+    if "results" in msg or not cleaned_calls:
+        final = clean(msg.get("results"), depth, latency_ms, known_ids)
+    else:
+        joined = tuple(dict.fromkeys(cid for ids in cleaned_calls for cid in ids))
+        final = clean(list(zip(joined, rank_scores(len(joined)))), depth, latency_ms, known_ids)
+    return Retrieved(final.ids, final.scores, latency_ms, None, final.warnings, final.pairs,
+                     tuple(cleaned_stages), tuple(cleaned_calls))

@@ -18,13 +18,14 @@ The parts: ``diff_metrics`` (per metric), ``diff_questions`` (per question), ``d
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
 from ci_eval.core.artefact.artefact import MEASURED, Artefact, QuestionResult, RunHeader, read_artefact
 from ci_eval.core.artefact.question_columns import ById, Questions, same_ids, sorted_by_id
+from ci_eval.core.artefact.stage_records import RunStages
 from ci_eval.core.compare.change_columns import ChangeColumns, Changes
 from ci_eval.core.compare.cutoff import CutoffReport, analyse_cutoff
 from ci_eval.core.compare.diff_config import ConfigChange, config_diff, format_value
@@ -50,6 +51,7 @@ from ci_eval.core.compare.diff_questions import (
 from ci_eval.core.compare.diff_tags import TagChange, tag_changes
 from ci_eval.core.compare.matrix import FailureMatrix, failure_matrix
 from ci_eval.core.compare.run_warnings import RunWarning, run_warnings
+from ci_eval.core.compare.stages_report import StagesReport, stages_report
 
 __all__ = ["MEASURED", "MIN_SHARED", "REGRESSION_KINDS", "IMPROVEMENT_KINDS", "KIND_ORDER",
            "Changes", "ConfigChange", "Diff", "GoldMove", "GoldSetChanges", "MetricChange",
@@ -77,6 +79,14 @@ class Diff:
     history: tuple[tuple[str, str, tuple[tuple[str, float], ...]], ...]  # (sha, at, means)
     no_comparison: str | None = None  # why base and head cannot be compared
     warnings: tuple[RunWarning, ...] = ()
+    head_stages: RunStages = field(default_factory=RunStages)  # the recorded stages and calls
+    base_stages: RunStages | None = None
+
+    @cached_property
+    def stages(self) -> StagesReport:
+        """Which stage lost the gold chunk (core/compare/stages_report.py)."""
+        return stages_report(self.head_stages, self.base_stages if self.comparable else None,
+                             self.compared, self.lost_changes.ids() if self.comparable else ())
 
     @property
     def has_base(self) -> bool:
@@ -241,4 +251,5 @@ def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | Non
                               head_questions, head_info.abstain_below),
         history=_history(head), no_comparison=reason,
         warnings=run_warnings(head_questions, head_info, reason),
+        head_stages=head.stages, base_stages=base.stages if base is not None else None,
     )

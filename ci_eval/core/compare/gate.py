@@ -51,7 +51,7 @@ _EPS = 1e-9  # means are float sums; 4/5 must reach a floor of 0.8
 
 @dataclass(frozen=True)
 class RuleOutcome:
-    rule: str  # errors | min | max_drop | protected | max_new_misses | tag_min | max_stale
+    rule: str  # errors | min | max_drop | protected | max_new_misses | tag_min | max_stale | stage_min
     status: str  # passed | failed | not applicable
     message: str
     question_ids: tuple[str, ...] = ()
@@ -288,9 +288,31 @@ def rule_abstention(policy: GatePolicy, diff: Diff) -> list[RuleOutcome]:
     return [_abstention_outcome(c) for c in abstention_changes(base, head)]
 
 
+def rule_stage_min(policy: GatePolicy, diff: Diff) -> list[RuleOutcome]:
+    """A floor on a stage's recall at its depth (core/measure/stages.py): the pool's
+    recall, the ceiling every later stage works under, held apart from the final list's."""
+    out = []
+    summaries = {s.spec.name: s for s in diff.stages.head}
+    for name, floor in policy.stage_min:
+        subject = f"stage {name}"
+        found = summaries.get(name)
+        if found is None or found.recall is None:
+            out.append(RuleOutcome("stage_min", FAILED, f"stage {name!r} has a recall floor of {f3(floor)} but "
+                                   "this run recorded no such stage (fail closed)", (), subject, None, floor))
+        elif found.recall < floor - _EPS:
+            out.append(RuleOutcome("stage_min", FAILED, f"recall of stage {name!r} at its {found.where} is "
+                                   f"{f3(found.recall)}, below the floor {f3(floor)}", (), subject,
+                                   found.recall, floor))
+        else:
+            out.append(RuleOutcome("stage_min", PASSED, f"recall of stage {name!r} at its {found.where} is "
+                                   f"{f3(found.recall)}, at or above the floor {f3(floor)}", (), subject,
+                                   found.recall, floor))
+    return out
+
+
 # The rules in the order the comment lists them.
 RULES = (rule_errors, rule_min, rule_max_drop, rule_protected, rule_max_new_misses,
-         rule_tag_min, rule_max_stale, rule_abstention)
+         rule_tag_min, rule_max_stale, rule_abstention, rule_stage_min)
 
 
 def _notes(policy: GatePolicy, diff: Diff) -> list[str]:

@@ -23,6 +23,7 @@ class GatePolicy:
     tag_min: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
     max_stale: int | None = None
     abstention: bool = False  # McNemar on false answers and false "not found" (abstention.py)
+    stage_min: tuple[tuple[str, float], ...] = ()  # recall floors by stage name (core/measure/stages.py)
 
     @classmethod
     def from_mapping(cls, d: Mapping | None, source: str = "gate") -> GatePolicy:
@@ -34,7 +35,7 @@ class GatePolicy:
             problems.append(InputError(message, source, place))
 
         known = {"min", "max_drop", "regressions", "protected", "max_new_misses",
-                 "tag_min", "max_stale", "abstention"}
+                 "tag_min", "max_stale", "abstention", "stage_min"}
         for key in sorted(set(d) - known, key=str):
             err(str(key), f"unknown gate rule (expected one of {', '.join(sorted(known))})")
         mins = _metric_table(d.get("min"), "min", err)
@@ -68,14 +69,15 @@ class GatePolicy:
         abstention = d.get("abstention", False)
         if not isinstance(abstention, bool):
             err("abstention", f"expected true or false, got {abstention!r}")
+        stage_min = _stage_floors(d.get("stage_min"), err)
         if problems:
             raise InputErrors(problems)
         return cls(mins, drops, regressions, tuple(dict.fromkeys(protected)),
-                   counts["max_new_misses"], tuple(tag_min), counts["max_stale"], abstention)
+                   counts["max_new_misses"], tuple(tag_min), counts["max_stale"], abstention, stage_min)
 
     @property
     def empty(self) -> bool:
-        return not (self.min or self.max_drop or self.protected or self.tag_min or self.abstention
+        return not (self.min or self.max_drop or self.protected or self.tag_min or self.abstention or self.stage_min
                     or self.max_new_misses is not None or self.max_stale is not None)
 
     def with_overrides(self, min: Mapping[str, float] | None = None,
@@ -87,7 +89,7 @@ class GatePolicy:
         drops.update(max_drop or {})
         return GatePolicy(tuple(sorted(mins.items())), tuple(sorted(drops.items())),
                           self.regressions, self.protected, self.max_new_misses,
-                          self.tag_min, self.max_stale, self.abstention)
+                          self.tag_min, self.max_stale, self.abstention, self.stage_min)
 
     def as_dict(self) -> dict:
         return {
@@ -99,7 +101,25 @@ class GatePolicy:
             "tag_min": {t: dict(m) for t, m in self.tag_min},
             "max_stale": self.max_stale,
             "abstention": self.abstention,
+            **({"stage_min": dict(self.stage_min)} if self.stage_min else {}),
         }
+
+
+def _stage_floors(raw, err) -> tuple[tuple[str, float], ...]:
+    """``stage_min``: stage name = recall floor (a share), sorted by name."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, Mapping):
+        err("stage_min", "expected a table of stage = recall floor")
+        return ()
+    out = []
+    for name in sorted(raw, key=str):
+        value = raw[name]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            err(f"stage_min.{name}", f"expected a recall floor between 0 and 1, got {value!r}")
+            continue
+        out.append((str(name), float(value)))
+    return tuple(out)
 
 
 def canonical_metric(name: str) -> str:

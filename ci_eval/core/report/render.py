@@ -17,6 +17,7 @@ from dataclasses import replace
 
 from ci_eval.core.report import render_detail as detail
 from ci_eval.core.report import render_sections as sections
+from ci_eval.core.report import render_stages
 from ci_eval.core.report.budget import DEFAULT_BUDGET, GITHUB_LIMIT, SUMMARY_LIMIT, Section, pack, pack_cut
 from ci_eval.core.report.escape import code_span, escape_md, marker_suffix
 from ci_eval.core.report.render_context import BaselineInfo, ReportContext
@@ -50,6 +51,7 @@ def _sections(ctx: ReportContext) -> list[Section]:
         Section("regressions", listed.render, len(diff.regressions), 10,
                 at_least=sections.question_table_at_least(diff.regressions), measure=listed.length),
         Section("judged", lambda n: sections.judged(ctx), 1),
+        Section("stages", lambda n: render_stages.stages(ctx, n), len(diff.stages.lost), 5),
         Section("matrix", lambda n: detail.matrix(ctx, n),
                 len(diff.matrix.transitions) + len(diff.matrix.own_knowledge), 5),
         Section("stale", lambda n: detail.stale(ctx, n), len(st.head) + len(st.resolved), 10),
@@ -68,7 +70,7 @@ def _sections(ctx: ReportContext) -> list[Section]:
 
 # Cut first: the least important detail.
 _DROP_ORDER = ("unchanged", "details", "improvements", "trend", "tags", "goldset", "cutoff",
-               "stale", "judged", "matrix", "warnings", "gate", "regressions")
+               "stale", "judged", "stages", "matrix", "warnings", "gate", "regressions")
 
 
 def _head(ctx: ReportContext) -> str:

@@ -9,6 +9,7 @@ from ci_eval.core.compare.stats import mean
 from ci_eval.core.report.escape import code_span, escape_md
 from ci_eval.core.report.markdown import details, ids, metric, more, question_cell, short_sha, table
 from ci_eval.core.report.render_context import ReportContext
+from ci_eval.core.report.render_stages import breakdown
 from ci_eval.core.report.render_verdict import headline_metric
 from ci_eval.core.textfmt import f3, plural, signed
 
@@ -25,6 +26,9 @@ def matrix(ctx: ReportContext, limit: int | None) -> str:
         rows.append([CELL_LABELS[cell], base, str(mx.head.count(cell))])
     out = ["#### Failure matrix (gold retrieved at k × answer correct)",
            table(["cell", "base", "head"], rows)]
+    lost_at = breakdown(ctx.diff.stages)
+    if lost_at:
+        out.append(f"Gold not held at the last stage, by the stage that lost it: {lost_at}.")
     largest = mx.head.largest
     stage = {"retrieved_wrong": "generation (prompt, chunk count and order, model)",
              "missed_wrong": "retrieval (chunking, embeddings, hybrid search)",

@@ -119,3 +119,26 @@ def test_the_counts_of_the_columns_are_worded_as_the_counts_of_the_views(questio
     whole_problems(data, [row_view(row) for row in data["questions"]], from_views)
     column_problems(data, read_artefact(data).columns, from_columns)
     assert list(map(str, from_columns.found)) == list(map(str, from_views.found))
+
+
+CHAIN = [{"name": "pool", "depth": 50}, {"name": "results", "depth": 5}]
+
+
+def _staged(record: dict, chain=CHAIN):
+    return lambda art: art.update(stages={"chain": chain, "questions": {"q1": record}})
+
+
+def test_stage_records_ci_eval_writes_have_no_problem():
+    assert problems(_staged({"gold": 2, "ranks": [[3, 40], [1]], "added": [0, 1]})) == []
+    assert problems(_staged({"gold": 1, "ranks": [None, []]})) == []
+
+
+@pytest.mark.parametrize("record, chain, why", [
+    ({"gold": 1, "ranks": [[1]]}, CHAIN, "2 stages in the chain, not 1"),
+    ({"gold": 1, "ranks": [[60], []]}, CHAIN, "ranks of stage 'pool' are not ranks ci-eval writes"),  # past its depth
+    ({"gold": 1, "ranks": [[2, 1], []]}, CHAIN, "ranks of stage 'pool' are not ranks ci-eval writes"),  # out of order
+    ({"gold": 1, "ranks": [[1, 2], []]}, CHAIN, "ranks of stage 'pool' are not ranks ci-eval writes"),  # more than the gold
+    ({"gold": 1, "ranks": [[1], [1]]}, [CHAIN[0], CHAIN[0]], "stage names repeat"),
+])
+def test_stage_records_ci_eval_would_never_write_are_refused(record, chain, why):
+    assert any(why in p for p in problems(_staged(record, chain))), problems(_staged(record, chain))

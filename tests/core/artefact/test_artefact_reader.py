@@ -93,6 +93,7 @@ ARTEFACT_JSON = {
     "core/artefact/row_recheck.py",  # a part's rows computed again from their own gold and ranking
     "core/gold/remap.py",  # builds and reads the index.remap value an artefact records
     "core/gold/remap_record.py",  # builds and reads the gold_set.remap value an artefact records
+    "core/artefact/stage_records.py",  # builds and reads the stages and calls values an artefact records
 }
 # Keys of other formats ci-eval reads that the artefact schemas also use, so a read of one
 # says nothing about which format is read: pyproject.toml's [tool] table, the command

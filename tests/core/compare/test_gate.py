@@ -187,3 +187,27 @@ def test_an_unknown_metric_in_the_gate_is_named_with_its_place():
     with pytest.raises(InputErrors) as err:
         GatePolicy.from_mapping({"max_drop": {"hitt@5": 0.1}, "tag_min": {"api": {"nope": 1}}})
     assert sorted(p.place for p in err.value.problems) == ["max_drop.hitt@5", "tag_min.api.nope"]
+
+
+def _staged_run(pool_ranks: list):
+    """Head with a pool stage: question i's gold at ``pool_ranks[i]`` (None: not in the pool)."""
+    head = _run({f"q{i}": 1 for i in range(len(pool_ranks))})
+    head["stages"] = {"chain": [{"name": "pool", "depth": 50}, {"name": "results", "depth": 5}],
+                      "questions": {f"q{i}": {"gold": 1, "ranks": [[] if r is None else [r], [1]]}
+                                    for i, r in enumerate(pool_ranks)}}
+    return head
+
+
+def test_a_floor_on_the_pool_recall_is_held_apart_from_the_final_list():
+    pool = [1, 3, None, 7]
+    recall = sum(r is not None for r in pool) / len(pool)
+    head = _staged_run(pool)
+    failed = _outcome(_gate({"stage_min": {"pool": recall + 0.01}}, None, head), "stage_min", "stage pool")
+    assert failed.failed and failed.value == pytest.approx(recall)
+    held = _outcome(_gate({"stage_min": {"pool": recall}}, None, head), "stage_min", "stage pool")
+    assert not held.failed
+
+
+def test_a_floor_on_a_stage_the_run_did_not_record_fails_closed():
+    outcome = _outcome(_gate({"stage_min": {"rerank": 0.5}}, None, _staged_run([1])), "stage_min", "stage rerank")
+    assert outcome.failed and "recorded no such stage" in outcome.message

@@ -155,6 +155,32 @@ def case_hostile():
         kind="fallback", description="fallback baseline: <img src=x> @org/team ::warning::x")
 
 
+def _stages(ranks: dict[int, list]) -> dict:
+    """A run's stage records: pool@50 -> rerank@5 -> results@5 -> packed (2,000 characters);
+    ``ranks``: question -> the gold's ranks per stage, every other question held throughout."""
+    chain = [{"name": "pool", "depth": 50}, {"name": "rerank", "depth": 5}, {"name": "results", "depth": 5},
+             {"name": "packed", "chars": 2000}]
+    records = {f"q-{i:03d}": {"gold": 1, "ranks": ranks.get(i, [[3], [1], [1], [1]])} for i in range(10)}
+    records["q-003"]["added"] = [0, 2, 0, 0] if 3 in ranks else [0, 0, 0, 0]
+    return {"chain": chain, "questions": records}
+
+
+def case_stages():
+    base_r = [1] * 10
+    head_r = [None, None, 2, 1, 1, 1, 1, 1, 1, 1]
+    head = artefact([_q(i, r) for i, r in enumerate(head_r)])
+    # q-000 never in the pool, q-001 reranked out, q-002 cut by the packer, q-003's reranker
+    # brought ids the pool did not have
+    head["stages"] = _stages({0: [[], [], [], []], 1: [[4], [], [], []], 2: [[9], [2], [2], []],
+                              3: [[2], [1], [1], [1]]})
+    head["calls"] = {"budget": 20, "questions": {
+        "q-004": {"sizes": [10, 5], "ranks": [[], [1]], "found_at": 2, "final_hit": False},
+        "q-005": {"sizes": [10], "ranks": [[3]], "found_at": 1, "final_hit": True}}}
+    base = artefact([_q(i, r) for i, r in enumerate(base_r)])
+    base["stages"] = _stages({})
+    return base, head, {"stage_min": {"pool": 0.95}}, EXACT
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 
