@@ -1,0 +1,271 @@
+"""Per-question history over a branch's runs: which questions broke when, which flap, and
+each tag's trend.
+
+The runs are fed oldest first, a row at a time (``HistoryBuilder.add``), and nothing of a
+row is kept but a few numbers: the first gold rank (int16) and the metric values (float32)
+of each question at each run, and one bit per question and run for "its gold changed here".
+So N artefacts of 100,000 questions cost about ``N * 100,000 * (2 + 4 * metrics)`` bytes,
+never the artefacts themselves (benchmarks/bench_history.py measures it).
+
+A question's *state* at a run is hit@k: its first gold chunk within the history's k.
+- **failing since**: the first run of the unbroken stretch of misses that ends at the last
+  run; **broken by**: that run's commit when a hit came before it (the first run that went
+  from retrieved to missed and stayed missed). A question never retrieved has no breaker.
+- **flapping**: its state changed at least ``FLAP_CHANGES`` times between runs sharing its
+  gold (the question's own gold chunks) and the retriever's config (the recorded
+  ``config.retriever`` and index version). One change is a break or a fix; a second can be
+  a fix of that break; a third return is what a non-deterministic retriever or an
+  approximate index does, and a commit rarely does.
+- **per tag**: each metric's mean over the tag's answerable questions at each run, and at
+  each run the paired sign-flip test of core/compare/stats.py against the run before over
+  the questions both hold, the tag's metrics one family (Holm), so a move beyond noise is
+  marked exactly as the PR comment marks one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ci_eval.core.compare.stats import ALPHA, paired_tests
+
+ABSENT = -1  # the question is not in that run's gold set
+NO_GOLD = -2  # unanswerable: no gold chunk to find, no state
+MISSED = 0  # no gold chunk in the recorded ranking
+FLAP_CHANGES = 3
+ALL = "(all)"
+
+
+@dataclass(frozen=True)
+class RunMark:
+    """One run as the history names it."""
+
+    label: str  # where it was read from
+    sha: str | None
+    created_at: str | None
+    config_key: str  # the retriever's recorded config and index version, hashed
+
+    @property
+    def short(self) -> str:
+        return self.sha[:7] if self.sha else self.label
+
+
+def config_key(config: dict, index_version: str | None) -> str:
+    """What "the retriever's config" means for flapping: its recorded ``retriever`` table
+    and the index version (a re-ingestion changes results legitimately)."""
+    text = json.dumps([config.get("retriever"), index_version], sort_keys=True, default=str)
+    return f"{zlib.crc32(text.encode('utf-8')):08x}"
+
+
+class HistoryBuilder:
+    """Rows in, oldest run first; ``build`` gives the ``History``."""
+
+    def __init__(self, runs: Sequence[RunMark], metrics: Sequence[str], k: int):
+        self.runs, self.metrics, self.k = tuple(runs), tuple(metrics), int(k)
+        self._ids: dict[str, int] = {}
+        self._tags: list[tuple[str, ...]] = []
+        self._gold: list[int] = []
+        cap = 1024
+        self._ranks = np.full((cap, len(self.runs)), ABSENT, dtype=np.int16)
+        self._values = np.full((cap, len(self.runs), len(self.metrics)), np.nan, dtype=np.float32)
+        self._gold_changed = np.zeros((cap, len(self.runs)), dtype=bool)
+
+    def _grow(self) -> None:
+        # doubling keeps the copies linear in the questions seen
+        cap = 2 * self._ranks.shape[0]
+        ranks = np.full((cap, len(self.runs)), ABSENT, dtype=np.int16)
+        values = np.full((cap, len(self.runs), len(self.metrics)), np.nan, dtype=np.float32)
+        changed = np.zeros((cap, len(self.runs)), dtype=bool)
+        n = len(self._tags)
+        ranks[:n], values[:n], changed[:n] = self._ranks[:n], self._values[:n], self._gold_changed[:n]
+        self._ranks, self._values, self._gold_changed = ranks, values, changed
+
+    def add(self, run: int, qid: str, tags, gold, unanswerable: bool, first_gold_rank: int | None,
+            values: dict[str, float | None]) -> None:
+        """One question's row of run ``run`` (``values``: metric name -> value)."""
+        row = self._ids.get(qid)
+        fingerprint = zlib.crc32(json.dumps(gold, sort_keys=True).encode("utf-8"))
+        if row is None:
+            row = self._ids[qid] = len(self._tags)
+            if row == self._ranks.shape[0]:
+                self._grow()
+            self._tags.append(tuple(tags))
+            self._gold.append(fingerprint)
+        else:
+            self._tags[row] = tuple(tags)  # the latest tags name the question
+            if self._gold[row] != fingerprint:
+                self._gold_changed[row, run] = True
+                self._gold[row] = fingerprint
+        if unanswerable:
+            self._ranks[row, run] = NO_GOLD
+        else:
+            # ranks past int16 are past any recorded depth worth telling apart
+            self._ranks[row, run] = MISSED if first_gold_rank is None else min(int(first_gold_rank), 32767)
+        for m, name in enumerate(self.metrics):
+            value = values.get(name)
+            if value is not None:
+                self._values[row, run, m] = value
+
+    def build(self) -> History:
+        n = len(self._tags)
+        return History(self.runs, self.metrics, self.k, tuple(self._ids), tuple(self._tags),
+                       self._ranks[:n], self._values[:n], self._gold_changed[:n])
+
+
+@dataclass(frozen=True)
+class QuestionLine:
+    """What the history says of one question."""
+
+    id: str
+    row: int  # its row in the history's arrays
+    tags: tuple[str, ...]
+    ranks: tuple[int, ...]  # per run: first gold rank, MISSED, NO_GOLD or ABSENT
+    hits: int
+    misses: int
+    changes: int  # state changes between runs of the same gold and config
+    flapping: bool
+    failing_since: int | None  # run index
+    broken_by: int | None  # run index of the break (a hit before it)
+
+
+@dataclass(frozen=True)
+class TagPoint:
+    """One tag's metric at one run."""
+
+    mean: float | None
+    n: int
+    delta: float | None = None  # against the run before, over the questions both hold
+    significant: bool = False
+
+
+@dataclass(frozen=True)
+class History:
+    runs: tuple[RunMark, ...]
+    metrics: tuple[str, ...]
+    k: int
+    ids: tuple[str, ...]
+    tags: tuple[tuple[str, ...], ...]
+    ranks: np.ndarray  # (questions, runs) int16
+    values: np.ndarray  # (questions, runs, metrics) float32, NaN where not measured
+    gold_changed: np.ndarray  # (questions, runs) bool
+
+    @property
+    def hit_metric(self) -> str:
+        return f"hit@{self.k}"
+
+    def states(self) -> np.ndarray:
+        """(questions, runs) int8: 1 hit at k, 0 missed, -1 no state (absent, unanswerable)."""
+        known = self.ranks >= 0
+        hit = (self.ranks > 0) & (self.ranks <= self.k)
+        return np.where(known, hit.astype(np.int8), np.int8(-1))
+
+    def _changes(self, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per question and run: its state differs from its previous known one (and that
+        change happened within one stretch of unchanged gold and config)."""
+        q, r = state.shape
+        known = state >= 0
+        seen = np.where(known, np.arange(r), -1)
+        last = np.maximum.accumulate(seen, axis=1)
+        prev = np.full((q, r), -1, dtype=np.int64)
+        prev[:, 1:] = last[:, :-1]
+        has_prev = known & (prev >= 0)
+        prev_state = np.take_along_axis(state, np.maximum(prev, 0), axis=1)
+        changed = has_prev & (state != prev_state)
+        cfg = np.array([int(run.config_key, 16) for run in self.runs], dtype=np.int64)
+        gold_version = np.cumsum(self.gold_changed, axis=1)
+        same = (cfg[None, :] == cfg[np.maximum(prev, 0)]) & (
+            gold_version == np.take_along_axis(gold_version, np.maximum(prev, 0), axis=1))
+        return changed, changed & same
+
+    def lines(self) -> list[QuestionLine]:
+        """Every question, worst first: failing now after a hit (broken), failing and never
+        in the top k, flapping, then by misses, changes and id."""
+        state = self.states()
+        q, r = state.shape
+        if q == 0:
+            return []
+        changed, flaps = self._changes(state)
+        hits = (state == 1).sum(axis=1)
+        misses = (state == 0).sum(axis=1)
+        changes = flaps.sum(axis=1)
+        known = state >= 0
+        last_known = np.where(known.any(axis=1), r - 1 - np.argmax(known[:, ::-1], axis=1), -1)
+        last_state = np.take_along_axis(state, np.maximum(last_known, 0)[:, None], axis=1)[:, 0]
+        failing = (last_known >= 0) & (last_state == 0)
+        hit_at = np.where(state == 1, np.arange(r), -1).max(axis=1)
+        # the first known run after the last hit (or the first known run: never retrieved)
+        after = known & (np.arange(r)[None, :] > hit_at[:, None])
+        since = np.where(failing, np.argmax(after, axis=1), -1)
+        broken = failing & (hit_at >= 0)
+        flapping = changes >= FLAP_CHANGES
+        # worst first: broken now, then never in the top k, then flapping, then by misses
+        order = np.lexsort((np.array(self.ids, dtype=object).astype(str), -changes, -misses, ~flapping,
+                            ~broken, ~failing))
+        out = []
+        for i in order:
+            f = bool(failing[i])
+            out.append(QuestionLine(
+                id=self.ids[i], row=int(i), tags=self.tags[i], ranks=tuple(int(x) for x in self.ranks[i]),
+                hits=int(hits[i]), misses=int(misses[i]), changes=int(changes[i]),
+                flapping=bool(changes[i] >= FLAP_CHANGES),
+                failing_since=int(since[i]) if f else None,
+                broken_by=int(since[i]) if f and hit_at[i] >= 0 else None,
+            ))
+        return out
+
+    def tag_names(self) -> list[str]:
+        return [ALL] + sorted({t for tags in self.tags for t in tags})
+
+    def _tag_mask(self, tag: str) -> np.ndarray:
+        if tag == ALL:
+            return np.ones(len(self.ids), dtype=bool)
+        return np.array([tag in tags for tags in self.tags], dtype=bool)
+
+    def trends(self, alpha: float = ALPHA) -> dict[str, dict[str, list[TagPoint]]]:
+        """``{tag: {metric: [point per run]}}``: the mean over the tag's answerable
+        questions, and the paired test against the run before."""
+        answerable = self.ranks != NO_GOLD
+        out = {}
+        for tag in self.tag_names():
+            mask = self._tag_mask(tag)
+            per_metric = {m: [] for m in self.metrics}
+            before = None  # the previous run's (values, measured) of the tag, one run held at a time
+            for run in range(len(self.runs)):
+                values = self.values[mask, run, :].astype(np.float64)
+                ok = ~np.isnan(values) & answerable[mask, run][:, None]
+                tests = {}
+                if before is not None:
+                    shared = before[1].all(axis=1) & ok.all(axis=1)
+                    if shared.any():
+                        tests = paired_tests({m: (before[0][shared, j], values[shared, j])
+                                              for j, m in enumerate(self.metrics)}, alpha=alpha)
+                for j, m in enumerate(self.metrics):
+                    column = values[ok[:, j], j]
+                    mean = math.fsum(column.tolist()) / column.size if column.size else None
+                    t = tests.get(m)
+                    per_metric[m].append(TagPoint(mean, int(column.size), None if t is None else t.delta,
+                                                  bool(t is not None and t.significant)))
+                before = (values, ok)
+            out[tag] = per_metric
+        return out
+
+
+def csv_rows(history: History) -> Iterator[list]:
+    """One row per question and run it is in: the long table a spreadsheet pivots."""
+    yield ["question", "run", "sha", "created_at", "hit", "first_gold_rank", *history.metrics]
+    state = history.states()
+    for i, qid in enumerate(history.ids):
+        for r, run in enumerate(history.runs):
+            rank = int(history.ranks[i, r])
+            if rank == ABSENT:
+                continue
+            # float32 holds about 7 digits: 6 are written, the rest would be float32 noise
+            values = ["" if math.isnan(v) else f"{v:.6g}" for v in history.values[i, r].tolist()]
+            yield [qid, r + 1, run.sha or "", run.created_at or "",
+                   "" if state[i, r] < 0 else int(state[i, r]),
+                   "" if rank <= 0 else rank, *values]

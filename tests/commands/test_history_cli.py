@@ -1,0 +1,89 @@
+"""`ci-eval history` as a user runs it: a real process over a folder of real artefacts, 30
+runs of a branch with one question breaking at run 17 and one flapping."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from history_files import sha_of, write_runs
+from projects import cli
+
+RUNS, BREAKS = 30, 17  # 1-based run numbers, as the report counts them
+PLANS = {
+    "q-steady": [1] * RUNS,
+    "q-breaks": [2] * (BREAKS - 1) + [None] * (RUNS - BREAKS + 1),
+    "q-flaps": [None if r % 3 == 1 else 3 for r in range(RUNS)],
+    "q-late": [12] * RUNS,  # retrieved, always below k
+}
+TAGS = {"q-steady": ["a"], "q-breaks": ["a"], "q-flaps": ["b"], "q-late": ["b"]}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("runs")
+    write_runs(folder, PLANS, tags=TAGS)
+    return folder
+
+
+def test_markdown_names_the_break_and_its_commit_and_the_flap(runs, tmp_path):
+    done = cli("history", str(runs), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    failing = text.split("### Failing now")[1].split("###")[0]
+    breaks = next(line for line in failing.splitlines() if "`q-breaks`" in line)
+    assert f"run {BREAKS} (`{sha_of(BREAKS - 1)[:7]}`)" in breaks
+    assert "q-flaps" not in failing  # its last run retrieved it
+    flapping = text.split("### Flapping")[1].split("###")[0]
+    flaps = next(line for line in flapping.splitlines() if "`q-flaps`" in line)
+    assert f"{sum(r is None for r in PLANS['q-flaps'])} of {RUNS}" in flaps
+    assert "q-breaks" not in flapping
+    assert done.stderr.count("ci-eval: history: read run") == RUNS
+
+
+def test_json_holds_every_question_and_run(runs, tmp_path):
+    done = cli("history", str(runs), "--format", "json", "--quiet", cwd=tmp_path)
+    assert done.returncode == 0 and done.stderr == ""
+    data = json.loads(done.stdout)
+    assert [run["sha"] for run in data["runs"]] == [sha_of(r) for r in range(RUNS)]
+    questions = {q["id"]: q for q in data["questions"]}
+    assert questions["q-breaks"]["broken_by"] == {"run": BREAKS, "sha": sha_of(BREAKS - 1)}
+    assert questions["q-flaps"]["flapping"] and questions["q-flaps"]["broken_by"] is None
+    assert questions["q-late"]["first_gold_rank"] == PLANS["q-late"]
+    assert questions["q-late"]["hit"] == [False] * RUNS
+    assert questions["q-breaks"]["metrics"]["mrr"][:2] == [0.5, 0.5]
+    hits_b = [sum(PLANS[q][r] is not None and PLANS[q][r] <= 5 for q in ("q-flaps", "q-late")) / 2
+              for r in range(RUNS)]
+    assert [p["mean"] for p in data["tags"]["b"]["hit@5"]] == pytest.approx(hits_b)
+
+
+def test_csv_is_one_line_per_question_and_run(runs, tmp_path):
+    done = cli("history", str(runs), "--format", "csv", "--quiet", cwd=tmp_path)
+    rows = list(csv.reader(io.StringIO(done.stdout)))
+    assert len(rows) == 1 + RUNS * len(PLANS)
+    late = [row for row in rows if row[0] == "q-late"]
+    assert {row[5] for row in late} == {"12"}
+
+
+def test_the_pictures_are_written_when_asked(runs, tmp_path):
+    done = cli("history", str(runs), "--quiet", "--svg-out", "heat.svg", "--trend-svg-out", "trend.svg",
+               cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    heat = (tmp_path / "heat.svg").read_text()
+    assert heat.startswith("<svg") and heat.count("<rect") >= RUNS * len(PLANS)
+    assert f"broken at run {BREAKS}" in heat
+    assert "<polyline" in (tmp_path / "trend.svg").read_text()
+
+
+def test_bad_input_is_one_line_exit_2_and_nothing_written(runs, tmp_path):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "run.json").write_text('{"schema_version": 2')
+    done = cli("history", str(bad), "--svg-out", "heat.svg", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "run.json" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "heat.svg").exists()
+    done = cli("history", str(runs), "--last", "0", cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1

@@ -1,0 +1,139 @@
+"""core/compare/history.py: which questions broke when, which flap, each tag's trend.
+
+Rows are fed straight to the builder (no files); every expected value is counted from the
+plan the test wrote."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from ci_eval.core.compare.history import ALL, FLAP_CHANGES, HistoryBuilder, RunMark, config_key, csv_rows
+
+K = 5
+METRICS = ("hit@5", "mrr")
+RUNS = 30
+
+
+def values(rank):
+    return {"hit@5": float(rank is not None and rank <= K), "mrr": 0.0 if rank is None else 1.0 / rank}
+
+
+def build(plans, *, tags=None, golds=None, keys=None, unanswerable=()):
+    runs = len(next(iter(plans.values())))
+    keys = keys or ["cfg"] * runs
+    marks = [RunMark(f"r{r}.json", f"{r:040x}", f"2026-11-01T{r:02d}:00:00Z",
+                     config_key({"retriever": {"k1": keys[r]}}, "docs-1")) for r in range(runs)]
+    builder = HistoryBuilder(marks, METRICS, K)
+    for r in range(runs):
+        for qid, ranks in plans.items():
+            if ranks[r] == "absent":
+                continue
+            gold = [[(golds or {}).get(qid, ["g"] * runs)[r], 1]]
+            if qid in unanswerable:
+                builder.add(r, qid, (tags or {}).get(qid, ()), [], True, None, {})
+            else:
+                builder.add(r, qid, (tags or {}).get(qid, ()), gold, False, ranks[r], values(ranks[r]))
+    return builder.build()
+
+
+def transitions(states):
+    known = [s for s in states if s is not None]
+    return sum(a != b for a, b in zip(known, known[1:]))
+
+
+BREAKS_AT = 16  # 0-based: the 17th run
+PLANS = {
+    "steady": [1] * RUNS,
+    "breaks": [2] * BREAKS_AT + [None] * (RUNS - BREAKS_AT),
+    "flaps": [None if r % 3 == 1 else 3 for r in range(RUNS)],
+    "never": [None] * RUNS,
+    "slides": [4] * 10 + [9] * 20,  # retrieved, then below k: a miss at hit@5
+}
+
+
+def by_id(history):
+    return {line.id: line for line in history.lines()}
+
+
+def test_a_break_names_its_run_and_a_flap_is_told_from_it():
+    lines = by_id(build(PLANS))
+    assert lines["breaks"].failing_since == BREAKS_AT and lines["breaks"].broken_by == BREAKS_AT
+    assert not lines["breaks"].flapping and lines["breaks"].changes == 1
+    flap_states = [r is not None for r in PLANS["flaps"]]
+    assert lines["flaps"].changes == transitions(flap_states) and lines["flaps"].flapping
+    assert lines["flaps"].failing_since is None  # its last run retrieved it
+    assert lines["flaps"].misses == flap_states.count(False)
+    assert lines["never"].failing_since == 0 and lines["never"].broken_by is None
+    assert lines["slides"].broken_by == 10 and lines["slides"].ranks[10:] == (9,) * 20
+    assert lines["steady"].failing_since is None and lines["steady"].changes == 0
+
+
+def test_worst_first_broken_then_never_in_the_top_k_then_flapping():
+    lines = build(PLANS).lines()
+    misses = {q: sum(r is None or r > K for r in plan) for q, plan in PLANS.items()}
+    broken = sorted(["breaks", "slides"], key=lambda q: -misses[q])  # most misses first
+    assert [line.id for line in lines] == [*broken, "never", "flaps", "steady"]
+
+
+def test_changes_across_a_gold_edit_or_a_config_change_are_not_flaps():
+    plan = {"q": [1, None, 1, None, 1, None, 1]}
+    # each change lands on a run whose gold (odd runs) or config (even runs) differs
+    golds = {"q": ["g", "h", "h", "i", "i", "j", "j"]}
+    keys = ["a", "a", "b", "b", "c", "c", "d"]
+    line = by_id(build(plan, golds=golds, keys=keys))["q"]
+    assert line.changes == 0 and not line.flapping
+    same = by_id(build(plan))["q"]
+    assert same.changes == transitions([r is not None for r in plan["q"]]) >= FLAP_CHANGES
+
+
+def test_runs_a_question_is_absent_from_are_stepped_over():
+    line = by_id(build({"q": [1, "absent", None, "absent", 1, None, 1]}))["q"]
+    assert line.ranks[1] == line.ranks[3] == -1
+    assert line.changes == transitions([True, False, True, False, True])
+    assert line.hits + line.misses == 5
+
+
+def test_unanswerable_questions_have_no_state():
+    line = by_id(build({"u": [None] * 4, "a": [1] * 4}, unanswerable={"u"}))["u"]
+    assert line.failing_since is None and line.hits == line.misses == 0
+
+
+def test_each_tag_mean_is_the_count_over_its_questions():
+    tags = {"steady": ["a"], "breaks": ["a", "b"], "flaps": ["b"], "never": [], "slides": ["b"]}
+    trends = build(PLANS, tags=tags).trends()
+    for tag, members in (("a", ["steady", "breaks"]), ("b", ["breaks", "flaps", "slides"]), (ALL, list(PLANS))):
+        for r in range(RUNS):
+            hits = [PLANS[q][r] is not None and PLANS[q][r] <= K for q in members]
+            ranks = [PLANS[q][r] for q in members]
+            assert trends[tag]["hit@5"][r].mean == pytest.approx(sum(hits) / len(members))
+            assert trends[tag]["mrr"][r].mean == pytest.approx(
+                math.fsum(0.0 if x is None else 1.0 / x for x in ranks) / len(members), rel=1e-6)
+            assert trends[tag]["hit@5"][r].n == len(members)
+
+
+def test_a_tag_losing_enough_questions_at_once_is_marked_beyond_noise():
+    lost, runs, at = 12, 8, 5
+    plans = {f"t{i}": [1] * at + [None] * (runs - at) for i in range(lost)}
+    plans.update({f"o{i}": [1] * runs for i in range(20)})
+    tags = {q: ["t"] for q in plans if q.startswith("t")}
+    trends = build(plans, tags=tags).trends()
+    # exact McNemar on 12 lost, 0 gained, Holm over the 2 metrics of the family: p * 2 < 0.05
+    p = 2 * 0.5 ** lost
+    assert p * len(METRICS) < 0.05
+    marked = [r for r, point in enumerate(trends["t"]["hit@5"]) if point.significant]
+    assert marked == [at]
+    assert trends["t"]["hit@5"][at].delta == pytest.approx(-1.0)
+    # one question breaking among 32 is noise
+    few = build({"x": [1, 1, None, None], **{f"o{i}": [1] * 4 for i in range(31)}}).trends()
+    assert not any(point.significant for point in few[ALL]["hit@5"])
+
+
+def test_the_csv_is_one_line_per_question_and_run_it_is_in():
+    plans = {"q": [1, "absent", None], "r": [2, 2, 2]}
+    rows = list(csv_rows(build(plans)))
+    assert rows[0][:6] == ["question", "run", "sha", "created_at", "hit", "first_gold_rank"]
+    assert len(rows) - 1 == sum(r != "absent" for plan in plans.values() for r in plan)
+    q_rows = [row for row in rows[1:] if row[0] == "q"]
+    assert [(row[1], row[4], row[5]) for row in q_rows] == [(1, 1, 1), (3, 0, "")]

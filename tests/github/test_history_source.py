@@ -1,0 +1,57 @@
+"""`ci-eval history --github`: a branch's run artefacts fetched from the loopback GitHub, a
+real process talking real HTTP, with the baseline lookup's trust rules."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+from action_harness import REPO, clean_environ
+from github_standin import GitHubStandIn, fake_sha
+from history_files import write_runs
+from projects import cli
+
+from ci_eval.github.artifact_zip import build_zip
+
+PLANS = {"q-breaks": [1, 1, 1, None, None], "q-steady": [1] * 5}
+T0 = datetime(2026, 11, 1, tzinfo=timezone.utc)
+
+
+def test_the_branch_runs_are_fetched_and_a_fork_or_a_broken_zip_is_not_read(tmp_path):
+    paths = write_runs(tmp_path, PLANS)
+    shas = [json.loads(p.read_text().split('\n "questions"')[0].rstrip(",") + "}")["git"]["sha"] for p in paths]
+    with GitHubStandIn(REPO) as gh:
+        for r, path in enumerate(paths):
+            run = gh.add_run(shas[r], created_at=T0 + timedelta(hours=r))
+            gh.add_artifact(run, build_zip({"ci-eval-run.json": path.read_bytes()}))
+        # newer than all of them: a fork's run on a branch called main, and a run with a broken zip
+        fork = gh.add_run(fake_sha("fork"), head_repo="someone/rag-app", created_at=T0 + timedelta(days=1))
+        gh.add_artifact(fork, build_zip({"ci-eval-run.json": paths[0].read_bytes()}))
+        broken = gh.add_run(fake_sha("broken"), created_at=T0 + timedelta(days=2))
+        gh.add_artifact(broken, b"not a zip")
+        env = {**clean_environ(), "GITHUB_TOKEN": gh.token, "GITHUB_API_URL": gh.api_url}
+        done = cli("history", "--github", REPO, "--branch", "main", "--format", "json", cwd=tmp_path, env=env)
+        gh.assert_clean()
+        asked = [r.path for r in gh.requests]
+    fetched = [path for path in asked if path.endswith("/zip")]
+    assert done.returncode == 0, done.stderr
+    history = json.loads(done.stdout)
+    assert [run["sha"] for run in history["runs"]] == shas
+    breaks = next(q for q in history["questions"] if q["id"] == "q-breaks")
+    assert breaks["broken_by"] == {"run": 4, "sha": shas[3]}
+    assert f"skipping run {broken}" in done.stderr
+    assert not any(f"/runs/{fork}/" in path for path in asked)  # a fork's run is never even opened
+    assert len(fetched) == len(paths) + 1  # the broken one was downloaded and refused
+
+
+def test_no_token_or_no_runs_is_one_line_exit_2(tmp_path):
+    with GitHubStandIn(REPO) as gh:
+        env = {**clean_environ(), "GITHUB_API_URL": gh.api_url}
+        env.pop("GITHUB_TOKEN", None)
+        done = cli("history", "--github", REPO, cwd=tmp_path, env=env)
+        assert done.returncode == 2 and "GITHUB_TOKEN" in done.stderr and done.stderr.count("\n") == 1
+        done = cli("history", "--github", REPO, cwd=tmp_path, env={**env, "GITHUB_TOKEN": gh.token})
+        assert done.returncode == 2 and "no successful push run of main" in done.stderr
+        assert done.stderr.strip().splitlines()[-1].startswith("ci-eval:")
+    done = cli("history", cwd=tmp_path)
+    assert done.returncode == 2 and "FOLDER or --github" in done.stderr

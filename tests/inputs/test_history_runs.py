@@ -1,0 +1,64 @@
+"""inputs/history_runs.py: a folder of real artefact files, read a run at a time."""
+
+from __future__ import annotations
+
+import pytest
+from history_files import created_at, sha_of, write_runs
+
+from ci_eval.errors import InputError
+from ci_eval.inputs.history_runs import read_history
+
+
+def test_runs_are_ordered_by_when_they_were_made_not_by_file_name(tmp_path):
+    paths = write_runs(tmp_path, {"q": [1, None, 2, None, 3, None, 4]})
+    assert sorted(p.name for p in paths) != [p.name for p in paths]
+    history = read_history(tmp_path)
+    assert [run.sha for run in history.runs] == [sha_of(r) for r in range(7)]
+    assert [run.created_at for run in history.runs] == [created_at(r) for r in range(7)]
+    assert history.lines()[0].ranks == (1, 0, 2, 0, 3, 0, 4)
+
+
+def test_last_keeps_the_most_recent_runs(tmp_path):
+    write_runs(tmp_path, {"q": [1, 2, 3, 4, 5]})
+    history = read_history(tmp_path, last=2)
+    assert [run.sha for run in history.runs] == [sha_of(3), sha_of(4)]
+    assert history.lines()[0].ranks == (4, 5)
+
+
+def test_progress_is_told_once_per_run(tmp_path):
+    write_runs(tmp_path, {"q": [1, 2, 3]})
+    told = []
+    read_history(tmp_path, progress=lambda done, total, path: told.append((done, total)))
+    assert told == [(1, 3), (2, 3), (3, 3)]
+
+
+def test_a_broken_artefact_is_named(tmp_path):
+    paths = write_runs(tmp_path, {"q": [1, 2, 3]})
+    text = paths[1].read_text()
+    paths[1].write_text(text[: len(text) // 2])
+    with pytest.raises(InputError) as caught:
+        read_history(tmp_path)
+    assert caught.value.source == str(paths[1])
+
+
+def test_an_artefact_holding_a_question_twice_is_refused(tmp_path):
+    paths = write_runs(tmp_path, {"q": [1, 2, 3], "r": [1, 1, 1]})
+    lines = paths[2].read_text().splitlines(keepends=True)
+    first = next(i for i, line in enumerate(lines) if line.startswith('  ["q"'))
+    lines.insert(first, lines[first])  # the row again, comma and all
+    paths[2].write_text("".join(lines))
+    with pytest.raises(InputError) as caught:
+        read_history(tmp_path)
+    assert caught.value.source == str(paths[2])
+
+
+@pytest.mark.parametrize("make", ["missing", "empty", "file"])
+def test_a_folder_with_no_artefacts_is_bad_input(tmp_path, make):
+    target = tmp_path / "runs"
+    if make == "empty":
+        target.mkdir()
+    elif make == "file":
+        target.write_text("{}")
+    with pytest.raises(InputError) as caught:
+        read_history(target)
+    assert caught.value.source == str(target)
