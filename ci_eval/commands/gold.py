@@ -1,5 +1,5 @@
-"""`ci-eval gold anchor|remap|import|export`: keep the gold set valid across re-ingestions
-and move judgements in and out of other tools' formats."""
+"""`ci-eval gold anchor|remap|import|export|mine`: keep the gold set valid across
+re-ingestions, move judgements in and out of other tools' formats, and find new questions."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ import argparse
 
 HELP = """Look after the gold set between runs: anchor its ids to the chunks they name, remap
 them after a re-ingestion, import judgements from TREC, BEIR or a spreadsheet, export them
-back. See docs/gold-lifecycle.md.
+back, or mine new candidate questions from a log. See docs/gold-lifecycle.md and
+docs/question-set.md.
 
 examples:
   ci-eval gold anchor
-  ci-eval gold remap --manifest new-index.jsonl --write"""
+  ci-eval gold remap --manifest new-index.jsonl --write
+  ci-eval gold mine queries.log --out mined.jsonl"""
 
 ANCHOR_HELP = """Record, in the gold set's "anchors", the fingerprint (document, span, text hash,
 text signature) of every gold id the index manifest holds, so a later re-ingestion can be
@@ -62,6 +64,20 @@ examples:
   ci-eval gold export --format trec --out judgements
   ci-eval evaluate judgements/qrels.txt run.trec
 exit codes: 0 written; 2 bad input, or a file exists without --force (nothing written)."""
+
+MINE_HELP = """Mine candidate questions from what users asked: a plain text log (one question a
+line), JSON lines (--field names the question's key, dotted for nested objects) or
+OpenInference/OTLP traces (the input.value of retrieval spans). Questions are normalised
+(case, punctuation, spacing) and counted; near-duplicates are folded into the most-asked
+one, and questions near the gold set's own (or ones already kept or binned) are dropped.
+A sample spread over topic clusters and frequency bands is written as the candidates file
+`ci-eval label --candidates` reads, each with how often it was asked.
+
+examples:
+  ci-eval gold mine queries.log --out mined.jsonl && ci-eval label --candidates mined.jsonl
+  ci-eval gold mine app-log.jsonl --field request.query --count 80 --seed 3 --out mined.jsonl
+  ci-eval gold mine traces.jsonl --format openinference --out mined.jsonl
+exit codes: 0 written; 2 bad input, or --out exists without --force (nothing written)."""
 
 
 def _parser(sub, name: str, help_: str, description: str):
@@ -118,11 +134,30 @@ def register(sub) -> None:
     e.add_argument("--force", action="store_true", help="replace files that already exist")
     e.set_defaults(func=run_export)
 
+    m = _parser(gold_sub, "mine", "mine candidate questions from a log of what users asked", MINE_HELP)
+    m.add_argument("log", metavar="LOG", help="the log: text, JSON lines or OpenInference traces")
+    m.add_argument("--format", choices=("text", "jsonl", "openinference"),
+                   help="the log's format (default: jsonl for .jsonl/.ndjson/.json or with --field, else text)")
+    m.add_argument("--field", metavar="KEY", help='JSON lines: the question\'s key, dotted for nesting (default: "question")')
+    m.add_argument("--out", required=True, metavar="FILE", help="the candidates file to write")
+    m.add_argument("--count", type=int, default=50, metavar="N", help="how many candidates (default: %(default)s)")
+    m.add_argument("--seed", type=int, default=0, help="the sample's seed (default: %(default)s)")
+    m.add_argument("--topics", type=int, default=10, metavar="K",
+                   help="topic clusters to spread the sample over (default: %(default)s)")
+    m.add_argument("--similarity", type=float, default=0.5, metavar="S",
+                   help="term-set similarity at which two questions are near-duplicates, 0..1 (default: %(default)s)")
+    m.add_argument("--config", metavar="FILE", help="ci-eval.toml or pyproject.toml (default: found in ., if any)")
+    m.add_argument("--gold", metavar="FILE", help="the gold set whose questions are not news (default: the configuration's)")
+    m.add_argument("--no-gold", action="store_true", help="keep questions the gold set already has")
+    m.add_argument("--groups-out", metavar="FILE", help="also write every group and what was folded into it")
+    m.add_argument("--force", action="store_true", help="replace --out (and --groups-out) if they exist")
+    m.set_defaults(func=run_mine)
+
 
 def _missing_subcommand(parser) -> int:
     from ci_eval.errors import UsageError
 
-    raise UsageError(f"a subcommand is needed: anchor, remap, import or export (see '{parser.prog} --help')")
+    raise UsageError(f"a subcommand is needed: anchor, remap, import, export or mine (see '{parser.prog} --help')")
 
 
 def run_anchor(args) -> int:
@@ -197,4 +232,37 @@ def run_export(args) -> int:
     for written in export(gold, args.format, args.out, split=args.split, force=args.force,
                           source=path):
         print(f"{written}: written")
+    return 0
+
+
+def run_mine(args) -> int:
+    from ci_eval.errors import UsageError
+    from ci_eval.gold.mine import gold_path_for, mine_log
+    from ci_eval.inputs.question_log import guess_format
+    from ci_eval.retrieval.progress import Progress
+
+    if args.count < 1 or args.topics < 1:
+        raise UsageError("--count and --topics must be at least 1")
+    if not 0 < args.similarity <= 1:
+        raise UsageError(f"--similarity {args.similarity}: must be above 0 and at most 1")
+    fmt = args.format or guess_format(args.log, args.field)
+    gold = gold_path_for(args.gold, args.config, args.no_gold)
+    bars: list = []
+
+    def tick(n: int, total: int) -> None:
+        if not bars:
+            bars.append(Progress(total, "folding near-duplicates"))
+        bars[0].update(n)
+
+    result, skipped = mine_log(args.log, fmt, args.field or "question", args.out, gold=gold, count=args.count,
+                               seed=args.seed, topics=args.topics, similarity=args.similarity,
+                               groups_out=args.groups_out, force=args.force, tick=tick)
+    for bar in bars:
+        bar.close()
+    print(f"{args.log}: {result.read} question(s) read, {result.distinct} distinct after normalising"
+          + (f" ({len(skipped)} line(s) without a question skipped, first: line {skipped[0]})" if skipped else ""))
+    print(f"{len(result.known)} already in {gold} dropped; " if gold else "no gold set to compare with; ", end="")
+    print(f"{result.folded} near-duplicate(s) folded into {len(result.groups)} question(s)")
+    print(f"{args.out}: {len(result.chosen)} candidate(s) over {len(result.topics)} topic(s); "
+          f"next: ci-eval label --candidates {args.out}")
     return 0
