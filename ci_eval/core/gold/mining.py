@@ -190,22 +190,25 @@ def _topics(texts: Sequence[str], weights: np.ndarray, k: int, seed: int) -> tup
     return assign, labels
 
 
-def _sample(groups: Sequence[Group], count: int, seed: int) -> list[Group]:
+def stratified(strata: dict, count: int, seed: int) -> list:
+    """Up to ``count`` items drawn from every stratum in turn (equal shares, so a small stratum
+    is not crowded out), strata and each stratum's items in an order seeded by ``seed``."""
     rng = np.random.default_rng(seed)
-    strata: dict[tuple[int, int], list[int]] = {}
-    for i, g in enumerate(groups):
-        strata.setdefault((g.topic, g.band), []).append(i)
-    queues = []
-    for key in sorted(strata):
-        members = strata[key]
-        queues.append([members[j] for j in rng.permutation(len(members))])
+    queues = [[strata[key][j] for j in rng.permutation(len(strata[key]))] for key in sorted(strata)]
     queues = [queues[j] for j in rng.permutation(len(queues))]
-    chosen: list[int] = []
+    chosen: list = []
     depth = 0
     while len(chosen) < count and any(depth < len(q) for q in queues):
         chosen.extend(q[depth] for q in queues if depth < len(q))
         depth += 1
-    return [groups[i] for i in chosen[:count]]
+    return chosen[:count]
+
+
+def _sample(groups: Sequence[Group], count: int, seed: int) -> list[Group]:
+    strata: dict[tuple[int, int], list[Group]] = {}
+    for g in groups:
+        strata.setdefault((g.topic, g.band), []).append(g)
+    return stratified(strata, count, seed)
 
 
 def mine(texts: Sequence[str], known: Sequence[str] = (), count: int = 50, seed: int = 0,
