@@ -15,7 +15,8 @@ eight-word question a similarity of about 0.3; terms give it about 0.6. Candidat
 anchors' MinHash signatures (``fingerprint.batch_slots``) cut into 16 bands of 4 slots
 (locality-sensitive hashing: a pair at similarity s shares a band with probability
 1 - (1 - s**4)**16: 0.64 at 0.5, 0.89 at 0.6, 0.99 at 0.7), and each candidate pair is then
-checked on the exact sets. The default threshold, 0.5, is the one benchmarks/bench_mine.py
+checked on the exact sets; a log of at most EXHAUSTIVE distinct questions has every pair
+checked instead. The default threshold, 0.5, is the one benchmarks/bench_mine.py
 found best on planted near-duplicates (docs/question-set.md).
 
 The sample is spread over strata: topic clusters (spherical k-means over a random projection
@@ -36,6 +37,7 @@ from ci_eval.core.gold.candidates import normalise
 from ci_eval.core.gold.fingerprint import SLOTS, batch_slots, shingle_hash
 
 BANDS, ROWS = 16, 4
+EXHAUSTIVE = 2000
 DIMENSIONS = 64
 KMEANS_ROUNDS = 15
 BAND_NAMES = ("1", "2-3", "4-7", "8+")
@@ -128,10 +130,14 @@ def _leaders(sets: _TermSets, count: int, threshold: float, tick: Callable[[int,
     # A signature pair far below the threshold is not worth the exact check (the estimate's
     # standard error is at most 0.5 / sqrt(64) = 0.0625, so 0.2 under is over three of them).
     floor = max(0.0, threshold - 0.2) * SLOTS
+    # A small log compares every pair (at most EXHAUSTIVE**2 / 2 signature checks, well under
+    # a second): there the bands would only lose the pairs near the threshold they miss.
+    everyone = count <= EXHAUSTIVE
+    leading: list[int] = []
     for i in range(count):
         row = keys[i]
-        seen: set[int] = set()
-        for b in range(BANDS):
+        seen: set[int] = set(leading) if everyone else set()
+        for b in range(0 if everyone else BANDS):
             seen.update(buckets[b].get(row[b].tobytes(), ()))
         best, best_sim = i, threshold
         if seen:
@@ -143,7 +149,8 @@ def _leaders(sets: _TermSets, count: int, threshold: float, tick: Callable[[int,
                 if sim > best_sim or (sim == best_sim and (best == i or j < best)):
                     best, best_sim = j, sim
         if best == i:
-            for b in range(BANDS):
+            leading.append(i)
+            for b in range(0 if everyone else BANDS):
                 buckets[b].setdefault(row[b].tobytes(), []).append(i)
         else:
             leader[i] = best
