@@ -152,7 +152,11 @@ def register(sub) -> None:
     e.add_argument("--split", default="test", help="BEIR qrels split name (default: %(default)s)")
     e.add_argument("--force", action="store_true", help="replace files that already exist")
     e.set_defaults(func=run_export)
+    _register_mine(gold_sub)
+    _register_generate(gold_sub)
 
+
+def _register_mine(gold_sub) -> None:
     m = _parser(gold_sub, "mine", "mine candidate questions from a log of what users asked", MINE_HELP)
     m.add_argument("log", metavar="LOG", help="the log: text, JSON lines or OpenInference traces")
     m.add_argument("--format", choices=("text", "jsonl", "openinference"),
@@ -172,6 +176,8 @@ def register(sub) -> None:
     m.add_argument("--force", action="store_true", help="replace --out (and --groups-out) if they exist")
     m.set_defaults(func=run_mine)
 
+
+def _register_generate(gold_sub) -> None:
     g = _parser(gold_sub, "generate", "ask a model for candidate questions from the index's chunks", GENERATE_HELP)
     _targets(g, "the index manifest, with each chunk's text (default: the configuration's [index])")
     model = g.add_mutually_exclusive_group(required=True)
