@@ -15,7 +15,8 @@ examples:
   ci-eval label --pool head.json --pool base.json # what a PR's head and base retrieved
   ci-eval label --gold gold.json --pool run.trec --chunks chunks.jsonl
   ci-eval label --candidates mined.jsonl          # keep or bin new questions first
-  ci-eval label --demo --gold demo-gold.json      # relabel the demo's questions from scratch"""
+  ci-eval label --demo --gold demo-gold.json      # relabel the demo's questions from scratch
+  ci-eval label --demo --demo-candidates --gold demo-gold.json   # and keep or bin new ones"""
 
 
 def register(sub) -> None:
@@ -40,6 +41,9 @@ def register(sub) -> None:
     p.add_argument("--no-browser", dest="browser", action="store_false", help="print the URL, do not open a browser")
     p.add_argument("--demo", action="store_true",
                    help="label the demo's questions over its corpus (needs --gold: created when missing)")
+    p.add_argument("--demo-candidates", action="store_true",
+                   help="with --demo: candidates mined from a shipped log and written by a stand-in "
+                        "generator (questions from section headings), offline")
     p.set_defaults(func=run)
 
 
@@ -53,6 +57,9 @@ def run(args) -> int:
         raise UsageError(f"--port must be 0 (a free one) to 65535, got {args.port}")
     if args.demo and not args.gold:
         raise UsageError("--demo needs --gold FILE (the demo's own gold set is never overwritten)")
+    if args.demo_candidates and not args.demo:
+        raise UsageError("--demo-candidates goes with --demo")
     return serve(Options(config=args.config, gold=args.gold, pool=tuple(args.pool), retriever=args.retriever,
                          depth=args.depth, chunks=args.chunks, candidates=args.candidates, judge=args.judge,
-                         port=args.port, browser=args.browser, demo=args.demo))
+                         port=args.port, browser=args.browser, demo=args.demo,
+                         demo_candidates=args.demo_candidates))

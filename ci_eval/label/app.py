@@ -28,6 +28,7 @@ class Options:
     port: int = 0
     browser: bool = True
     demo: bool = False
+    demo_candidates: bool = False
 
 
 def _config(opts: Options):
@@ -98,7 +99,11 @@ def build_session(opts: Options) -> Session:
     pools = initial_pools(doc, runs, depth)
     lookup = text_lookup(DEMO_TEXTS if opts.demo and not opts.chunks else opts.chunks, config)
     texts = lookup(sorted({c for p in pools.values() for c in p}))
-    candidates = read_candidates(opts.candidates) if opts.candidates else ()
+    candidates = read_candidates(opts.candidates) if opts.candidates else []
+    if opts.demo_candidates:
+        from ci_eval.demo.candidates import demo_candidates
+
+        candidates = demo_candidates([q.get("question", "") for q in all_questions(doc)]) + candidates
     return Session(store, pools, texts, judge=judge, candidates=candidates, depth=depth,
                    retrieve=retrieve, fetch_texts=lookup)
 

@@ -217,14 +217,19 @@ def _collect(text: str, queries: Sequence[Query], path: str, id_from: str, score
     return spans
 
 
-def _retrievals(msg, by_id: dict, by_text: dict, path: str, n: int, id_from: str, score: str):
-    """``(question id, _Span)`` for each retrieval span of a gold question on line ``n``."""
+def _retriever_spans(msg, path: str, n: int):
+    """``(span, its flat attributes)`` for each retrieval span of line ``n``'s message."""
     for span in _spans_of(msg):
         if not isinstance(span, dict):
             raise InputError("expected a span object or an OTLP export with resourceSpans", path, f"line {n}")
         flat = attributes(span)
-        if str(flat.get("openinference.span.kind", "")).upper() != "RETRIEVER":
-            continue
+        if str(flat.get("openinference.span.kind", "")).upper() == "RETRIEVER":
+            yield span, flat
+
+
+def _retrievals(msg, by_id: dict, by_text: dict, path: str, n: int, id_from: str, score: str):
+    """``(question id, _Span)`` for each retrieval span of a gold question on line ``n``."""
+    for span, flat in _retriever_spans(msg, path, n):
         qid = _question_of(flat, by_id, by_text)
         if qid is not None:
             yield qid, _Span(n, *_ids(span), _documents(flat, id_from, score, path, f"line {n}"))
@@ -281,3 +286,22 @@ def read_spans(path: str, queries: Sequence[Query], id_from: str = "id", score: 
             check_results(qid, span.results, path, f"line {span.line}")
         run[qid] = spans[0].results if len(spans) == 1 else {"calls": [span.results for span in spans]}
     return run
+
+
+def asked_questions(text: str, path: str):
+    """``(line, question)`` for every retrieval span's ``input.value``, gold question or not:
+    what users asked, for ``ci-eval gold mine``. Spans of other kinds are skipped."""
+    from ci_eval.inputs.files import json_lines
+
+    for n, msg in json_lines(text, path):
+        if isinstance(msg, InputError):
+            raise msg
+        try:
+            for _, flat in _retriever_spans(msg, path, n):
+                value = flat.get("input.value")
+                if isinstance(value, str) and value.strip():
+                    yield n, value
+        except _Shape as exc:
+            raise InputError(str(exc), path, f"line {n}") from None
+        except RecursionError:
+            raise InputError("a span nested too deeply", path, f"line {n}") from None

@@ -238,4 +238,4 @@ def test_a_threshold_outside_0_to_1_is_a_usage_error(tmp_path, capsys):
 
 def test_gold_without_a_subcommand_says_which_exist(tmp_path, capsys):
     assert gold_cli(cwd=tmp_path) == 2
-    assert "anchor, remap, import or export" in capsys.readouterr().err
+    assert "anchor, remap, import, export, mine or generate" in capsys.readouterr().err

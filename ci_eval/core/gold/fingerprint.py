@@ -61,12 +61,31 @@ def shingles(text: str) -> list[str]:
     return [" ".join(words[i:i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)]
 
 
+def shingle_hash(shingle: str) -> int:
+    return int.from_bytes(hashlib.blake2b(shingle.encode("utf-8"), digest_size=8).digest(), "big")
+
+
 def _shingle_hashes(text: str) -> np.ndarray:
-    unique = set(shingles(text))
-    return np.array(
-        [int.from_bytes(hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest(), "big") for s in unique],
-        dtype=np.uint64,
-    )
+    return np.array([shingle_hash(s) for s in set(shingles(text))], dtype=np.uint64)
+
+
+def batch_slots(hashes: np.ndarray, owners: np.ndarray, count: int, batch: int = 1 << 15) -> np.ndarray:
+    """The MinHash slots (one uint32 row of SLOTS per text) of ``count`` texts at once, from
+    their shingles' ``shingle_hash`` values and which text owns each (``owners``, sorted,
+    every text owning at least one). The same values ``signature_slots`` gives one text;
+    worked ``batch`` shingles at a time so memory stays flat (SLOTS x 8 bytes a shingle)."""
+    out = np.empty((count, SLOTS), dtype=np.uint32)
+    starts = np.searchsorted(owners, np.arange(count + 1))
+    first = 0
+    while first < count:
+        last = max(first + 1, int(np.searchsorted(starts, starts[first] + batch, "right")) - 1)
+        last = min(last, count)
+        lo, hi = starts[first], starts[last]
+        with np.errstate(over="ignore"):
+            values = (_mix(_SEEDS[None, :] ^ hashes[lo:hi, None]) >> np.uint64(32)).astype(np.uint32)
+        out[first:last] = np.minimum.reduceat(values, starts[first:last] - lo, axis=0)
+        first = last
+    return out
 
 
 def shingle_values(text: str) -> np.ndarray | None:

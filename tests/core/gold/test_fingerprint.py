@@ -62,3 +62,16 @@ def test_unreadable_signatures_are_refused():
     assert fp.decode_signature("mh64w3:not base64!") is None
     assert fp.decode_signature("mh64w3:AAAA") is None
     assert fp.is_signature(fp.signature("a b c d"))
+
+
+def test_batch_slots_give_each_text_the_signature_it_has_alone():
+    texts = ["the wing makes lift at speed", "drag slows a plane down", "x", "one two three four five six"]
+    hashes, owners = [], []
+    for i, text in enumerate(texts):
+        unique = sorted(set(fp.shingles(text)))
+        hashes += [fp.shingle_hash(s) for s in unique]
+        owners += [i] * len(unique)
+    # batch=2: several passes, and a text cut across none of them
+    got = fp.batch_slots(np.array(hashes, dtype=np.uint64), np.array(owners), len(texts), batch=2)
+    for i, text in enumerate(texts):
+        assert got[i].tolist() == fp.signature_slots(text).astype(np.uint32).tolist()

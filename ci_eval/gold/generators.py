@@ -1,0 +1,196 @@
+"""Where generated questions come from: an OpenAI-compatible chat-completions endpoint (hosted
+APIs, Ollama, vLLM, llama.cpp's server) spoken to with the standard library alone, or the
+user's command reading chunks on stdin; and the cache that keeps a re-run from asking twice."""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import json
+import shlex
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+
+from ci_eval.core.gold.generation import Source
+from ci_eval.errors import InputError
+from ci_eval.inputs.files import atomic_append
+
+RETRIED = (429, 500, 502, 503, 504)
+LONGEST_WAIT = 120.0  # a Retry-After beyond this is a server asking us to come back another day
+
+
+def chat_url(endpoint: str) -> str:
+    """``http://host/v1`` or the full ``.../chat/completions`` address: both are what users copy."""
+    url = endpoint.rstrip("/")
+    return url if url.endswith("/chat/completions") else url + "/chat/completions"
+
+
+def retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class Budget:
+    """The most requests one run may make; a run that reaches it stops and says so."""
+
+    def __init__(self, limit: int):
+        self.limit, self.used = limit, 0
+
+    def take(self) -> bool:
+        if self.used >= self.limit:
+            return False
+        self.used += 1
+        return True
+
+
+class ChatEndpoint:
+    def __init__(self, endpoint: str, model: str, key: str | None, *, timeout: float = 60.0,
+                 retries: int = 4, backoff: float = 1.0, sleep: Callable[[float], None] = time.sleep):
+        self.url, self.model, self.key = chat_url(endpoint), model, key
+        self.timeout, self.retries, self.backoff, self.sleep = timeout, retries, backoff, sleep
+        self.identity = f"endpoint {self.url} model {model}"
+
+    def _once(self, body: bytes) -> tuple[int, dict, bytes]:
+        headers = {"Content-Type": "application/json"}
+        if self.key:
+            headers["Authorization"] = f"Bearer {self.key}"
+        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                return response.status, dict(response.headers), response.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, dict(exc.headers or {}), exc.read()
+
+    def ask(self, prompt: str, budget: Budget) -> str:
+        """The model's answer text. Retried with exponential backoff on a refused connection,
+        a timeout, 429 and 5xx; a Retry-After header (seconds or a date) is honoured."""
+        body = json.dumps({"model": self.model, "temperature": 0,
+                           "messages": [{"role": "user", "content": prompt}]}).encode("utf-8")
+        problem = ""
+        for attempt in range(self.retries + 1):
+            if not budget.take():
+                raise BudgetSpent()
+            try:
+                status, headers, raw = self._once(body)
+            except (urllib.error.URLError, OSError) as exc:
+                reason = getattr(exc, "reason", exc)
+                problem, wait = f"cannot reach {self.url}: {reason}", None
+            else:
+                if status == 200:
+                    return _content(raw, self.url)
+                problem = f"{self.url} answered HTTP {status}: {_error_message(raw)}"
+                if status not in RETRIED:
+                    raise InputError(problem, "--endpoint")
+                wait = retry_after(headers.get("Retry-After") or headers.get("retry-after"))
+            if attempt < self.retries:
+                self.sleep(min(LONGEST_WAIT, wait if wait is not None else self.backoff * 2 ** attempt))
+        raise InputError(f"{problem} (after {self.retries + 1} attempts; answers so far are cached)", "--endpoint")
+
+
+class BudgetSpent(Exception):
+    """The request budget ran out; the questions gathered so far are kept."""
+
+
+def _error_message(raw: bytes) -> str:
+    try:
+        error = json.loads(raw).get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+        if isinstance(message, str) and message:
+            return " ".join(message.split())[:200]
+    except (ValueError, AttributeError):
+        pass
+    return " ".join(raw.decode("utf-8", "replace").split())[:200] or "(empty body)"
+
+
+def _content(raw: bytes, url: str) -> str:
+    try:
+        content = json.loads(raw)["choices"][0]["message"]["content"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        raise InputError("answered something that is not a chat completion (no choices[0].message.content)",
+                         url) from None
+    if not isinstance(content, str):
+        raise InputError("answered a chat completion whose message content is not text", url)
+    return content
+
+
+class CommandGenerator:
+    """The user's command: chunks in, one ``{"id", "doc", "text", "count"}`` a line on stdin;
+    questions out, ``{"chunk": id, "question": "..."}`` (or ``"questions": [...]``) a line."""
+
+    def __init__(self, command: str, timeout: float = 600.0):
+        self.argv = shlex.split(command)
+        self.timeout = timeout
+        self.identity = f"command {command}"
+
+    def run(self, sources: Sequence[Source], per_chunk: int) -> dict[str, list[str]]:
+        feed = "".join(json.dumps({"id": s.id, "doc": s.doc, "text": s.text, "count": per_chunk}) + "\n"
+                       for s in sources)
+        try:
+            done = subprocess.run(self.argv, input=feed, capture_output=True, text=True, timeout=self.timeout)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise InputError(f"the generator did not run: {exc}", "--command") from None
+        if done.returncode != 0:
+            tail = (done.stderr.strip().splitlines() or ["(no stderr)"])[-1]
+            raise InputError(f"the generator exited with {done.returncode}: {tail}", "--command")
+        wanted = {s.id for s in sources}
+        out: dict[str, list[str]] = {}
+        for n, line in enumerate(done.stdout.split("\n"), 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except ValueError:
+                raise InputError("the generator wrote a line that is not JSON", "--command", f"stdout line {n}") from None
+            chunk = item.get("chunk") if isinstance(item, dict) else None
+            qs = item.get("questions", [item.get("question")]) if isinstance(item, dict) else None
+            if chunk not in wanted or not isinstance(qs, list) or not all(isinstance(q, str) for q in qs):
+                raise InputError('expected {"chunk": <an id it was given>, "question": "..."}', "--command",
+                                 f"stdout line {n}")
+            out.setdefault(chunk, []).extend(q for q in qs if q.strip())
+        return out
+
+
+class Cache:
+    """Answers kept by what was asked (the generator, and the prompt or chunk), one JSON line
+    each, appended as they arrive: a run stopped half-way keeps what it paid for."""
+
+    def __init__(self, path: str | None):
+        self.path = path
+        self.known: dict[str, list[str]] = {}
+        if path:
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    for line in fh:
+                        try:
+                            item = json.loads(line)
+                            self.known[item["key"]] = list(item["questions"])
+                        except (ValueError, KeyError, TypeError):
+                            continue  # a line cut by a crash: that answer is asked again
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise InputError(f"cannot read the cache: {exc.strerror}", path) from None
+
+    @staticmethod
+    def key(identity: str, asked: str) -> str:
+        return hashlib.sha256(json.dumps([identity, asked]).encode("utf-8")).hexdigest()
+
+    def get(self, key: str) -> list[str] | None:
+        return self.known.get(key)
+
+    def put(self, key: str, questions: list[str]) -> None:
+        self.known[key] = questions
+        if self.path:
+            atomic_append(self.path, json.dumps({"key": key, "questions": questions}) + "\n")

@@ -1,0 +1,96 @@
+"""`ci-eval gold mine` end to end: real files in, the candidates file `label` reads out."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+from ci_eval.cli import main
+from ci_eval.core.gold.candidates import normalise
+from ci_eval.label.sources import read_candidates
+
+LOG = ["Why does a wing stall?", "why does a wing stall", "What is flutter?", "how is heat conducted in a slab",
+       "why does a wing stall?", "How is heat conducted in a slab"]
+
+
+def mine_cli(tmp_path: Path, *args: str) -> int:
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        return main(["gold", "mine", *args])
+    finally:
+        os.chdir(here)
+
+
+def rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_text_log_becomes_candidates_with_their_frequency(tmp_path, capsys):
+    (tmp_path / "asked.log").write_text("\n".join(LOG) + "\n\n")
+    assert mine_cli(tmp_path, "asked.log", "--out", "mined.jsonl", "--no-gold") == 0
+    counted = Counter(normalise(q) for q in LOG)
+    got = rows(tmp_path / "mined.jsonl")
+    assert {normalise(r["question"]): r["frequency"] for r in got} == dict(counted)
+    assert read_candidates(str(tmp_path / "mined.jsonl")) == [r["question"] for r in got]
+    out = capsys.readouterr().out
+    assert f"{len(LOG)} question(s) read, {len(counted)} distinct" in out and "ci-eval label --candidates" in out
+
+
+def test_json_lines_with_a_dotted_field_skip_other_events_and_say_so(tmp_path, capsys):
+    lines = [{"request": {"query": q}} for q in LOG[:3]] + [{"event": "startup"}]
+    (tmp_path / "app.jsonl").write_text("\n".join(map(json.dumps, lines)) + "\n")
+    assert mine_cli(tmp_path, "app.jsonl", "--field", "request.query", "--out", "mined.jsonl", "--no-gold") == 0
+    assert sum(r["frequency"] for r in rows(tmp_path / "mined.jsonl")) == 3
+    assert "1 line(s) without a question skipped, first: line 4" in capsys.readouterr().out
+
+
+def otlp_span(kind: str, value: str) -> dict:
+    return {"attributes": [{"key": "openinference.span.kind", "value": {"stringValue": kind}},
+                           {"key": "input.value", "value": {"stringValue": value}}]}
+
+
+def test_traces_give_the_questions_of_retrieval_spans_only(tmp_path):
+    batch = {"resourceSpans": [{"scopeSpans": [{"spans": [
+        otlp_span("RETRIEVER", "What is flutter?"), otlp_span("LLM", "You are a helpful assistant")]}]}]}
+    flat = {"attributes": {"openinference.span.kind": "RETRIEVER", "input.value": "why does a wing stall"}}
+    (tmp_path / "traces.jsonl").write_text(json.dumps(batch) + "\n" + json.dumps(flat) + "\n")
+    assert mine_cli(tmp_path, "traces.jsonl", "--format", "openinference", "--out", "mined.jsonl", "--no-gold") == 0
+    assert sorted(r["question"] for r in rows(tmp_path / "mined.jsonl")) == ["What is flutter?", "why does a wing stall"]
+
+
+def test_questions_the_gold_set_holds_are_not_candidates(tmp_path, capsys):
+    (tmp_path / "gold.json").write_text(json.dumps({"schema_version": 1, "questions": [
+        {"id": "q1", "question": "Why does a wing stall", "gold": ["c1"]}]}))
+    (tmp_path / "asked.log").write_text("\n".join(LOG) + "\n")
+    assert mine_cli(tmp_path, "asked.log", "--gold", "gold.json", "--out", "mined.jsonl") == 0
+    got = {normalise(r["question"]) for r in rows(tmp_path / "mined.jsonl")}
+    assert got == {normalise(q) for q in LOG} - {"why does a wing stall"}
+    assert "1 already in gold.json dropped" in capsys.readouterr().out
+
+
+def test_an_existing_out_is_kept_without_force(tmp_path, capsys):
+    (tmp_path / "asked.log").write_text("\n".join(LOG) + "\n")
+    (tmp_path / "mined.jsonl").write_text("mine\n")
+    assert mine_cli(tmp_path, "asked.log", "--out", "mined.jsonl", "--no-gold") == 2
+    assert (tmp_path / "mined.jsonl").read_text() == "mine\n"
+    assert "mined.jsonl: exists already" in capsys.readouterr().err
+    assert mine_cli(tmp_path, "asked.log", "--out", "mined.jsonl", "--no-gold", "--force") == 0
+
+
+def test_a_bad_json_line_is_one_line_naming_the_file_and_line(tmp_path):
+    (tmp_path / "app.jsonl").write_text('{"question": "ok"}\n{"question": \n')
+    done = subprocess.run([sys.executable, "-m", "ci_eval", "gold", "mine", "app.jsonl", "--out", "m.jsonl",
+                           "--no-gold"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 2 and not (tmp_path / "m.jsonl").exists()
+    assert done.stderr.count("\n") == 1 and "app.jsonl:line 2" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_log_without_questions_is_refused(tmp_path, capsys):
+    (tmp_path / "app.jsonl").write_text('{"q": "elsewhere"}\n')
+    assert mine_cli(tmp_path, "app.jsonl", "--out", "m.jsonl", "--no-gold") == 2
+    assert 'no line has a string under "question"' in capsys.readouterr().err
