@@ -148,7 +148,7 @@ _SUPPORTED = {
     "$schema", "$id", "title", "description", "type", "required", "properties",
     "additionalProperties", "items", "maxItems", "minItems", "maxLength", "minLength",
     "pattern", "enum", "const", "minimum", "maximum", "exclusiveMinimum", "maxProperties",
-    "$ref", "$defs", "propertyNames", "oneOf",
+    "$ref", "$defs", "propertyNames", "oneOf", "anyOf",
 }
 
 
@@ -242,6 +242,9 @@ def _compile(schema, root: dict, cache: dict):
     if "oneOf" in schema:
         branches = [_compile(b, root, cache) for b in schema["oneOf"]]
         checks.append(lambda v: sum(1 for b in branches if b(v)) == 1)
+    if "anyOf" in schema:
+        options = [_compile(b, root, cache) for b in schema["anyOf"]]
+        checks.append(lambda v: any(o(v) for o in options))
     fn = (lambda v: all(c(v) for c in checks)) if len(checks) != 1 else checks[0]
     cache[key] = fn
     return fn

@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from ci_eval.core.artefact.question_row import FIELD
+from ci_eval.core.artefact.question_row import history_facts
 from ci_eval.core.compare.history import History, HistoryBuilder, RunMark, config_key
 from ci_eval.errors import InputError
 
@@ -35,7 +35,7 @@ def artefact_paths(folder: str | os.PathLike) -> list[Path]:
 
 def _view(head) -> tuple:
     """What the history takes from a run's keys: ordering, naming, config, metrics."""
-    return (head.created_at or "", (head.git or {}).get("sha"), config_key(head.config, head.index_version),
+    return (head.created_at or "", head.sha, config_key(head.config, head.index_version),
             tuple(head.metrics), head.k)
 
 
@@ -82,9 +82,7 @@ def read_history(folder: str | os.PathLike, last: int | None = None, progress=No
             raise InputError("changed while it was read", str(path))
         metrics = part.head.metrics
         for row in written_rows(path, part.ids, metrics):
-            values = dict(zip(metrics, row[FIELD["metrics"]]))
-            builder.add(r, row[FIELD["id"]], row[FIELD["tags"]], row[FIELD["gold"]],
-                        bool(row[FIELD["unanswerable"]]), row[FIELD["first_gold_rank"]], values)
+            builder.add(r, *history_facts(row, metrics))
         del part
         if progress is not None:
             progress(r + 1, len(views), path)

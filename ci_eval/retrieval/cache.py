@@ -173,7 +173,9 @@ class RetrievalCache:
             self.example = f"{query.id!r}: {why.args[1]}"[:200]
 
     def put(self, query: Query, result: Retrieved, key: bytes | None = None) -> None:
-        if result.failed:
+        if result.failed or result.stages or result.calls:
+            # An entry holds the final list only: an answer that reports its stages or calls
+            # is asked again, so the stage records never cover just the uncached questions.
             return
         duplicates = next((int(w.split()[0]) for w in result.warnings if w.endswith(_DUPLICATE_NOTE)), 0)
         self._pending.append((key or self.key(query.question), query.question, float(self._now()),

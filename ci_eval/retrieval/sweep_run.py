@@ -62,7 +62,7 @@ def run_row(row, inputs, out, *, cache_dir: str | None, default_cache: Path, sha
     """Row ``row`` (a core.compare.sweep_plan.PlannedRow) through the run pipeline into
     ``out``; its number and label are recorded in the artefact's config, so ``sweep --from``
     finds them again."""
-    from ci_eval.core.artefact.artefact import note_in_head
+    from ci_eval.core.artefact.artefact import note_sweep_row
     from ci_eval.inputs.gitinfo import git_info
     from ci_eval.retrieval.pipeline import run_evaluation
 
@@ -70,19 +70,12 @@ def run_row(row, inputs, out, *, cache_dir: str | None, default_cache: Path, sha
         print(f"ci-eval sweep: row {row.number}/{count}: {row.label}", file=sys.stderr)
 
     def amend(head: dict) -> None:
-        note_in_head(head, "config", sweep={"row": row.number, "label": row.label})
-        if "shard" in head:
-            # the part's identity includes its row: parts of two rows cannot be merged as one
-            from ci_eval.core.artefact.shard import config_sha256
-
-            head["shard"]["config_sha256"] = config_sha256(head["config"])
+        note_sweep_row(head, row.number, row.label)
 
     written = run_evaluation(inputs, out, git=git_info(), history=[], show_progress=show_progress,
                              shard=shard, cache_dir=_cache_folder(inputs, cache_dir, default_cache),
                              amend=amend)
-    cache = written.header.get("cache")
-    hits = (cache["hits"], cache["misses"]) if isinstance(cache, dict) and "hits" in cache else None
-    return RowRun(row.number, row.label, str(out), written.columns.errors.count, hits)
+    return RowRun(row.number, row.label, str(out), written.columns.errors.count, written.head.cache)
 
 
 @dataclass(frozen=True)

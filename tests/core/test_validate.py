@@ -98,3 +98,21 @@ def test_fast_checker_agrees_on_mutations_of_real_documents(tmp_path):
             assert fast_valid(mutated, schema) == _valid_by_jsonschema(mutated, schema), name
             checked += 1
     assert checked > 100
+
+
+def test_the_artefact_header_stays_within_what_the_fast_checker_decides():
+    # A header keyword outside the fast checker turns the line-layout read of every artefact
+    # into the full parse (the stage ranks' "anyOf" once did): the checker must decide it.
+    from factories import artefact, as_v2, spec
+
+    schema = load("artefact-v2")
+    rows = schema["properties"]["questions"]
+    shell = {**schema, "properties": {**schema["properties"],
+                                      "questions": {k: v for k, v in rows.items() if k != "items"}}}
+    header = {**as_v2(artefact([spec("q1", ["c1"], ["c1"])])), "questions": []}
+    for ranks, valid in (([[1, 7], None], True), ([None], True), ([[0]], False), (["x"], False),
+                         ([[1], {}], False)):
+        doc = {**header, "stages": {"chain": [{"name": "pool"}, {"name": "rerank", "depth": 5}],
+                                    "questions": {"q1": {"gold": 1, "ranks": ranks}}}}
+        assert fast_valid(doc, shell) is valid
+        assert _valid_by_jsonschema(doc, shell) is valid

@@ -107,6 +107,35 @@ def test_the_comment_attributes_every_injected_loss_to_its_stage(tmp_path):
     assert f"recall of stage 'pool' at its top 50 is {pool_recall:.3f}, below the floor 0.950" in comment
 
 
+def test_a_sharded_staged_run_merges_to_the_stage_records_of_the_whole_run(tmp_path):
+    folder = _project(tmp_path / "sharded", PIPELINE, {**FAULTS, "calls": ["q01", "q02"]})
+    whole = _run(folder)
+    for i in (1, 2, 3):
+        done = cli("run", "--quiet", "--shard", f"{i}/3", "--out", f"part-{i}.json", cwd=folder)
+        assert done.returncode == 0, done.stderr
+    parts = [json.loads((folder / f"part-{i}.json").read_text()) for i in (1, 2, 3)]
+    assert all(0 < len(p["stages"]["questions"]) < QUESTIONS for p in parts)  # each part holds a share
+    done = cli("merge", "part-1.json", "part-2.json", "part-3.json", "--out", "merged.json", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    merged = json.loads((folder / "merged.json").read_text())
+    # Key for key and in the same order as the unsharded run, so the floor and the report read the same
+    assert list(merged["stages"]["questions"]) == list(whole["stages"]["questions"])
+    assert merged["stages"] == whole["stages"] and merged["calls"] == whole["calls"]
+    assert [k for k in merged if k in ("summary", "history", "stages", "calls", "cache")] == \
+        [k for k in whole if k in ("summary", "history", "stages", "calls", "cache")]
+
+
+def test_a_cached_staged_run_still_records_every_question_s_stages(tmp_path):
+    folder = _project(tmp_path / "cached", PIPELINE, FAULTS)
+    toml = folder / "ci-eval.toml"
+    toml.write_text(toml.read_text().replace('[retriever]\n', '[retriever]\ncache = "cache"\n'))
+    first, second = _run(folder), _run(folder)
+    # a cached entry holds no stages, so a staged answer is asked again rather than lost
+    assert second["cache"] == {"hits": 0, "misses": QUESTIONS}
+    assert len(second["stages"]["questions"]) == QUESTIONS
+    assert second["stages"] == first["stages"]
+
+
 def test_a_second_call_that_finds_the_gold_chunk_is_a_hit_at_call_2(tmp_path):
     agent = ["q00", "q01"]
     folder = _project(tmp_path / "agent", "", {"calls": agent})

@@ -110,6 +110,25 @@ def _merged_cache(parts: list[Part]) -> dict | None:
     return {"hits": sum(hits for hits, _ in used), "misses": sum(misses for _, misses in used)}
 
 
+def _merged_records(parts: list[Part], key: str) -> dict | None:
+    """A sharded run's ``stages`` or ``calls`` record: every part's questions in gold-set
+    order, under the chain (or budget) they all share. Without it a merged run would lose
+    what each stage held and its ``stage_min`` floor would fail closed."""
+    used = [p for p in parts if getattr(p.head, key)]
+    if not used:
+        return None
+    first = getattr(used[0].head, key)
+    shared = {name: value for name, value in first.items() if name != "questions"}
+    for part in used[1:]:
+        if {n: v for n, v in getattr(part.head, key).items() if n != "questions"} != shared:
+            raise InputError(f"records other {key} than {used[0].source}: parts of one run only",
+                             part.source, key)
+    position = {qid: pos for p in parts for qid, pos in zip(p.head.shard.ids, p.head.shard.positions)}
+    questions = sorted(((qid, record) for p in used for qid, record in getattr(p.head, key)["questions"].items()),
+                       key=lambda pair: position[pair[0]])
+    return {**shared, "questions": dict(questions)}
+
+
 def check_parts(parts: list[Part]) -> list[ShardRecord]:
     """Refuse parts that are not all of one run; their shard records, in the parts' order."""
     if not parts:
@@ -150,6 +169,10 @@ def merged_end(parts: list[Part], columns, history: Callable[[], list | None] | 
     chosen = history() if history is not None else None
     end = {"summary": columns.summary(),
            "history": list(parts[0].head.history if chosen is None else chosen)}
+    for key in ("stages", "calls"):  # the order a run writes them in
+        records = _merged_records(parts, key)
+        if records is not None:
+            end[key] = records
     cache = _merged_cache(parts)
     if cache is not None:
         end["cache"] = cache

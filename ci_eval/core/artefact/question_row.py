@@ -76,3 +76,10 @@ def from_row(row: Sequence, metrics: Sequence[str]) -> dict:
     for name in WHOLE_AS_INT:
         question[name] = read_value(question[name])
     return question
+
+
+def history_facts(row: Sequence, metrics: Sequence[str]) -> tuple:
+    """What a question's history takes from its version 2 row: (id, tags, gold pairs,
+    unanswerable, first gold rank, {metric: value})."""
+    return (row[FIELD["id"]], row[FIELD["tags"]], row[FIELD["gold"]], bool(row[FIELD["unanswerable"]]),
+            row[FIELD["first_gold_rank"]], dict(zip(metrics, row[FIELD["metrics"]])))

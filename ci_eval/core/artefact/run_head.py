@@ -56,10 +56,17 @@ class RunHead:
     shard: ShardRecord | None = None
     cache: tuple[int, int] | None = None  # (hits, misses)
     summary: dict | None = None  # the recorded summary (RunTotals reads it)
+    stages: dict | None = None  # the recorded ``stages`` and ``calls`` keys, as written
+    calls: dict | None = None
 
     @property
     def tool_version(self) -> str:
         return str(self.tool.get("version"))
+
+    @property
+    def sha(self) -> str | None:
+        """The commit the run measured (None: not recorded)."""
+        return (self.git or {}).get("sha")
 
     @property
     def gold_sha256(self) -> str | None:
@@ -110,7 +117,7 @@ def read_run_head(data: dict) -> RunHead:
         k=data["k"], metrics=tuple(data["metrics"]), abstain_below=data.get("abstain_below"),
         history=list(data.get("history") or []), shard=_shard(data.get("shard")),
         cache=(cache["hits"], cache["misses"]) if isinstance(cache, dict) else None,
-        summary=data.get("summary"),
+        summary=data.get("summary"), stages=data.get("stages"), calls=data.get("calls"),
     )
 
 
