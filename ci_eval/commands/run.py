@@ -21,6 +21,7 @@ example:
   ci-eval run --config ci-eval.toml --out ci-eval-run.json
   ci-eval run --shard 2/8 --out part-2.json      # one part of eight; see `ci-eval merge`
   ci-eval run --cache .ci-eval-cache             # unchanged questions answered from the cache
+  ci-eval run --repeat 3                         # is the retriever deterministic?
 exit codes: 0 written; 2 bad input; 4 the retriever failed on some question (the artefact
 is still written and names each failure)."""
 
@@ -39,12 +40,16 @@ def register(sub) -> None:
                         "so adding questions moves no others")
     p.add_argument("--cache", metavar="DIR",
                    help="retrieval cache folder (overrides [retriever] cache; off by default)")
+    p.add_argument("--repeat", metavar="N",
+                   help="ask the retriever N times (2 to 20, past the cache) and record which questions' "
+                        "rankings changed; the first pass is the one recorded")
     p.add_argument("--quiet", action="store_true", help="no progress and no summary on the terminal")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from ci_eval.core.artefact.artefact import carry_history
+    from ci_eval.core.artefact.repeat import parse_repeat, repeat_line
     from ci_eval.core.artefact.runsummary import run_summary
     from ci_eval.core.artefact.shard import parse_shard
     from ci_eval.errors import EXIT_OK, EXIT_RETRIEVER_FAILED
@@ -56,11 +61,13 @@ def run(args) -> int:
 
     check_writable(args.out)
     shard = parse_shard(args.shard) if args.shard else None
+    repeat = parse_repeat(args.repeat) if args.repeat is not None else None
     config = load_config(args.config)
     inputs = load_inputs(config)
     base = read_run(args.base) if args.base else None
     written = run_evaluation(inputs, args.out, git=git_info(), history=carry_history(base),
-                             show_progress=not args.quiet, shard=shard, cache_dir=args.cache)
+                             show_progress=not args.quiet, shard=shard, cache_dir=args.cache,
+                             repeat=repeat)
     totals, columns = written.totals, written.columns
     if not args.quiet:
         print(run_summary(totals, columns))
@@ -70,6 +77,8 @@ def run(args) -> int:
         if totals.head.cache is not None:
             hits, misses = totals.head.cache
             print(f"retrieval cache: {hits} answered from it, {misses} asked")
+        if totals.head.repeat is not None:
+            print(repeat_line(totals.head.repeat))
         print(f"artefact written to {args.out}")
     errors = columns.errors
     if errors.count:

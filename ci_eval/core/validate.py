@@ -148,7 +148,7 @@ _SUPPORTED = {
     "$schema", "$id", "title", "description", "type", "required", "properties",
     "additionalProperties", "items", "maxItems", "minItems", "maxLength", "minLength",
     "pattern", "enum", "const", "minimum", "maximum", "exclusiveMinimum", "maxProperties",
-    "$ref", "$defs", "propertyNames", "oneOf", "anyOf",
+    "$ref", "$defs", "propertyNames", "oneOf", "anyOf", "prefixItems",
 }
 
 
@@ -208,16 +208,20 @@ def _compile(schema, root: dict, cache: dict):
                     return False
             return True
         checks.append(number)
-    if any(k in schema for k in ("items", "maxItems", "minItems")):
+    if any(k in schema for k in ("items", "maxItems", "minItems", "prefixItems")):
         item = _compile(schema["items"], root, cache) if "items" in schema else None
+        prefix = [_compile(sub, root, cache) for sub in schema.get("prefixItems", ())]
         lo_items, hi_items = schema.get("minItems", 0), schema.get("maxItems")
 
-        def array(v, item=item, lo=lo_items, hi=hi_items):
+        def array(v, item=item, prefix=prefix, lo=lo_items, hi=hi_items):
             if not isinstance(v, list):
                 return True
             if len(v) < lo or (hi is not None and len(v) > hi):
                 return False
-            return item is None or all(item(x) for x in v)
+            if not all(check(x) for check, x in zip(prefix, v)):
+                return False
+            # "items" holds for the entries after the positional ones only
+            return item is None or all(item(x) for x in v[len(prefix):])
         checks.append(array)
     if any(k in schema for k in ("properties", "required", "additionalProperties", "maxProperties",
                                  "propertyNames")):

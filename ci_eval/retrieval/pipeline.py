@@ -105,12 +105,14 @@ def now_utc() -> str:
 
 
 def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress=True, shard=None,
-                   cache_dir=None, judge=None, amend=None):
+                   cache_dir=None, judge=None, amend=None, repeat=None):
     """Run the retriever over the gold set (or ``shard`` of it) and stream the version 2
     artefact to ``out``, each row written as its question is measured. ``history`` is a
     list or a function called once the last row is written (the action's baseline lookup
     runs meanwhile); ``judge`` decides answer_correct (core.evaluation.evaluate_rows);
-    ``amend(head)`` adjusts the keys known before the questions (the demo's notes)."""
+    ``amend(head)`` adjusts the keys known before the questions (the demo's notes);
+    ``repeat`` (passes, 2 or more) asks the retriever again after the recorded pass,
+    past the cache, and records how the answers changed (core/artefact/repeat.py)."""
     from ci_eval.core.artefact.evaluation import evaluate_rows
     from ci_eval.core.artefact.run_columns import RunColumns
     from ci_eval.inputs.artefact_out import RunWritten, write_rows
@@ -141,9 +143,12 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
         judge=judge,
         chunks=inputs.manifest.chunks if inputs.manifest is not None else None,
     )
+    rows, repeated = repeating(inputs, questions, rows, repeat, show_progress)
     tail: dict = {}
 
     def end() -> dict:
+        if repeated is not None:
+            tail["repeat"] = repeated()
         carried = history() if callable(history) else history
         tail.update(summary=columns.summary(), history=list(carried or []))
         if collector is not None:
@@ -159,6 +164,41 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
         progress.close()
         discard_spare()  # a worker booted for questions the cache answered, or none
     return RunWritten(str(out), {**head, **tail}, columns, size)
+
+
+def repeating(inputs: Inputs, questions, rows, passes, show_progress: bool):
+    """``(rows, repeated)``: the recorded pass's rows, watched, and the function that asks
+    the further passes once they are written and returns the ``repeat`` key; ``(rows,
+    None)`` when the run is not repeated."""
+    if passes is None:
+        return rows, None
+    from ci_eval.core.artefact.repeat import RepeatTally
+
+    tally = RepeatTally(inputs.config.k, inputs.config.retriever.depth)
+
+    def repeated() -> dict:
+        repeat_passes(inputs, questions, tally, passes, show_progress)
+        return tally.record()
+
+    return tally.first(rows), repeated
+
+
+def repeat_passes(inputs: Inputs, questions, tally, passes: int, show_progress: bool) -> None:
+    """Passes 2 to ``passes`` of a repeated run, each handed to ``tally``: no cache (it
+    would answer every pass alike), no judge and no stage records (only the ranking and
+    its outcome are compared)."""
+    from ci_eval.core.artefact.evaluation import evaluate_rows
+    from ci_eval.retrieval.progress import Progress
+
+    cfg = inputs.config
+    for number in range(2, passes + 1):
+        progress = Progress(len(questions), f"repeat pass {number}/{passes}", enabled=show_progress)
+        try:
+            tally.add_pass(evaluate_rows(inputs.gold, retrieve(inputs, progress, questions), k=cfg.k,
+                                         metrics=cfg.metrics, relevance_level=cfg.relevance_level,
+                                         index_ids=inputs.gold_index_ids))
+        finally:
+            progress.close()
 
 
 # Retriever types whose answers can carry stages or calls (results.clean_staged, openinference).

@@ -78,7 +78,7 @@ def _mutations(doc):
 
 
 @settings(max_examples=200, deadline=None)
-@given(JSONISH, st.sampled_from(["artefact", "goldset", "config"]))
+@given(JSONISH, st.sampled_from(["artefact", "artefact-v2", "goldset", "config"]))
 def test_fast_checker_never_accepts_what_jsonschema_rejects(doc, name):
     schema = load(name)
     if fast_valid(doc, schema):
@@ -116,3 +116,13 @@ def test_the_artefact_header_stays_within_what_the_fast_checker_decides():
                                     "questions": {"q1": {"gold": 1, "ranks": ranks}}}}
         assert fast_valid(doc, shell) is valid
         assert _valid_by_jsonschema(doc, shell) is valid
+
+
+def test_positional_items_are_checked_in_place_and_items_holds_for_the_rest():
+    schema = {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer", "minimum": 1}],
+              "items": {"type": "boolean"}}
+    for doc in (["a", 1], ["a", 1, True, False], ["a"], [], ["a", 0], [1, 1], ["a", 1, "x"], ["a", 1, 2]):
+        assert fast_valid(doc, schema) is _valid_by_jsonschema(doc, schema), doc
+    closed = {**schema, "items": False}
+    for doc in (["a", 1], ["a", 1, True]):
+        assert fast_valid(doc, closed) is _valid_by_jsonschema(doc, closed), doc

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 # The question record is read from here too, as it was before it had a module of its own.
 from ci_eval.core.artefact.question_result import MEASURED, GoldRank, QuestionResult, built_question, in_means  # noqa: F401
 from ci_eval.core.artefact.question_row import FIELD, QUESTION_FIELDS
+from ci_eval.core.artefact.run_head import Repeat, read_repeat
 from ci_eval.core.artefact.stage_records import RunStages, read_run_stages
 from ci_eval.core.gold.remap_record import RecordedRemap, read_recorded_remap
 from ci_eval.core.measure.metric_table import MetricTable
@@ -208,6 +209,8 @@ class RunHeader:
     index_ids: int | None = None  # how many chunks the index holds (None: no manifest)
     index_mean_chars: float | None = None  # their mean length (None: not recorded)
     gold_evidence: int = 0  # gold_set.evidence: questions whose gold names document spans
+    # repeat: what `run --repeat` saw (core/artefact/repeat.py), None when not repeated
+    repeat: Repeat | None = field(default=None, compare=False)
 
 
 def _gold_items(gold) -> tuple[tuple[str, float], ...]:
@@ -351,6 +354,7 @@ def read_header(a: dict, questions: int | None = None) -> RunHeader:
         gold_remap=read_recorded_remap(gold.get("remap")),
         index_ids=index.get("ids"), index_mean_chars=index.get("mean_chars"),
         gold_evidence=_count(gold.get("evidence")),
+        repeat=read_repeat(a.get("repeat")),
     )
 
 

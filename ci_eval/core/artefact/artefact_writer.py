@@ -27,7 +27,7 @@ _ENCODE_ROWS = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(
 # The top-level keys a run only knows once its last question is measured. ``history``
 # is among them because the action learns the base's history from a lookup that runs
 # while the retriever does.
-END_KEYS = frozenset({"cache", "calls", "history", "stages", "summary"})
+END_KEYS = frozenset({"cache", "calls", "history", "repeat", "stages", "summary"})
 
 
 def compact(value) -> str:

@@ -38,6 +38,25 @@ class Unanswerable:
 
 
 @dataclass(frozen=True)
+class Repeat:
+    """A repeated run's ``repeat`` key (core/artefact/repeat.py): ``flapping`` holds
+    (id, passes whose ranking differed, passes whose outcome differed), up to its bound."""
+
+    passes: int
+    questions: int
+    changed: int
+    flapping: tuple[tuple[str, int, int], ...]
+
+    @property
+    def deterministic(self) -> bool:
+        return self.changed == 0
+
+    @property
+    def flapping_ids(self) -> frozenset:
+        return frozenset(entry[0] for entry in self.flapping)
+
+
+@dataclass(frozen=True)
 class RunHead:
     """An artefact's top-level keys but its rows. ``tool``, ``git``, ``config``,
     ``gold_set``, ``index`` and ``history`` are the recorded JSON values, compared and
@@ -58,6 +77,7 @@ class RunHead:
     summary: dict | None = None  # the recorded summary (RunTotals reads it)
     stages: dict | None = None  # the recorded ``stages`` and ``calls`` keys, as written
     calls: dict | None = None
+    repeat: Repeat | None = None  # present when the run was repeated (--repeat)
 
     @property
     def tool_version(self) -> str:
@@ -108,6 +128,14 @@ def _shard(raw) -> ShardRecord | None:
                        raw["index_version"], raw["ids"], raw["positions"])
 
 
+def read_repeat(raw) -> Repeat | None:
+    """A schema-checked ``repeat`` key, typed (None: the run was not repeated)."""
+    if not isinstance(raw, dict):
+        return None
+    return Repeat(raw["passes"], raw["questions"], raw["changed"],
+                  tuple((str(qid), int(ranking), int(outcome)) for qid, ranking, outcome in raw["flapping"]))
+
+
 def read_run_head(data: dict) -> RunHead:
     """A schema-checked artefact's top-level keys (``questions``, when present, unread)."""
     cache = data.get("cache")
@@ -118,6 +146,7 @@ def read_run_head(data: dict) -> RunHead:
         history=list(data.get("history") or []), shard=_shard(data.get("shard")),
         cache=(cache["hits"], cache["misses"]) if isinstance(cache, dict) else None,
         summary=data.get("summary"), stages=data.get("stages"), calls=data.get("calls"),
+        repeat=read_repeat(data.get("repeat")),
     )
 
 

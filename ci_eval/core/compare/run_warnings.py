@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ci_eval.core.artefact.artefact import RunHeader
 from ci_eval.core.artefact.question_columns import Questions
+from ci_eval.core.artefact.repeat import repeat_line
 
 # Recorded warnings, recognised by what they say (core/artefact/results.py and the run-file reader
 # write them); anything else is listed under its own first words.
@@ -59,6 +60,8 @@ def run_warnings(head: Questions, info: RunHeader,
         if positions:
             groups.setdefault(label, set()).update(map(columns.ids.__getitem__, positions))
     out = [RunWarning(label, tuple(sorted(ids))) for label, ids in groups.items()]
+    if info.repeat is not None and not info.repeat.deterministic:
+        out.append(RunWarning(repeat_line(info.repeat).lower(), tuple(sorted(info.repeat.flapping_ids))))
     if no_comparison:
         out.append(RunWarning("no comparison possible (the verdict says why)", ()))
     return tuple(sorted(out, key=lambda w: (-len(w.ids), w.label)))

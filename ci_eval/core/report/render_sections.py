@@ -168,6 +168,7 @@ def explanation(q: QuestionChange) -> str:
 
 
 UNJUDGED_MARK = "unjudged, may not be a regression"
+FLAPPING_MARK = "flapping across the repeated passes: possibly noise"
 LABEL_COMMAND = "ci-eval label --pool head.json"
 
 
@@ -180,19 +181,20 @@ def question_table_at_least(questions) -> int:
 
 
 @lru_cache(maxsize=4096)
-def _row(q: QuestionChange, unjudged: bool) -> tuple[str, ...]:
+def _row(q: QuestionChange, unjudged: bool, flapping: bool = False) -> tuple[str, ...]:
     # the budget renders a list at several lengths: each row is built once
+    marks = [mark for mark, on in ((UNJUDGED_MARK, unjudged), (FLAPPING_MARK, flapping)) if on]
     return (question_cell(q.id, q.question), _rank_move(q),
-            explanation(q) + (f" ({UNJUDGED_MARK})" if unjudged else ""),
+            explanation(q) + "".join(f" ({mark})" for mark in marks),
             _tags_text(tuple(q.tags)))
 
 
-def question_rows(questions, limit: int | None,
-                  suspects: frozenset = frozenset()) -> tuple[str, int]:
+def question_rows(questions, limit: int | None, suspects: frozenset = frozenset(),
+                  flapping: frozenset = frozenset()) -> tuple[str, int]:
     shown = questions if limit is None else questions[:limit]
     if not shown:
         return "", len(questions)
-    rows = [list(_row(q, q.id in suspects)) for q in shown]
+    rows = [list(_row(q, q.id in suspects, q.id in flapping)) for q in shown]
     return (table(QUESTION_HEADERS, rows),
             len(questions) - len(shown))
 
@@ -211,7 +213,8 @@ def regressions(ctx: ReportContext, limit: int | None) -> str:
     regs = ctx.diff.regressions
     if not regs:
         return ""
-    rows, rest = question_rows(regs, limit, _suspects(ctx))
+    repeat = ctx.diff.head_info.repeat
+    rows, rest = question_rows(regs, limit, _suspects(ctx), repeat.flapping_ids if repeat else frozenset())
     return _regressions_text(ctx, rows, rest)
 
 

@@ -1,0 +1,114 @@
+"""`ci-eval run --repeat N` as a real process, with a retriever that is steady for some
+questions and not for others (tests/support/flaky_retriever.py): the counts recorded are
+the ones its rule implies."""
+
+import json
+import os
+import subprocess
+import sys
+
+import flaky_retriever
+import pytest
+from run_files import read_run
+from suite_paths import SUPPORT
+
+QUESTIONS = {"q1": "steady one", "q2": "shuffle two", "q3": "flip three", "q4": "steady four", "q5": "shuffle five"}
+K, DEPTH = 1, 3
+
+
+def cli(*args, cwd):
+    env = {**os.environ, "PYTHONPATH": str(SUPPORT), "FLAKY_PASSES_DIR": str(cwd / "passes")}
+    return subprocess.run([sys.executable, "-m", "ci_eval", *args], cwd=cwd, capture_output=True,
+                          text=True, env=env, timeout=120)
+
+
+def project(tmp_path, extra=""):
+    (tmp_path / "passes").mkdir()
+    (tmp_path / "gold.json").write_text(json.dumps({"schema_version": 1, "questions": [
+        {"id": qid, "question": text, "gold": ["alpha"]} for qid, text in QUESTIONS.items()]}))
+    (tmp_path / "ci-eval.toml").write_text(
+        f'gold_set = "gold.json"\nk = {K}\n[retriever]\ntype = "python"\n'
+        f'target = "flaky_retriever:flaky"\nconcurrency = 1\n{extra}')
+    return tmp_path
+
+
+def expected_flapping(passes: int) -> list:
+    """[id, passes whose ranking differed, passes whose gold rank or hit@k differed], from
+    the retriever's own rule."""
+    out = []
+    for qid, text in QUESTIONS.items():
+        first = flaky_retriever.ranking_for(text, 1)[:DEPTH]
+        later = [flaky_retriever.ranking_for(text, n)[:DEPTH] for n in range(2, passes + 1)]
+        rank = first.index("alpha") + 1
+        ranking = sum(r != first for r in later)
+        outcome = sum((r.index("alpha") + 1, r.index("alpha") < K) != (rank, rank <= K) for r in later)
+        if ranking:
+            out.append([qid, ranking, outcome])
+    return out
+
+
+@pytest.mark.parametrize("passes", [2, 3])
+def test_repeat_records_which_questions_changed(tmp_path, passes):
+    project(tmp_path)
+    out = cli("run", "--repeat", str(passes), "--out", "run.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    art = read_run(tmp_path / "run.json")
+    flapping = expected_flapping(passes)
+    assert art["repeat"] == {"passes": passes, "questions": len(QUESTIONS), "changed": len(flapping),
+                             "flapping": flapping}
+    # The recorded rows are the first pass's.
+    assert {q["id"]: q["first_gold_rank"] for q in art["questions"]} == {
+        qid: flaky_retriever.ranking_for(text, 1).index("alpha") + 1 for qid, text in QUESTIONS.items()}
+    assert (f"Retriever is non-deterministic: {len(flapping)} of {len(QUESTIONS)} questions changed "
+            f"across {passes} passes") in out.stdout
+
+
+def test_repeat_goes_past_the_cache(tmp_path):
+    project(tmp_path, '[index]\nversion = "v1"\n')
+    out = cli("run", "--repeat", "3", "--cache", "cache", "--out", "run.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    art = read_run(tmp_path / "run.json")
+    assert art["repeat"]["flapping"] == expected_flapping(3)
+    assert art["cache"] == {"hits": 0, "misses": len(QUESTIONS)}
+
+
+def test_a_run_without_repeat_records_none(tmp_path):
+    project(tmp_path)
+    out = cli("run", "--out", "run.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "repeat" not in read_run(tmp_path / "run.json")
+    assert "deterministic" not in out.stdout
+
+
+@pytest.mark.parametrize("value", ["1", "0", "21", "two", "-3"])
+def test_a_bad_repeat_is_one_line_and_exit_2(tmp_path, value):
+    project(tmp_path)
+    out = cli("run", "--repeat", value, "--out", "run.json", cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr.strip().count("\n") == 0 and "--repeat" in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "run.json").exists() and not list((tmp_path / "passes").iterdir())
+
+
+def test_the_comment_names_a_non_deterministic_retriever_and_marks_its_flapping_regression(tmp_path):
+    from ci_eval.core.report.render_sections import FLAPPING_MARK
+
+    questions = {"q1": "steady one", "q2": "blink two"}
+    base, head = tmp_path / "base", tmp_path / "head"
+    for folder in (base, head):
+        folder.mkdir()
+        project(folder)
+        (folder / "gold.json").write_text(json.dumps({"schema_version": 1, "questions": [
+            {"id": qid, "question": text, "gold": ["alpha"]} for qid, text in questions.items()]}))
+    assert cli("run", "--out", "base.json", "--quiet", cwd=base).returncode == 0
+    # head's recorded pass is the retriever's second for "blink": gold last, a regression at k=1;
+    # its next pass finds the gold first again, so the question flaps
+    digest = __import__("hashlib").sha256(b"blink two").hexdigest()[:16]
+    (head / "passes" / digest).write_text(".")
+    out = cli("run", "--repeat", "2", "--out", "head.json", "--quiet", cwd=head)
+    assert out.returncode == 0, out.stderr
+    assert read_run(head / "head.json")["repeat"]["flapping"] == [["q2", 1, 1]]
+    comment = cli("compare", str(base / "base.json"), "head.json", "--no-config", cwd=head).stdout
+    assert "retriever is non-deterministic: 1 of 2 questions changed across 2 passes" in comment
+    regressed = [line for line in comment.splitlines() if "q2" in line and FLAPPING_MARK in line]
+    assert len(regressed) == 1
+    assert not [line for line in comment.splitlines() if "q1" in line and FLAPPING_MARK in line]
