@@ -112,3 +112,27 @@ def test_the_comment_names_a_non_deterministic_retriever_and_marks_its_flapping_
     regressed = [line for line in comment.splitlines() if "q2" in line and FLAPPING_MARK in line]
     assert len(regressed) == 1
     assert not [line for line in comment.splitlines() if "q1" in line and FLAPPING_MARK in line]
+
+
+def test_repeated_parts_merge_to_the_repeat_record_of_the_whole_run(tmp_path):
+    whole, parts = tmp_path / "whole", tmp_path / "parts"
+    for folder in (whole, parts):
+        folder.mkdir()
+        project(folder)
+    assert cli("run", "--repeat", "3", "--out", "run.json", "--quiet", cwd=whole).returncode == 0
+    for n in (1, 2):
+        out = cli("run", "--repeat", "3", "--shard", f"{n}/2", "--out", f"part-{n}.json", "--quiet", cwd=parts)
+        assert out.returncode == 0, out.stderr
+    out = cli("merge", "part-1.json", "part-2.json", "--out", "merged.json", cwd=parts)
+    assert out.returncode == 0, out.stderr
+    assert read_run(parts / "merged.json")["repeat"] == read_run(whole / "run.json")["repeat"]
+    assert read_run(parts / "merged.json")["repeat"]["flapping"] == expected_flapping(3)
+
+
+def test_parts_repeated_unlike_each_other_are_refused_by_merge(tmp_path):
+    project(tmp_path)
+    assert cli("run", "--repeat", "2", "--shard", "1/2", "--out", "part-1.json", "--quiet", cwd=tmp_path).returncode == 0
+    assert cli("run", "--shard", "2/2", "--out", "part-2.json", "--quiet", cwd=tmp_path).returncode == 0
+    out = cli("merge", "part-1.json", "part-2.json", "--out", "merged.json", cwd=tmp_path)
+    assert out.returncode == 2 and "--repeat" in out.stderr and "Traceback" not in out.stderr, out.stderr
+    assert not (tmp_path / "merged.json").exists()

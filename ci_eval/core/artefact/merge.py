@@ -129,6 +129,26 @@ def _merged_records(parts: list[Part], key: str) -> dict | None:
     return {**shared, "questions": dict(questions)}
 
 
+def _merged_repeat(parts: list[Part]) -> dict | None:
+    """A sharded run's ``repeat`` record (``run --repeat``): the parts' counts added, their
+    changed questions in gold-set order. Parts repeated a different number of times, or
+    some not at all, are not one run."""
+    from ci_eval.core.artefact.repeat import MAX_CHANGED_IDS
+
+    used = [p for p in parts if p.head.repeat is not None]
+    if not used:
+        return None
+    odd = next((p for p in parts if p.head.repeat is None or p.head.repeat.passes != used[0].head.repeat.passes), None)
+    if odd is not None:
+        raise InputError(f"was not repeated as {used[0].source} was (run --repeat): parts of one run only",
+                         odd.source, "repeat")
+    position = {qid: pos for p in parts for qid, pos in zip(p.head.shard.ids, p.head.shard.positions)}
+    flapping = sorted((entry for p in used for entry in p.head.repeat.flapping), key=lambda e: position[e[0]])
+    return {"passes": used[0].head.repeat.passes, "questions": sum(p.head.repeat.questions for p in used),
+            "changed": sum(p.head.repeat.changed for p in used),
+            "flapping": [list(entry) for entry in flapping[:MAX_CHANGED_IDS]]}
+
+
 def check_parts(parts: list[Part]) -> list[ShardRecord]:
     """Refuse parts that are not all of one run; their shard records, in the parts' order."""
     if not parts:
@@ -173,6 +193,9 @@ def merged_end(parts: list[Part], columns, history: Callable[[], list | None] | 
         records = _merged_records(parts, key)
         if records is not None:
             end[key] = records
+    repeat = _merged_repeat(parts)
+    if repeat is not None:
+        end["repeat"] = repeat
     cache = _merged_cache(parts)
     if cache is not None:
         end["cache"] = cache
