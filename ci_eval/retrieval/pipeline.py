@@ -104,6 +104,13 @@ def now_utc() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
+def run_stamp() -> str:
+    """A run's ``created_at``: to the millisecond, since history orders runs by it and two
+    runs of one branch can start within the same second."""
+    now = _dt.datetime.now(_dt.timezone.utc)
+    return now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress=True, shard=None,
                    cache_dir=None, judge=None, amend=None, repeat=None):
     """Run the retriever over the gold set (or ``shard`` of it) and stream the version 2
@@ -289,7 +296,7 @@ def run_head(inputs: Inputs, git, shard, positions, questions) -> dict:
     recorded = cfg.as_recorded()
     head = artefact_head(
         tool_version=__version__,
-        created_at=now_utc(),
+        created_at=run_stamp(),
         git=git,
         config=recorded,
         gold_set={

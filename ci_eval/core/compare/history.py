@@ -243,7 +243,8 @@ class History:
                     shared = before[1].all(axis=1) & ok.all(axis=1)
                     if shared.any():
                         tests = paired_tests({m: (before[0][shared, j], values[shared, j])
-                                              for j, m in enumerate(self.metrics)}, alpha=alpha)
+                                              for j, m in enumerate(self.metrics)}, alpha=alpha,
+                                          with_mdc=False)  # a trend point shows no MDC
                 for j, m in enumerate(self.metrics):
                     column = values[ok[:, j], j]
                     mean = math.fsum(column.tolist()) / column.size if column.size else None

@@ -128,7 +128,9 @@ def sweep_table(rows: list[RowValues], metrics: tuple[str, ...], *, seed: int = 
     values: dict = {}
     for i in range(1, len(rows)):
         for m in metrics:
-            raw[(i, m)] = paired_test(m, columns[0][m], columns[i][m], seed=seed + i, alpha=alpha)
+            # the MDC is the family's (corrected), so not computed at alpha here too
+            raw[(i, m)] = paired_test(m, columns[0][m], columns[i][m], seed=seed + i, alpha=alpha,
+                                      with_mdc=False)
             values[(i, m)] = (m, columns[0][m], columns[i][m])
     tests = corrected(raw, seed=seed, alpha=alpha, values=values) if ids else raw
     out = []
