@@ -28,6 +28,20 @@ def require(module: str, package: str, config) -> ModuleType:
         ) from None
 
 
+def require_installed(module: str, package: str, config) -> None:
+    """``require`` without the import when the package is there: the worker process imports
+    the framework anyway (and says ``require``'s words if that import fails), so this
+    process only looks for it, which saves the import (2.7 s for llama_index.core here)."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        require(module, package, config)  # fails, in the import's own words
+
+
 def resolve_target(config, accepts: Callable[[Any], bool], expected: str) -> Any:
     """``target`` names the object, or a function of no arguments returning it (so building
     an index can wait until ci-eval runs)."""

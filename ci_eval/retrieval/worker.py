@@ -383,9 +383,9 @@ def run_in_worker(config, queries: Sequence[Query], known_ids) -> Iterator[tuple
 def runner(config, queries: Sequence[Query], known_ids) -> Iterator[tuple[str, Retrieved]]:
     framework = _FRAMEWORKS.get(config.retriever.type)
     if framework is not None:
-        from ci_eval.retrieval.framework import require
+        from ci_eval.retrieval.framework import require_installed
 
-        require(*framework, config)
+        require_installed(*framework, config)
     if not queries:
         return iter(())
     return run_in_worker(config, queries, known_ids)
