@@ -97,14 +97,15 @@ def read_trec(qrels_path: str, topics_path: str, field: str = "title") -> list[I
     """One question per topic, in topics-file order."""
     from ci_eval.trec.parse import read_text_qrels_dict
 
-    qrels = read_text_qrels_dict(qrels_path)
+    qrels, repeats = read_text_qrels_dict(qrels_path)
     topics = read_topics(topics_path, field)
     missing = [qid for qid in qrels if qid not in topics]
     if missing:
         raise InputError(f"{len(missing)} judged topic(s) have no text in {topics_path} "
                          f"(first: {missing[0]!r})", qrels_path, f"topic {missing[0]}")
     # A topic without judgements comes too, with none: the import counts it as left out.
-    return [Imported(qid, text, tuple(qrels.get(qid, {}).items()), topics_path, place)
+    return [Imported(qid, text, tuple(qrels.get(qid, {}).items()), topics_path, place,
+                     repeated=repeats.get(qid, 0))
             for qid, (text, place) in topics.items()]
 
 

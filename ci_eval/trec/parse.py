@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -842,13 +843,45 @@ def read_run_pairs(path: str) -> dict[str, list[tuple[str, float]]]:
     return parse_run(data, str(path)).as_pairs()
 
 
-def read_text_qrels_dict(path: str) -> dict[str, dict[str, int]]:
+def read_text_qrels_dict(path: str) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
     """A qrels file as ``{qid: {docid: grade}}`` whose ids become text (a gold set's): bytes
-    that are not UTF-8 are an error at their line, as in ``read_run_pairs``."""
+    that are not UTF-8 are an error at their line, as in ``read_run_pairs``. A judgement
+    repeated with the same grade (qrels files concatenated, say) is kept once and counted,
+    ``{qid: repeats}`` beside the qrels; with another grade it is an error at its line, as
+    the other import formats say it."""
     data = _map(path, "qrels file")
     _require_utf8(data, str(path), "a gold set holds text ids")
+    text, repeats = _without_repeats(bytes(data).decode("utf-8"), str(path))
     with held_heap():
-        return parse_qrels(data, str(path)).as_dict()
+        return parse_qrels(text.encode("utf-8") if repeats else data, str(path)).as_dict(), repeats
+
+
+_TOKEN = re.compile(r"[^\x00-\x20]+")  # the splitter's tokens: bytes above 32 (see _split_general)
+_PLAIN_GRADE = re.compile(r"-?[0-9]{1,10}")
+
+
+def _without_repeats(text: str, source: str) -> tuple[str, dict[str, int]]:
+    """The qrels text with each line that repeats an earlier judgement's query, document
+    and grade made blank (blank lines are skipped, so every line keeps its number), and the
+    repeats per query. A line that is not a plain record is left for the parser to judge."""
+    lines = text.split("\n")
+    first: dict[tuple[str, str], tuple[int, int]] = {}
+    repeats: dict[str, int] = {}
+    for n, line in enumerate(lines, 1):
+        tokens = _TOKEN.findall(line)
+        if len(tokens) != 4 or tokens[0].startswith("#") or not _PLAIN_GRADE.fullmatch(tokens[3]) \
+                or not _whole(tokens[3].encode()):
+            continue
+        qid, doc, grade = tokens[0], tokens[2], int(tokens[3])
+        seen = first.setdefault((qid, doc), (grade, n))
+        if seen[1] == n:
+            continue
+        if seen[0] != grade:
+            raise InputError(f"chunk {doc!r} is judged {seen[0]} at line {seen[1]} and {grade} here: "
+                             "one grade per chunk", source, f"line {n}")
+        lines[n - 1] = ""
+        repeats[qid] = repeats.get(qid, 0) + 1
+    return "\n".join(lines), repeats
 
 
 def read_qrels_dict(path: str) -> dict[str, dict[str, int]]:

@@ -42,7 +42,11 @@ def test_identical_repeated_judgements_are_kept_once_and_counted_aloud(tmp_path)
     (tmp_path / "beir" / "queries.jsonl").write_text('{"_id": "q1", "text": "Refunds?"}\n')
     (tmp_path / "beir" / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tkb/a\t1\nq1\tkb/a\t1\n")
     (tmp_path / "rows.jsonl").write_text('{"id": "n1", "question": "Refunds?", "gold": ["kb/a", "kb/a", "kb/a"]}\n')
+    # qrels files concatenated: the repeat comes after a comment, spelt with a tab and a blank
+    (tmp_path / "qrels.txt").write_text("n1 0 kb/a 1\nn1 0 kb/b 2\n# the second export\nn1\t0  kb/a 1\n")
+    (tmp_path / "topics.tsv").write_text("n1\tRefunds?\n")
     for args, gold_value, repeated in [(["--format", "csv", "rows.csv"], {"kb/a": 1, "kb/b": 2}, 1),
+                                       (["--format", "trec", "qrels.txt", "topics.tsv"], {"kb/a": 1, "kb/b": 2}, 1),
                                        (["--format", "beir", "beir"], ["kb/a"], 1),
                                        (["--format", "jsonl", "rows.jsonl"], ["kb/a"], 2)]:
         out = f"{args[1]}.json"

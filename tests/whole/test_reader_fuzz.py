@@ -155,7 +155,7 @@ def _qrels(root):
     from ci_eval.trec.parse import read_qrels_dict, read_text_qrels_dict
 
     read_qrels_dict(str(root / "qrels.txt"))
-    read_text_qrels_dict(str(root / "qrels.txt"))
+    read_text_qrels_dict(str(root / "qrels.txt"))  # (qrels, repeats)
 
 
 def _topics(name):

@@ -121,7 +121,7 @@ def _column_values(columns: QuestionColumns) -> dict:
     return {**values, "table": (columns.table._rows, columns.table._flat.tobytes())}
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(VALID_BLOCKS, st.integers(0, 6), st.sampled_from([1, 2, 0.5]))
 def test_a_block_fills_the_columns_as_its_rows_do_one_by_one(blocks, depth, relevance):
     one_by_one, by_block = (QuestionColumns(MetricTable(["mrr", "hit@5", "map"])) for _ in range(2))

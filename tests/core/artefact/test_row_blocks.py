@@ -87,13 +87,13 @@ def _per_row(rows) -> bool:
     return all(row_acceptable(row, METRICS) is not None for row in rows)
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(BLOCKS)
 def test_a_block_is_accepted_exactly_when_every_row_is(rows):
     assert (checked_block(rows, METRICS) is not None) == _per_row(rows)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(ROWS, min_size=1, max_size=6))
 def test_valid_rows_are_accepted_and_cut_by_field(rows):
     if not _per_row(rows):  # a sum past the largest float

@@ -91,7 +91,7 @@ def _questions(rows):
     return out
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=gold_sets, count=st.integers(1, 16), order=st.randoms(use_true_random=False))
 def test_shards_partition_the_gold_set_and_merge_into_the_unsharded_run(rows, count, order):
     with tempfile.TemporaryDirectory() as tmp:
