@@ -46,9 +46,15 @@ def run(args) -> int:
     parts = [read_part(path) for path in args.parts]
     rows = [written_rows(p.source, p.ids, p.head.metrics) for p in parts]
     written = write_merged(args.out, parts, rows)
+    from ci_eval.core.artefact.repeat import repeat_failure
+
     errors = written.columns.errors.count
     if errors:
         print(f"ci-eval: error: the retriever failed on {errors} question(s); see {args.out}", file=sys.stderr)
+        return EXIT_RETRIEVER_FAILED
+    failed_again = repeat_failure(written.totals.head.repeat)
+    if failed_again:
+        print(f"ci-eval: error: {failed_again}; see {args.out}", file=sys.stderr)
         return EXIT_RETRIEVER_FAILED
     print(f"merged {len(args.parts)} part(s), {written.columns.asked} questions, into {args.out}")
     return EXIT_OK

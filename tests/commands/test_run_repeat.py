@@ -136,3 +136,42 @@ def test_parts_repeated_unlike_each_other_are_refused_by_merge(tmp_path):
     out = cli("merge", "part-1.json", "part-2.json", "--out", "merged.json", cwd=tmp_path)
     assert out.returncode == 2 and "--repeat" in out.stderr and "Traceback" not in out.stderr, out.stderr
     assert not (tmp_path / "merged.json").exists()
+
+
+FAILING = {"q1": "steady one", "q2": "fails two", "q3": "shuffle three", "q4": "fails four"}
+
+
+def _failing_project(folder):
+    project(folder)
+    (folder / "gold.json").write_text(json.dumps({"schema_version": 1, "questions": [
+        {"id": qid, "question": text, "gold": ["alpha"]} for qid, text in FAILING.items()]}))
+    return folder
+
+
+def test_a_retriever_failure_in_a_repeated_pass_fails_the_run(tmp_path):
+    _failing_project(tmp_path)
+    out = cli("run", "--repeat", "3", "--out", "run.json", "--quiet", cwd=tmp_path)
+    assert out.returncode == 4, out.stderr
+    failing = [qid for qid, text in FAILING.items() if "fails" in text]
+    (line,) = out.stderr.splitlines()
+    assert line.startswith(f"ci-eval: error: the retriever failed on {len(failing)} question(s) in a repeated "
+                           f"pass (run --repeat); first: {failing[0]}: ")
+    assert flaky_retriever.FAILURE in line and line.endswith("see run.json")
+    art = read_run(tmp_path / "run.json")
+    # the recorded pass answered every question; the failures are the further passes'
+    assert all(q["error"] is None for q in art["questions"])
+    assert art["repeat"]["failed"]["questions"] == len(failing)
+    assert art["repeat"]["failed"]["first"][0] == failing[0]
+    assert flaky_retriever.FAILURE in art["repeat"]["failed"]["first"][1]
+
+
+def test_a_failure_in_a_repeated_part_fails_the_merge_too(tmp_path):
+    _failing_project(tmp_path)
+    for n in (1, 2):
+        cli("run", "--repeat", "2", "--shard", f"{n}/2", "--out", f"part-{n}.json", "--quiet", cwd=tmp_path)
+    out = cli("merge", "part-1.json", "part-2.json", "--out", "merged.json", cwd=tmp_path)
+    assert out.returncode == 4, out.stderr
+    merged = read_run(tmp_path / "merged.json")["repeat"]["failed"]
+    failing = [qid for qid, text in FAILING.items() if "fails" in text]
+    assert merged["questions"] == len(failing) and merged["first"][0] == failing[0]
+    assert "in a repeated pass (run --repeat); first: " + failing[0] in out.stderr

@@ -7,7 +7,8 @@ Its rule, which the tests also read to derive what a repeated run must record:
 - "shuffle": the chunks below the first swap places on even passes (the ranking changes,
   the first gold chunk's rank does not);
 - "flip": every pass after the first ranks the gold chunk last (rank and hit@1 change);
-- "blink": even passes rank the gold chunk last, odd passes first.
+- "blink": even passes rank the gold chunk last, odd passes first;
+- "fails": every pass after the first raises ``FAILURE``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 from pathlib import Path
 
 CHUNKS = ["alpha", "beta", "gamma"]  # "alpha" is every question's gold chunk
+FAILURE = "the index went away"
 
 
 def ranking_for(question: str, number: int) -> list[str]:
@@ -37,5 +39,8 @@ def _next_pass(question: str) -> int:
 
 
 def flaky(question: str, k: int, **params) -> list[tuple[str, float]]:
-    ids = ranking_for(question, _next_pass(question))[:k]
+    number = _next_pass(question)
+    if "fails" in question and number > 1:
+        raise ConnectionError(FAILURE)
+    ids = ranking_for(question, number)[:k]
     return [(cid, 1.0 - position / 10) for position, cid in enumerate(ids)]

@@ -144,9 +144,14 @@ def _merged_repeat(parts: list[Part]) -> dict | None:
                          odd.source, "repeat")
     position = {qid: pos for p in parts for qid, pos in zip(p.head.shard.ids, p.head.shard.positions)}
     flapping = sorted((entry for p in used for entry in p.head.repeat.flapping), key=lambda e: position[e[0]])
-    return {"passes": used[0].head.repeat.passes, "questions": sum(p.head.repeat.questions for p in used),
-            "changed": sum(p.head.repeat.changed for p in used),
-            "flapping": [list(entry) for entry in flapping[:MAX_CHANGED_IDS]]}
+    out = {"passes": used[0].head.repeat.passes, "questions": sum(p.head.repeat.questions for p in used),
+           "changed": sum(p.head.repeat.changed for p in used),
+           "flapping": [list(entry) for entry in flapping[:MAX_CHANGED_IDS]]}
+    failed = [p.head.repeat.failed for p in used if p.head.repeat.failed is not None]
+    if failed:
+        first = min(failed, key=lambda f: position[f[1]])
+        out["failed"] = {"questions": sum(f[0] for f in failed), "first": list(first[1:])}
+    return out
 
 
 def check_parts(parts: list[Part]) -> list[ShardRecord]:

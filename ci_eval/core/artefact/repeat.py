@@ -5,7 +5,9 @@ question at a time: its ranked ids (to the run's depth, in order) and its outcom
 of the first gold chunk and hit@k). A question whose ranked ids differ in any pass is
 "changed" (flapping); the record keeps, for each changed question, in how many passes the
 ranking differed and in how many the outcome did, so a reader can tell a reshuffle below
-the gold chunk from a question that is sometimes found and sometimes not.
+the gold chunk from a question that is sometimes found and sometimes not. A question the
+retriever failed on in a further pass is counted under ``failed`` (with the first such
+question and its error): the run fails for it as it would for a failure in the first pass.
 
 Only a hash of each first-pass ranking is held, so repeating a large run costs a few
 machine words a question, never its rankings.
@@ -51,6 +53,7 @@ class RepeatTally:
     passes: int = 1
     _first: dict = field(default_factory=dict)
     _changed: dict = field(default_factory=dict)  # id -> [ranking passes, outcome passes]
+    _failed: dict = field(default_factory=dict)  # id -> its first error in a further pass
 
     def first(self, rows):
         """Pass ``rows`` (the recorded pass) through, keeping each one's signature."""
@@ -67,6 +70,8 @@ class RepeatTally:
             before = self._first.get(qid)
             if before is None:
                 continue  # not in the recorded pass: nothing to compare with
+            if row[_ERROR] is not None:
+                self._failed.setdefault(qid, row[_ERROR])
             ranking, outcome = _signature(row, self.k, self.depth)
             if ranking != before[0] or outcome != before[1]:
                 counts = self._changed.setdefault(qid, [0, 0])
@@ -76,8 +81,22 @@ class RepeatTally:
     def record(self) -> dict:
         """The artefact's ``repeat`` key, in the order the first pass asked."""
         named = [[qid, *self._changed[qid]] for qid in self._first if qid in self._changed]
-        return {"passes": self.passes, "questions": len(self._first), "changed": len(named),
-                "flapping": named[:MAX_CHANGED_IDS]}
+        out = {"passes": self.passes, "questions": len(self._first), "changed": len(named),
+               "flapping": named[:MAX_CHANGED_IDS]}
+        first_failed = next((qid for qid in self._first if qid in self._failed), None)
+        if first_failed is not None:
+            out["failed"] = {"questions": len(self._failed), "first": [first_failed, self._failed[first_failed]]}
+        return out
+
+
+def repeat_failure(repeat) -> str | None:
+    """The error line of a repeated run whose retriever failed in a further pass (None
+    when it did not)."""
+    if repeat is None or repeat.failed is None:
+        return None
+    count, qid, message = repeat.failed
+    return (f"the retriever failed on {count} question(s) in a repeated pass (run --repeat); "
+            f"first: {qid}: {message}")
 
 
 def repeat_line(repeat) -> str:

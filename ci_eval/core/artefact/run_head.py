@@ -46,6 +46,8 @@ class Repeat:
     questions: int
     changed: int
     flapping: tuple[tuple[str, int, int], ...]
+    # (questions the retriever failed on in a further pass, the first one's id, its error)
+    failed: tuple[int, str, str] | None = None
 
     @property
     def deterministic(self) -> bool:
@@ -132,8 +134,10 @@ def read_repeat(raw) -> Repeat | None:
     """A schema-checked ``repeat`` key, typed (None: the run was not repeated)."""
     if not isinstance(raw, dict):
         return None
+    failed = raw.get("failed")
     return Repeat(raw["passes"], raw["questions"], raw["changed"],
-                  tuple((str(qid), int(ranking), int(outcome)) for qid, ranking, outcome in raw["flapping"]))
+                  tuple((str(qid), int(ranking), int(outcome)) for qid, ranking, outcome in raw["flapping"]),
+                  None if failed is None else (int(failed["questions"]), *map(str, failed["first"])))
 
 
 def read_run_head(data: dict) -> RunHead:
