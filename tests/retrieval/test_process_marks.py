@@ -11,7 +11,9 @@ import pytest
 from projects import GOOD_RETRIEVER, cli, write_config, write_gold, write_module, write_script
 
 # A daemon's double fork: the grandchild calls setsid(), so it is in no group of the
-# retriever's, writes its pid and sleeps for an hour.
+# retriever's, writes its pid (whole, by a rename) and sleeps for an hour. The retriever
+# goes on only once the pid is written: on a loaded machine the run could otherwise end,
+# and end the daemon, before the test learns which process to look for.
 DAEMON = """
 import os, time
 
@@ -19,10 +21,14 @@ def start_daemon(pid_file):
     if os.fork() == 0:
         os.setsid()
         if os.fork() == 0:
-            with open(pid_file, "w") as fh:
+            with open(pid_file + ".part", "w") as fh:
                 fh.write(str(os.getpid()))
+            os.replace(pid_file + ".part", pid_file)
             time.sleep(3600)
         os._exit(0)
+    deadline = time.monotonic() + 30
+    while not os.path.exists(pid_file) and time.monotonic() < deadline:
+        time.sleep(0.01)
 """
 
 
