@@ -80,8 +80,10 @@ class GoldStore:
         """What to write for ``new``: the one gold-set writer's text (core/gold/goldformat.gold_text),
         which keeps the layout of a file laid out otherwise and changes only the lines that
         carry the change."""
-        foreign = self._cached[2] if self._cached is not None else None
-        return dumps_gold_set(new) if foreign is None else gold_text(new, foreign)
+        if self._cached is None or self._cached[2] is None:
+            return dumps_gold_set(new)
+        _, old, foreign = self._cached
+        return gold_text(new, foreign, old)
 
     def create(self, doc: dict) -> None:
         """Start a gold set that does not exist yet (never replaces one that does)."""

@@ -58,23 +58,28 @@ def dumps_gold_set(doc: dict) -> str:
     return _lines_of(parts, "  ", "{", "}") + "\n"
 
 
-def gold_text(doc: dict, previous: str | None) -> str:
+def gold_text(doc: dict, previous: str | None, old: dict | None = None) -> str:
     """The text to write for ``doc`` over a file that held ``previous`` (None: no file yet).
 
     Every gold-set writer goes through here. A file in this module's layout is written in
     it (the lines that carry a change are the ones that change); a file laid out another way
     keeps its layout, only the text of what changed rewritten (core/gold/json_layout.py); a file
-    that cannot be followed that way is written in this module's layout."""
+    that cannot be followed that way is written in this module's layout.
+
+    ``old``: the document ``previous`` holds, from a caller that has it and knows the file
+    is laid out another way (the labelling page's store): the file is then not parsed and
+    laid out again to find that out on every key."""
     from ci_eval.core.gold.json_layout import LayoutLost, patch_text
 
     if previous is None:
         return dumps_gold_set(doc)
-    try:
-        old = json.loads(previous)
-    except ValueError:
-        return dumps_gold_set(doc)
-    if dumps_gold_set(old) == previous:
-        return dumps_gold_set(doc)
+    if old is None:
+        try:
+            old = json.loads(previous)
+        except ValueError:
+            return dumps_gold_set(doc)
+        if dumps_gold_set(old) == previous:
+            return dumps_gold_set(doc)
     try:
         return patch_text(previous, old, doc)
     except LayoutLost:
