@@ -15,8 +15,16 @@ writes:
   DIR/scores.svg   top-score distributions, answerable vs unanswerable
   DIR/trend.svg    headline metrics over the recent runs (here: base, then head)
 
+With --sweep, the demo's configurations side by side instead (`ci-eval sweep` over
+ci_eval/demo/sweep/: its BM25, the head's re-chunking, stopwords kept, titles not boosted,
+no stemming), one table in the seeds' shape; the rows' artefacts go to DIR/sweep/.
+
 example:
-  ci-eval demo --out demo-out"""
+  ci-eval demo --out demo-out
+  ci-eval demo --sweep --out demo-out"""
+
+# The sweep's rows, the first the reference (ci_eval/demo/sweep/NAME.toml).
+SWEEP_ROWS = ("bm25", "bm25-rechunked", "bm25-keep-stopwords", "bm25-no-title-boost", "bm25-no-stemming")
 
 
 def register(sub) -> None:
@@ -26,13 +34,28 @@ def register(sub) -> None:
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", metavar="DIR", default="ci-eval-demo", help="output folder (default: %(default)s)")
     p.add_argument("--quiet", action="store_true", help="write the files without printing the comment")
+    p.add_argument("--sweep", action="store_true",
+                   help="print the table of the demo's configurations side by side (ci-eval sweep) instead")
     p.set_defaults(func=run)
+
+
+def run_sweep(args) -> int:
+    from importlib import resources
+    from pathlib import Path
+
+    from ci_eval.retrieval.sweep_run import SweepRequest, sweep
+
+    folder = resources.files("ci_eval.demo").joinpath("sweep")
+    configs = tuple(str(folder.joinpath(f"{name}.toml")) for name in SWEEP_ROWS)
+    return sweep(SweepRequest(configs=configs, folder=str(Path(args.out) / "sweep"), quiet=args.quiet))
 
 
 def run(args) -> int:
     import sys
     from pathlib import Path
 
+    if args.sweep:
+        return run_sweep(args)
     from ci_eval.core.artefact.artefact import carry_history
     from ci_eval.demo.run import demo_artefact, demo_config_path
     from ci_eval.inputs.artefact_file import read_run

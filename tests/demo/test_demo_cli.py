@@ -121,3 +121,30 @@ def test_demo_shows_the_reingestion_and_its_remap(demo):
         assert f"{old}/1, {old}/2" in out.stdout
     n = len(stale)
     assert f"{n} of the {n} distinct stale gold ids have an automatic remap" in (folder / "comment.md").read_text()
+
+
+def test_demo_sweep_tabulates_its_configurations_from_their_own_rows(tmp_path):
+    from ci_eval.commands.demo import SWEEP_ROWS
+
+    guard = tmp_path / "guard"
+    guard.mkdir()
+    (guard / "sitecustomize.py").write_text(NO_NETWORK)
+    env = {**os.environ, "PYTHONPATH": str(guard)}
+    out = subprocess.run([sys.executable, "-m", "ci_eval", "demo", "--sweep", "--quiet", "--out", str(tmp_path / "out")],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert out.returncode == 0, out.stderr
+    rows = [line.split("|")[1:-1] for line in out.stdout.splitlines() if line.startswith("| ") and "---" not in line]
+    header, body = rows[0], rows[1:]
+    assert [c.strip() for c in header] == ["#", "configuration", "recall@5", "mrr"]
+    assert [c.strip() for c in (r[1] for r in body)] == list(SWEEP_ROWS)
+    # Each cell is its row's mean over the questions every row measured, read back from the
+    # rows' own artefacts (plain text files in the folder, not the table's code).
+    runs = [read_run(tmp_path / "out" / "sweep" / f"row-{n:02d}.json") for n in range(1, len(SWEEP_ROWS) + 1)]
+    measured = [{q["id"]: q for q in run["questions"] if q["status"] == "ok"} for run in runs]
+    common = set.intersection(*(set(m) for m in measured))
+    assert f"Means over the {len(common)} questions every row measured" in out.stdout
+    for row, by_id in zip(body, measured):
+        for column, metric in ((2, "recall@5"), (3, "mrr")):
+            mean = sum(by_id[q]["metrics"][metric] for q in common) / len(common)
+            assert row[column].split()[0] == f"{mean:.3f}", (row, metric)
+    assert (tmp_path / "out" / "sweep" / "sweep.svg").is_file()
