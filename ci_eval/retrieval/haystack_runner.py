@@ -5,7 +5,12 @@ type is used.
 
 The depth is asked through ``top_k``. ``params`` are the component's ``run`` arguments, or for
 a pipeline ``{component = {input = value}}`` over its unconnected inputs; one the object
-would not take, ``top_k`` or the question's input is refused (exit 2)."""
+would not take, ``top_k`` or the question's input is refused (exit 2).
+
+A pipeline's stages are its components: a ``[[stages]]`` name that is a component with a
+``documents`` output (a retriever before a ranker, say) is read from the pipeline's run
+(``include_outputs_from``), that component's documents the stage's ranked list; a name
+that is no such component is refused at its place (docs/stages.md)."""
 
 from __future__ import annotations
 
@@ -70,6 +75,7 @@ def _pipeline_call(pipeline, config) -> Callable[[str, int, dict], dict]:
                          config.source, "retriever.target")
     (output,) = document_outputs
     refuse_params(config, _pipeline_params(inputs, config))
+    staged = _stage_components(pipeline, config)
 
     def call(question: str, depth: int, params: dict) -> dict:
         data = {}
@@ -78,9 +84,30 @@ def _pipeline_call(pipeline, config) -> Callable[[str, int, dict], dict]:
             if "top_k" in sockets:
                 given["top_k"] = depth
             data[name] = {**given, **params.get(name, {})}
-        return pipeline.run(data)[output]
+        if not staged:
+            return pipeline.run(data)[output]
+        ran = pipeline.run(data, include_outputs_from=set(staged))
+        return {**ran[output], "stages": {name: ran.get(name, {}).get("documents") for name in staged}}
 
     return call
+
+
+def _stage_components(pipeline, config) -> list[str]:
+    """The ``[[stages]]`` read from the answer, each a component of the pipeline with a
+    ``documents`` output; any other name is bad input at its place."""
+    from ci_eval.core.measure.stages import FINAL
+
+    outputs = pipeline.outputs(include_components_with_connected_outputs=True)
+    listing = sorted(name for name, sockets in outputs.items() if "documents" in sockets)
+    staged = []
+    for spec in config.stages:
+        if spec.chars is not None or spec.name == FINAL:
+            continue  # packed from the final list, or the final list itself
+        if spec.name not in listing:
+            raise InputError(f"stage {spec.name!r} is not a component of the pipeline with a \"documents\" "
+                             f"output (they are: {', '.join(listing)})", config.source, "stages")
+        staged.append(spec.name)
+    return staged
 
 
 def prepare(config) -> Callable:
@@ -96,11 +123,22 @@ def prepare(config) -> Callable:
     call = _pipeline_call(obj, config) if isinstance(obj, PipelineBase) else _component_call(obj, config)
     r = config.retriever
 
-    def search(question: str, depth: int, **params) -> list:
+    def ranked_documents(documents, cut: int | None = None) -> list:
+        return ranked(((d, getattr(d, "score", None)) for d in documents[:cut]), r.id_from, r.score)
+
+    def search(question: str, depth: int, **params):
         out = call(question, depth, params)
         if not isinstance(out, dict) or not isinstance(out.get("documents"), list):
             raise ResultError('expected {"documents": [...]} from the retriever')
-        return ranked(((d, getattr(d, "score", None)) for d in out["documents"][:depth]), r.id_from, r.score)
+        final = ranked_documents(out["documents"], depth)
+        if "stages" not in out:
+            return final
+        stages = {}
+        for name, documents in out["stages"].items():
+            if not isinstance(documents, list):
+                raise ResultError(f'expected {{"documents": [...]}} from the pipeline\'s component {name!r}')
+            stages[name] = ranked_documents(documents)
+        return {"stages": stages, "results": final}
 
     return search
 

@@ -8,7 +8,7 @@ os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
 pytest.importorskip("haystack", reason="haystack-ai is not installed (pip install -e '.[test]')")
 
 from framework_corpus import GOLD  # noqa: E402
-from framework_projects import errors, rankings, run_project  # noqa: E402
+from framework_projects import assert_refused_by_check_and_run, errors, rankings, run_project  # noqa: E402
 
 QUESTIONS = {q["id"]: q["question"] for q in GOLD["questions"]}
 
@@ -83,3 +83,33 @@ def test_params_the_component_would_not_receive_are_refused_by_check_and_run(tmp
 
     assert_refused_by_check_and_run(
         tmp_path, f'type = "haystack"\ntarget = "retrievers_haystack:{target}"\nparams = {params}', place, reason)
+
+
+STAGED = ('type = "haystack"\ntarget = "retrievers_haystack:demoting"\ndepth = 3\n'
+          '[[stages]]\nname = "retriever"\ndepth = 3\n[[stages]]\nname = "ranker"\ndepth = 1\n')
+
+
+def test_a_pipeline_s_components_are_its_stages_and_the_ranker_is_named_for_its_loss(tmp_path):
+    import retrievers_haystack
+
+    done, art = run_project(tmp_path, STAGED)
+    assert done.returncode == 0, done.stderr
+    assert [s["name"] for s in art["stages"]["chain"]] == ["retriever", "ranker", "results"]
+    ranker = retrievers_haystack.DemotingRanker(retrievers_haystack.DEMOTED)
+    for q in GOLD["questions"]:
+        # what each component gives when asked directly, in this process
+        pool = retrievers_haystack.bm25.run(query=q["question"], top_k=3)["documents"]
+        after = ranker.run(documents=pool)["documents"]
+        gold = q["gold"][0]
+        ranks = [[r for r, d in enumerate(docs[:depth], 1) if d.id == gold] for docs, depth in
+                 ((pool, 3), (after, 1), (after, 1))]
+        assert art["stages"]["questions"][q["id"]]["ranks"] == ranks, q["id"]
+    # the rotation question's gold was in the pool and the ranker demoted it out of the top 1
+    rotate = art["stages"]["questions"]["q-rotate"]["ranks"]
+    assert rotate[0] and not rotate[1] and not rotate[2]
+
+
+def test_a_stage_that_is_no_component_of_the_pipeline_is_refused(tmp_path):
+    assert_refused_by_check_and_run(
+        tmp_path, STAGED.replace('name = "ranker"', 'name = "reranker"'), "stages",
+        "stage 'reranker' is not a component of the pipeline with a \"documents\" output (they are: ranker, retriever)")
