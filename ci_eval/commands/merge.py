@@ -31,6 +31,7 @@ def register(sub) -> None:
 def run(args) -> int:
     import os
 
+    from ci_eval.core.artefact.repeat import repeat_failure
     from ci_eval.errors import EXIT_OK, EXIT_RETRIEVER_FAILED, InputError
     from ci_eval.inputs.artefact_out import write_merged, written_rows
     from ci_eval.inputs.artefact_stream import read_part
@@ -46,8 +47,6 @@ def run(args) -> int:
     parts = [read_part(path) for path in args.parts]
     rows = [written_rows(p.source, p.ids, p.head.metrics) for p in parts]
     written = write_merged(args.out, parts, rows)
-    from ci_eval.core.artefact.repeat import repeat_failure
-
     errors = written.columns.errors.count
     if errors:
         print(f"ci-eval: error: the retriever failed on {errors} question(s); see {args.out}", file=sys.stderr)
