@@ -1,6 +1,11 @@
-"""Retriever type ``llamaindex``: a ``BaseRetriever``, an index (its ``as_retriever``), or a
-function returning one; results are ``NodeWithScore``s. llama-index-core is imported only
-when this type is used.
+"""Retriever type ``llamaindex``: a ``BaseRetriever``, an index (its ``as_retriever``), a
+``RetrieverQueryEngine``, or a function returning one; results are ``NodeWithScore``s.
+llama-index-core is imported only when this type is used.
+
+A query engine is asked as its ``retrieve`` asks: its retriever, then its node
+postprocessors in order (no model is called). Its stages are ``retriever`` and each
+postprocessor by its class name (``SimilarityPostprocessor``, a reranker's), the nodes after
+it; a ``[[stages]]`` name that is neither is refused (docs/stages.md).
 
 The depth is asked through ``similarity_top_k`` (given to an index's ``as_retriever``, raised
 on a retriever that has a lower one); ``params`` are ``as_retriever``'s other arguments. A
@@ -47,14 +52,35 @@ def _ignored(obj, built, params: dict) -> dict[str, str]:
             for name in params if name not in named}
 
 
+def _stage_names(postprocessors, config) -> list[str]:
+    """The ``[[stages]]`` read from the answer: ``retriever`` or a postprocessor's class name;
+    any other is bad input at its place."""
+    from ci_eval.core.measure.stages import FINAL
+
+    offered = ["retriever", *dict.fromkeys(type(p).__name__ for p in postprocessors)]
+    named = [s.name for s in config.stages if s.chars is None and s.name != FINAL]
+    for name in named:
+        if name not in offered:
+            raise InputError(f"stage {name!r} is neither the query engine's retriever nor one of its node "
+                             f"postprocessors (they are: {', '.join(offered)})", config.source, "stages")
+    return named
+
+
 def prepare(config) -> Callable:
     """The object ``target`` names (built by its factory), checked and ready to ask: what
     `run` does before the first question, and what `check` does in its place."""
     require("llama_index.core", "llama-index-core", config)
     from llama_index.core.base.base_retriever import BaseRetriever
+    from llama_index.core.query_engine import RetrieverQueryEngine
+    from llama_index.core.schema import QueryBundle
 
-    obj = resolve_target(config, lambda o: isinstance(o, BaseRetriever) or hasattr(o, "as_retriever"),
-                         "a LlamaIndex BaseRetriever or index")
+    obj = resolve_target(config, lambda o: isinstance(o, (BaseRetriever, RetrieverQueryEngine))
+                         or hasattr(o, "as_retriever"), "a LlamaIndex BaseRetriever, index or RetrieverQueryEngine")
+    postprocessors: list = []
+    if isinstance(obj, RetrieverQueryEngine):
+        # LlamaIndex keeps them private; retrieve() applies them in this order
+        obj, postprocessors = obj.retriever, list(obj._node_postprocessors)
+    staged = _stage_names(postprocessors, config) if postprocessors else []
     r = config.retriever
     refused = depth_knob(config, "similarity_top_k")
     params = {n: v for n, v in r.params.items() if n not in refused}
@@ -67,9 +93,20 @@ def prepare(config) -> Callable:
                          config.source, "retriever.params") from None
     refuse_params(config, refused | _ignored(obj, retriever, params))
 
-    def search(question: str, depth: int, **_given) -> list:  # the params went to as_retriever
-        nodes = retriever.retrieve(question)[:depth]
+    def ranked_nodes(nodes) -> list:
         return ranked(((n, getattr(n, "score", None)) for n in nodes), r.id_from, r.score)
+
+    def search(question: str, depth: int, **_given):  # the params went to as_retriever
+        asked = QueryBundle(question)
+        nodes = retriever.retrieve(asked)
+        lists = {"retriever": nodes}
+        for post in postprocessors:
+            nodes = post.postprocess_nodes(nodes, query_bundle=asked)
+            lists.setdefault(type(post).__name__, nodes)
+        final = ranked_nodes(nodes[:depth])
+        if not staged:
+            return final
+        return {"stages": {name: ranked_nodes(lists[name]) for name in staged}, "results": final}
 
     return search
 

@@ -5,7 +5,7 @@ import pytest
 pytest.importorskip("llama_index.core", reason="llama-index-core is not installed (pip install -e '.[test]')")
 
 from framework_corpus import GOLD, by_cosine  # noqa: E402
-from framework_projects import errors, rankings, run_project  # noqa: E402
+from framework_projects import assert_refused_by_check_and_run, errors, rankings, run_project  # noqa: E402
 
 QUESTIONS = {q["id"]: q["question"] for q in GOLD["questions"]}
 
@@ -59,3 +59,35 @@ def test_params_the_retriever_would_not_receive_are_refused_by_check_and_run(tmp
 
     assert_refused_by_check_and_run(
         tmp_path, f'type = "llamaindex"\ntarget = "retrievers_llamaindex:{target}"\nparams = {params}', place, reason)
+
+
+ENGINE = ('type = "llamaindex"\ntarget = "retrievers_llamaindex:engine"\ndepth = 3\n'
+          '[[stages]]\nname = "retriever"\ndepth = 3\n[[stages]]\nname = "SimilarityPostprocessor"\ndepth = 3\n')
+
+
+def test_a_query_engine_s_postprocessors_are_its_stages_and_the_cutoff_is_named_for_its_loss(tmp_path):
+    import retrievers_llamaindex
+
+    done, art = run_project(tmp_path, ENGINE)
+    assert done.returncode == 0, done.stderr
+    assert [s["name"] for s in art["stages"]["chain"]] == ["retriever", "SimilarityPostprocessor", "results"]
+    retriever = retrievers_llamaindex.index().as_retriever(similarity_top_k=3)
+    for q in GOLD["questions"]:
+        # the retriever asked directly, in this process; the cutoff applied by hand
+        pool = [n.node.node_id for n in retriever.retrieve(q["question"])]
+        scores = {n.node.node_id: n.score for n in retriever.retrieve(q["question"])}
+        kept = [cid for cid in pool if scores[cid] >= retrievers_llamaindex.CUTOFF]
+        gold = q["gold"][0]
+        ranks = [[r for r, cid in enumerate(ids, 1) if cid == gold] for ids in (pool, kept, kept[:1])]
+        assert art["stages"]["questions"][q["id"]]["ranks"] == ranks, q["id"]
+        assert [r["id"] for r in art["questions"][[x["id"] for x in art["questions"]].index(q["id"])]["ranking"]] == kept
+    # the refund question's gold is in the pool below the cutoff: the postprocessor lost it
+    refund = art["stages"]["questions"]["q-refund"]["ranks"]
+    assert refund[0] and not refund[1]
+
+
+def test_a_stage_that_is_neither_the_retriever_nor_a_postprocessor_is_refused(tmp_path):
+    assert_refused_by_check_and_run(
+        tmp_path, ENGINE.replace('name = "SimilarityPostprocessor"', 'name = "rerank"'), "stages",
+        "stage 'rerank' is neither the query engine's retriever nor one of its node postprocessors "
+        "(they are: retriever, SimilarityPostprocessor)")
