@@ -87,7 +87,10 @@ def _pipeline_call(pipeline, config) -> Callable[[str, int, dict], dict]:
         if not staged:
             return pipeline.run(data)[output]
         ran = pipeline.run(data, include_outputs_from=set(staged))
-        return {**ran[output], "stages": {name: ran.get(name, {}).get("documents") for name in staged}}
+        # a component that did not run for this question (a branch not taken) is a stage the
+        # answer lacks: skipped for the question, as any answer's missing stage is
+        return {**ran[output], "stages": {name: ran[name]["documents"] for name in staged
+                                          if isinstance(ran.get(name), dict) and "documents" in ran[name]}}
 
     return call
 
