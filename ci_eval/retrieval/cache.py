@@ -37,6 +37,7 @@ import threading
 import time
 from array import array
 from collections.abc import Callable, Iterator, Sequence
+from itertools import chain
 from pathlib import Path
 
 from ci_eval.core.artefact.results import DUPLICATES, ResultError, Retrieved, clean, clean_batch
@@ -47,7 +48,8 @@ FILE_NAME = "retrieval-cache.sqlite3"
 MAX_AGE_DAYS = 30
 _DAY = 86_400.0
 _TABLE = "entries_v2"  # a new layout of the row is a new table: old rows are never misread
-_FLUSH_EVERY = 2048  # answers handed to the writer at a time
+_FLUSH_EVERY = 16_384  # answers handed to the writer at a time (sorted by key: the larger, the closer
+# together their pages; 16,384 entries are about 5 MB)
 # Answers a transaction holds (or what came within _COMMIT_SECONDS; another run writing to
 # the same store waits no longer than that). Keys are hashes, so every transaction touches
 # pages all over the table and the journal holds each of them again: at 2,048 a transaction
@@ -177,10 +179,11 @@ class RetrievalCache:
             # An entry holds the final list only: an answer that reports its stages or calls
             # is asked again, so the stage records never cover just the uncached questions.
             return
-        duplicates = next((int(w.split()[0]) for w in result.warnings if w.endswith(_DUPLICATE_NOTE)), 0)
+        duplicates = 0
+        if result.warnings:
+            duplicates = next((int(w.split()[0]) for w in result.warnings if w.endswith(_DUPLICATE_NOTE)), 0)
         self._pending.append((key or self.key(query.question), query.question, float(self._now()),
-                              _ids_json(result.ids),
-                              _score_bytes(result.scores), duplicates))
+                              _ids_json(result.ids), _score_bytes(result.scores), duplicates))
         if len(self._pending) >= _FLUSH_EVERY:
             self.flush()
 
@@ -189,6 +192,9 @@ class RetrievalCache:
         if self._pending:
             if self._writer is None:
                 self._writer = _Writer(self.path)
+            # in key order: the inserts then walk the table's pages in order (half the
+            # time of inserting in question order, whose keys are scattered)
+            self._pending.sort()
             self._writer.queue.put(self._pending)
             self._pending = []
 
@@ -276,6 +282,20 @@ class RetrievalCache:
 
 
 _INSERT = f"INSERT OR REPLACE INTO {_TABLE} VALUES (?, ?, ?, ?, ?, ?)"
+# Rows an INSERT statement holds (6 values each, under SQLite's oldest limit of 999
+# parameters): the writer thread holds the interpreter lock to bind a statement's values
+# and lets go of it while SQLite inserts them, so a statement of many rows is one hand-off
+# of the lock where one row a statement was one hand-off a row, each a wait on the run.
+_ROWS = 128
+_INSERT_ROWS = f"INSERT OR REPLACE INTO {_TABLE} VALUES " + ",".join(["(?, ?, ?, ?, ?, ?)"] * _ROWS)
+
+
+def _insert(db: sqlite3.Connection, batch: list) -> None:
+    whole = len(batch) - len(batch) % _ROWS
+    db.executemany(_INSERT_ROWS, (tuple(chain.from_iterable(batch[start:start + _ROWS]))
+                                  for start in range(0, whole, _ROWS)))
+    if whole < len(batch):
+        db.executemany(_INSERT, batch[whole:])
 
 
 class _Writer:
@@ -302,7 +322,7 @@ class _Writer:
                 if not in_transaction:
                     db.execute("BEGIN")
                     open_since = time.monotonic()
-                db.executemany(_INSERT, batch)
+                _insert(db, batch)
                 in_transaction += len(batch)
                 if in_transaction >= _COMMIT_EVERY or time.monotonic() - open_since >= _COMMIT_SECONDS:
                     db.execute("COMMIT")

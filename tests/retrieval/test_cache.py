@@ -101,6 +101,24 @@ def test_the_config_names_the_cache_folder_and_shards_share_it(tmp_path, calls):
     assert "cache" not in run["config"]["retriever"]
 
 
+def test_batches_written_many_rows_a_statement_read_back_whole(tmp_path, calls):
+    from ci_eval.retrieval.cache import _ROWS
+
+    # two full statements of rows and a remainder written one row a statement
+    count = 2 * _ROWS + 3
+    questions = [{"id": f"m{i:03d}", "question": f"{('alpha', 'beta', 'gamma')[i % 3]} many {i}",
+                  "gold": ["alpha"]} for i in range(count)]
+    config = write(tmp_path / "p", questions)
+    cache = str(tmp_path / "cache")
+    first = run_in_process(config, cache_dir=cache)
+    assert first["cache"] == {"hits": 0, "misses": count}
+    assert len(_entries(Path(cache))) == count
+    calls.clear()
+    second = run_in_process(config, cache_dir=cache)
+    assert calls == [] and second["cache"] == {"hits": count, "misses": 0}
+    assert [r["ranking"] for r in second["questions"]] == [r["ranking"] for r in first["questions"]]
+
+
 def _entries(cache: Path) -> list[tuple]:
     with closing(sqlite3.connect(cache / FILE_NAME)) as db:
         return db.execute("SELECT key, ids, written FROM entries_v2").fetchall()
