@@ -22,6 +22,9 @@ from ci_eval.inputs.loaders import MAX_ARTEFACT_BYTES
 RUN_MEMBER = "ci-eval-run.json"
 COMMENT_MEMBER = "comment.md"
 PR_MEMBER = "pr.json"
+# The branch's recent runs question by question (core/compare/recent_runs.py), when it fits
+QUESTIONS_MEMBER = "ci-eval-questions.json"
+MAX_QUESTIONS_BYTES = 8 * 1024 * 1024
 
 # The run artefact is the largest member; its limit is the one the writer checks too
 # (inputs/loaders.py, MAX_ARTEFACT_BYTES), so nothing written is ever skipped when read.

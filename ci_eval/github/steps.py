@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ci_eval.core.artefact.artefact import Artefact, read_artefact
 from ci_eval.core.compare.baseline import BaselineKind
+from ci_eval.core.compare.recent_runs import RecentRuns, extend, read_recent
 from ci_eval.core.textfmt import plural
 from ci_eval.errors import (
     EXIT_GATE_FAILED,
@@ -23,7 +24,9 @@ from ci_eval.errors import (
 )
 from ci_eval.github.artifact_zip import (
     COMMENT_MEMBER,
+    MAX_QUESTIONS_BYTES,
     PR_MEMBER,
+    QUESTIONS_MEMBER,
     RUN_MEMBER,
     read_artifact_zip,
 )
@@ -38,7 +41,7 @@ from ci_eval.github.env import (
 from ci_eval.github.job import MAX_ARTIFACT_ZIP, job_git, log
 
 # What the action's own artifact may hold besides the run artefact.
-BUNDLE_MEMBERS = (COMMENT_MEMBER, PR_MEMBER, "summary.md", "scores.svg", "trend.svg")
+BUNDLE_MEMBERS = (COMMENT_MEMBER, PR_MEMBER, QUESTIONS_MEMBER, "summary.md", "scores.svg", "trend.svg")
 # How many candidate runs to try before saying "no baseline": each costs two requests.
 MAX_BASELINE_TRIES = 10
 # One page of the runs listing; older base commits are asked for by SHA.
@@ -54,6 +57,8 @@ class Baseline:
     # The stored artefact's bytes: read again when the head asks for more top results per
     # question than the base kept (judged@k at the head's k)
     raw: bytes | None = field(default=None, repr=False)
+    # The branch's recent runs question by question, as the stored artifact kept them
+    recent: RecentRuns | None = field(default=None, repr=False)
 
     def at_k(self, k: int) -> Artefact | None:
         """The base keeping at least ``k`` top results a question."""
@@ -129,8 +134,36 @@ def find_baseline(port, event: Event, workflow: str | None, artifact_name: str, 
             log(f"ci-eval: warning: skipping the baseline from run {run.id}: {exc}")
             skipped.append(run.id)
             continue
-        return Baseline(base, choice.kind, choice.reason, run.html_url, raw)
+        return Baseline(base, choice.kind, choice.reason, run.html_url, raw,
+                        _stored_recent(members.get(QUESTIONS_MEMBER), source))
     return Baseline(None, "none", f"no baseline: the last {MAX_BASELINE_TRIES} candidate runs had no usable artefact")
+
+
+def _stored_recent(raw: bytes | None, source: str) -> RecentRuns | None:
+    """The stored artifact's per-question window; one that cannot be read is said and left
+    out (the comparison does not need it: only the notes beside regressions do)."""
+    if raw is None:
+        return None
+    try:
+        return read_recent(json.loads(raw))
+    except (ValueError, RecursionError) as exc:  # RecentError and bad JSON alike
+        log(f"ci-eval: warning: {QUESTIONS_MEMBER} of {source} is not used: {exc}")
+        return None
+
+
+def write_recent(out_dir: Path, previous: RecentRuns | None, head: Artefact) -> RecentRuns | None:
+    """This run added to its branch's window, written beside the artefact for the next run
+    (a window over ``MAX_QUESTIONS_BYTES`` is not kept, and said)."""
+    from ci_eval.inputs.files import atomic_write
+
+    recent = extend(previous, head)
+    text = json.dumps(recent.as_json(), ensure_ascii=False, separators=(",", ":")) + "\n"
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_QUESTIONS_BYTES:
+        log(f"ci-eval: warning: the per-question history of {len(recent.states):,} questions is over "
+            f"{MAX_QUESTIONS_BYTES:,} bytes: not kept, so comments do not say how questions did on the branch")
+        return None
+    atomic_write(out_dir / QUESTIONS_MEMBER, text)
+    return recent
 
 
 def publish_comment(port, number: int, body: str, inputs: ActionInputs, changed: bool, marker: str) -> str | None:
@@ -254,7 +287,6 @@ def now_utc() -> datetime:
 
 def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int:
     """Evaluate, compare with the baseline, publish. The gate's exit code comes last."""
-    from ci_eval.report import BaselineInfo, build_report, policy_from
 
     workflow = workflow_file(env.get("GITHUB_WORKFLOW_REF"))
     port = port_factory() if plan.find_baseline or plan.carry_history else None
@@ -266,12 +298,15 @@ def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int
         lookup = _Background(lambda: _previous_history(port, event, workflow, inputs.artifact_name))
     chosen: list[Baseline] = []
 
+    previous: list[RecentRuns | None] = []  # the window this run extends
+
     def history_after(builtin_base: Artefact | None):
         """The head's history, asked for once its last row is written: the lookup has
         had the whole run to finish."""
         def resolve():
-            baseline, history = _baseline_for(plan, lookup, builtin_base, event)
+            baseline, history, recent = _baseline_for(plan, lookup, builtin_base, event)
             chosen.append(baseline)
+            previous.append(recent)
             return history
         return resolve
 
@@ -281,17 +316,10 @@ def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int
     head = read_run(written.path)  # read back as a later run reads it
     baseline = chosen[0]
     log(f"ci-eval: {baseline.description}")
+    if plan.carry_history:  # a push run: what a later run of the branch reads as its window
+        write_recent(Path(inputs.out_dir), previous[0] if previous else None, head)
     demo = inputs.config == "demo"
-    report = build_report(
-        baseline.at_k(head.header.k),
-        head,
-        policy_from(config.gate),
-        BaselineInfo(kind=baseline.kind, description=baseline.description, url=baseline.run_url),
-        marker_suffix=config.report.get("marker", ""),
-        title=config.report.get("title", ""),
-        gate_source="the demo's configuration" if demo else "",
-        gate_path=None if demo else inputs.config,
-    )
+    report = _report(baseline, head, config, inputs, event, plan)
     append_summary(env.get("GITHUB_STEP_SUMMARY"), report.job_summary(inputs.artifact_name))
     comment_url, posted = _post(plan, port or (port_factory() if plan.post_comment else None),
                                 event, report, inputs)
@@ -308,9 +336,29 @@ def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int
     return _finish(written, head, report, baseline, inputs, env, written.path, comment_url)
 
 
-def _baseline_for(plan, lookup, builtin_base: Artefact | None, event: Event) -> tuple[Baseline, list | None]:
-    """The baseline the lookup found (the demo's built-in one when none is stored), and
-    the history the head carries forward: the base branch's (None: the head's own)."""
+def _report(baseline: Baseline, head: Artefact, config, inputs: ActionInputs, event: Event, plan):
+    from ci_eval.report import BaselineInfo, build_report, policy_from
+
+    demo = inputs.config == "demo"
+    return build_report(
+        baseline.at_k(head.header.k),
+        head,
+        policy_from(config.gate),
+        BaselineInfo(kind=baseline.kind, description=baseline.description, url=baseline.run_url),
+        marker_suffix=config.report.get("marker", ""),
+        title=config.report.get("title", ""),
+        gate_source="the demo's configuration" if demo else "",
+        gate_path=None if demo else inputs.config,
+        recent=baseline.recent if plan.find_baseline else None,
+        base_branch=event.base_ref or "",
+    )
+
+
+def _baseline_for(plan, lookup, builtin_base: Artefact | None,
+                  event: Event) -> tuple[Baseline, list | None, RecentRuns | None]:
+    """The baseline the lookup found (the demo's built-in one when none is stored), the
+    history the head carries forward (the base branch's; None: the head's own), and the
+    per-question window it extends (core/compare/recent_runs.py)."""
     from ci_eval.core.artefact.artefact import carry_history
 
     baseline = Baseline(None, "none", f"{event.name}: this run records the baseline for later pull requests")
@@ -318,10 +366,11 @@ def _baseline_for(plan, lookup, builtin_base: Artefact | None, event: Event) -> 
         baseline = lookup.result()
         if baseline.artefact is None and builtin_base is not None:
             baseline = Baseline(builtin_base, "builtin", f"{baseline.description}; the demo compares with its built-in baseline configuration instead")
-        return baseline, carry_history(baseline.artefact)
+        return baseline, carry_history(baseline.artefact), baseline.recent
     if plan.carry_history:
-        return baseline, lookup.result()
-    return baseline, None
+        history, recent = lookup.result()
+        return baseline, history, recent
+    return baseline, None, None
 
 
 def _post(plan, port, event: Event, report, inputs: ActionInputs) -> tuple[str | None, bool]:
@@ -375,21 +424,23 @@ def _baseline_or_outage(port, event: Event, workflow: str | None, artifact_name:
         return Baseline(None, "outage", f"no baseline: GitHub failed while it was looked up ({exc})")
 
 
-def _previous_history(port, event: Event, workflow: str | None, artifact_name: str) -> list:
+def _previous_history(port, event: Event, workflow: str | None,
+                      artifact_name: str) -> tuple[list, RecentRuns | None]:
     """A push run carries its branch's previous artefact's history forward, so the trend in
-    later comments grows run by run. Best effort: without it the artefact is still a
-    baseline, so a GitHub failure here is a warning, not a failed push job."""
+    later comments grows run by run, and its per-question window. Best effort: without them
+    the artefact is still a baseline, so a GitHub failure here is a warning, not a failed
+    push job."""
     from ci_eval.core.artefact.artefact import carry_history
 
     try:
         previous = find_baseline(port, event, workflow, artifact_name, now_utc())
     except GitHubError as exc:
         log(f"ci-eval: warning: the branch's previous artefact was not read, so the trend starts over: {exc}")
-        return []
+        return [], None
     if previous.artefact is not None:
         log(f"ci-eval: carrying the history of {previous.run_url or 'the previous run'} forward")
-    # A re-run of this very commit would list it twice in the trend.
-    return carry_history(previous.artefact, skip_sha=event.sha)
+    # A re-run of this very commit would list it twice in the trend (the window replaces it).
+    return carry_history(previous.artefact, skip_sha=event.sha), previous.recent
 
 
 def _head_source(plan, port_factory):

@@ -248,7 +248,7 @@ def test_push_records_the_baseline_a_later_pull_request_uses(gh, checkout, tmp_p
     assert artefact["git"]["sha"] == BASE and artefact["git"]["ref"] == "refs/heads/main"
     assert [entry["sha"] for entry in artefact["history"]] == [OLDER]
     assert sorted(p.name for p in push.bundle.iterdir()) == [
-        "ci-eval-run.json", "comment.md", "scores.svg", "summary.md", "trend.svg"]
+        "ci-eval-questions.json", "ci-eval-run.json", "comment.md", "scores.svg", "summary.md", "trend.svg"]
     assert push.outputs["verdict"] == "pass" and push.outputs["comment-url"] == ""
     assert push.outputs["artefact"] == str(push.bundle / "ci-eval-run.json")
     assert "this run records the baseline for later pull requests" in baseline_line(push.summary)

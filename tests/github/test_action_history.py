@@ -1,7 +1,8 @@
 """Thirty push runs of main through the real action (action.yml's own steps) and the loopback
 GitHub, each run's artifact stored as upload-artifact stores it; then `ci-eval history` over
 those artifacts' run artefacts names the question that broke at run 17, with its commit, and
-the one that flaps."""
+the one that flaps; and a pull request's comment, read from the window the push runs kept
+(ci-eval-questions.json), says the same beside its regressions."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import json
 import zipfile
 from datetime import timedelta
 
-from action_harness import add_push_run, push_event, run_action
+from action_harness import add_push_run, bodies, pr_event, push_event, run_action
 from github_standin import fake_sha
 from projects import cli
 
@@ -34,6 +35,9 @@ def search(question, k):
     run = int(Path(__file__).with_name("run-number.txt").read_text())
     first = question.split()[0]
     lost = {"alpha"} if run >= 17 else set()
+    extra = Path(__file__).with_name("extra-lost.txt")  # what a pull request's change loses
+    if extra.exists():
+        lost.add(extra.read_text().strip())
     if run % 3 == 2:
         lost.add("gamma")
     ranked = [c for c in CHUNKS if c not in lost]
@@ -91,3 +95,30 @@ def test_thirty_action_runs_then_history_names_the_break_and_the_flap(gh, tmp_pa
     assert f"| `q-breaks` | run {BREAKS} (`{sha(BREAKS)[:7]}`) | run {BREAKS} (`{sha(BREAKS)[:7]}`)" in failing
     flapping = markdown.split("### Flapping")[1].split("###")[0]
     assert "`q-flaps`" in flapping and "q-breaks" not in flapping
+
+    # The window each push run kept: the newest holds all 30 runs, a question's states one a run.
+    with zipfile.ZipFile(io.BytesIO(stored)) as archive:
+        window = json.loads(archive.read("ci-eval-questions.json"))
+    assert [commit for commit, _ in window["runs"]] == [sha(run) for run in range(1, RUNS + 1)]
+    assert window["states"]["q-breaks"] == "1" * (BREAKS - 1) + "0" * (RUNS - BREAKS + 1)
+    assert window["states"]["q-flaps"] == "".join("0" if run % 3 == 2 else "1" for run in range(1, RUNS + 1))
+
+    # A pull request on main's newest commit whose change loses beta, run when gamma is lost too.
+    (project / "run-number.txt").write_text("32")
+    (project / "extra-lost.txt").write_text("beta")
+    job = run_action(gh, tmp_path / "jobs", project, "pull_request",
+                     pr_event(head_sha=fake_sha("pr"), base_sha=sha(RUNS)))
+    assert job.code in (0, 1), job.stderr
+    [body] = bodies(gh)
+    rows = {line.split("|")[1].split()[0]: line for line in body.splitlines() if line.startswith("| `q-")}
+    flap_misses = sum(run % 3 == 2 for run in range(1, RUNS + 1))
+    assert f"(flapping on main: missed in {flap_misses} of the last {RUNS} runs, possibly noise)" in rows["`q-flaps`"]
+    assert f"(retrieved in the last {RUNS} runs on main)" in rows["`q-beta`"]
+    assert "on main" not in rows.get("`q-breaks`", "")  # missed at the base too: not this PR's regression
+    since = RUNS - BREAKS + 1
+    assert (f"**Failing on main** (1, retrieved there before): `q-breaks` since `{sha(BREAKS)[:7]}` "
+            f"(missed in the last {since} runs)") in body
+    greek = next(line for line in body.splitlines() if line.startswith("**By tag**"))
+    # greek is q-breaks and q-flaps: both retrieved at run 1, only q-flaps at run 30
+    assert greek.startswith(f"**By tag** hit@1 over the last {RUNS} runs on main: `greek` ")
+    assert greek.endswith("1.000 → 0.500")

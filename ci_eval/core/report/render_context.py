@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # annotations only: rendering a comment needs none of these m
     from ci_eval.core.compare.diff import Diff
     from ci_eval.core.compare.gate import GateResult
     from ci_eval.core.compare.judged import JudgedReport
+    from ci_eval.core.compare.recent_runs import RecentRuns
 
 
 @dataclass(frozen=True)
@@ -51,3 +52,7 @@ class ReportContext:
     gate_path: str | None = None  # the config file the rules came from
     # Where the whole report is, named by each list the budget cuts (core/report/markdown.py)
     full_report: str = FULL_REPORT
+    # The base branch's recent runs, question by question (core/compare/recent_runs.py), and
+    # the branch's name: what the regressions' notes and the trend's tag lines are read from
+    recent: RecentRuns | None = None
+    base_branch: str = ""

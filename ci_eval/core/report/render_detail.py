@@ -259,6 +259,10 @@ def sparkline(values: list[float]) -> str:
 
 
 def trend(ctx: ReportContext) -> str:
+    return "\n\n".join(part for part in (_headline_trend(ctx), _tag_trends(ctx), _failing_on_base(ctx)) if part)
+
+
+def _headline_trend(ctx: ReportContext) -> str:
     diff = ctx.diff
     if not diff.history:
         return ""
@@ -273,6 +277,52 @@ def trend(ctx: ReportContext) -> str:
         return ""
     return (f"**Trend** {metric(m.name)} over the last {len(values)} runs (this one last): "
             f"{sparkline(values)} {f3(values[0])} → {f3(values[-1])}")
+
+
+TAG_TRENDS = 8  # tags drawn, those whose hit@k fell most over the window first
+
+
+def _branch(ctx: ReportContext) -> str:
+    return escape_md(ctx.base_branch or "the base branch", 60)
+
+
+def _tag_trends(ctx: ReportContext) -> str:
+    """Each tag's hit@k over the base branch's recent runs, as a sparkline: the tags that
+    fell most first."""
+    recent = ctx.recent
+    if recent is None or len(recent.runs) < 2:
+        return ""
+    lines = []
+    for tag, values in recent.tags.items():
+        points = [v for v in values if v is not None]
+        if len(points) >= 2:
+            lines.append((points[-1] - points[0], tag, points))
+    if not lines:
+        return ""
+    lines.sort(key=lambda line: (line[0], line[1]))
+    shown = [f"{code_span(tag, 30)} {sparkline(points)} {f3(points[0])} → {f3(points[-1])}"
+             for _, tag, points in lines[:TAG_TRENDS]]
+    rest = f" (+{len(lines) - TAG_TRENDS} more tags)" if len(lines) > TAG_TRENDS else ""
+    return (f"**By tag** hit@{recent.k} over the last {len(recent.runs)} runs on {_branch(ctx)}: "
+            + " · ".join(shown) + rest)
+
+
+FAILING_LISTED = 10
+
+
+def _failing_on_base(ctx: ReportContext) -> str:
+    """Questions the base branch lost in its recent runs, with the commit since which: not this
+    PR's doing, and easy to take for it."""
+    from ci_eval.core.compare.recent_runs import failing_on_base
+
+    failing = failing_on_base(ctx.recent)
+    if not failing:
+        return ""
+    shown = [f"{code_span(qid, 60)} since {code_span(sha[:7] or '?', 10)} (missed in the last {plural(ago, 'run')})"
+             for qid, sha, ago in failing[:FAILING_LISTED]]
+    rest = f" (+{len(failing) - FAILING_LISTED} more)" if len(failing) > FAILING_LISTED else ""
+    return (f"**Failing on {_branch(ctx)}** ({len(failing):,}, retrieved there before): "
+            + ", ".join(shown) + rest)
 
 
 def run_details(ctx: ReportContext, limit: int | None) -> str:

@@ -4,6 +4,8 @@ improvements, unchanged)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 
 from ci_eval.core.compare.diff import Diff, QuestionChange
@@ -181,20 +183,35 @@ def question_table_at_least(questions) -> int:
 
 
 @lru_cache(maxsize=4096)
-def _row(q: QuestionChange, unjudged: bool, flapping: bool = False) -> tuple[str, ...]:
+def _row(q: QuestionChange, unjudged: bool, flapping: bool = False, note: str = "") -> tuple[str, ...]:
     # the budget renders a list at several lengths: each row is built once
     marks = [mark for mark, on in ((UNJUDGED_MARK, unjudged), (FLAPPING_MARK, flapping)) if on]
+    if note:  # it names the base branch, which is the repository's text
+        marks.append(escape_md(note, 160))
     return (question_cell(q.id, q.question), _rank_move(q),
             explanation(q) + "".join(f" ({mark})" for mark in marks),
             _tags_text(tuple(q.tags)))
 
 
-def question_rows(questions, limit: int | None, suspects: frozenset = frozenset(),
-                  flapping: frozenset = frozenset()) -> tuple[str, int]:
+@dataclass(frozen=True)
+class RowMarks:
+    """What is said beside a question's change besides the change itself: unjudged results
+    (``suspects``), flapping across ``--repeat`` passes (``flapping``), and what the base
+    branch's recent runs say of it (``note(id)``: core/compare/recent_runs.py)."""
+
+    suspects: frozenset = frozenset()
+    flapping: frozenset = frozenset()
+    note: Callable[[str], str] = lambda qid: ""
+
+    def row(self, q: QuestionChange) -> tuple[str, ...]:
+        return _row(q, q.id in self.suspects, q.id in self.flapping, self.note(q.id))
+
+
+def question_rows(questions, limit: int | None, marks: RowMarks = RowMarks()) -> tuple[str, int]:
     shown = questions if limit is None else questions[:limit]
     if not shown:
         return "", len(questions)
-    rows = [list(_row(q, q.id in suspects, q.id in flapping)) for q in shown]
+    rows = [list(marks.row(q)) for q in shown]
     return (table(QUESTION_HEADERS, rows),
             len(questions) - len(shown))
 
@@ -209,12 +226,20 @@ def _suspects(ctx: ReportContext) -> frozenset:
     return ctx.judged.suspects if ctx.judged else frozenset()
 
 
+def _regression_marks(ctx: ReportContext) -> RowMarks:
+    from ci_eval.core.compare.recent_runs import regression_note
+
+    repeat = ctx.diff.head_info.repeat
+    recent, branch = ctx.recent, ctx.base_branch or "the base branch"
+    return RowMarks(_suspects(ctx), repeat.flapping_ids if repeat else frozenset(),
+                    (lambda qid: regression_note(recent, qid, branch)) if recent is not None else (lambda qid: ""))
+
+
 def regressions(ctx: ReportContext, limit: int | None) -> str:
     regs = ctx.diff.regressions
     if not regs:
         return ""
-    repeat = ctx.diff.head_info.repeat
-    rows, rest = question_rows(regs, limit, _suspects(ctx), repeat.flapping_ids if repeat else frozenset())
+    rows, rest = question_rows(regs, limit, _regression_marks(ctx))
     return _regressions_text(ctx, rows, rest)
 
 
@@ -232,9 +257,9 @@ class CountedList:
     whole once the budget has counted rows (a job summary cut near 1 MiB, packed again
     while its bytes are over), it is written from the rows counted, not built again."""
 
-    def __init__(self, questions, suspects: frozenset, text, full):
+    def __init__(self, questions, marks: RowMarks, text, full):
         self._questions, self._text, self._full = questions, text, full
-        self._rows = TableLengths(QUESTION_HEADERS, (list(_row(q, q.id in suspects)) for q in questions))
+        self._rows = TableLengths(QUESTION_HEADERS, (list(marks.row(q)) for q in questions))
 
     def render(self, limit: int | None) -> str:
         if not self._questions or (limit is None and not self._rows.started):
@@ -259,13 +284,13 @@ class CountedList:
 
 
 def regressions_list(ctx: ReportContext) -> CountedList:
-    return CountedList(ctx.diff.regressions, _suspects(ctx),
+    return CountedList(ctx.diff.regressions, _regression_marks(ctx),
                        lambda rows, rest: _regressions_text(ctx, rows, rest),
                        lambda limit: regressions(ctx, limit))
 
 
 def improvements_list(ctx: ReportContext) -> CountedList:
-    return CountedList(ctx.diff.improvements, frozenset(),
+    return CountedList(ctx.diff.improvements, RowMarks(),
                        lambda rows, rest: _improvements_text(ctx, rows, rest),
                        lambda limit: improvements(ctx, limit))
 

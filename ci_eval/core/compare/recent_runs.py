@@ -1,0 +1,173 @@
+"""The base branch's recent runs, question by question: what lets a PR comment say "retrieved
+in the last 12 runs on main" or "flapping: missed in 4 of the last 12 runs on main" beside a
+regression, name the questions failing on main since a commit, and draw each tag's trend.
+
+The action keeps it beside the run artefact, in the run's artifact (``ci-eval-questions.json``),
+so the artefact does not grow with it: each push run reads its branch's previous file, adds
+itself and writes it again, the last ``RECENT_RUNS`` runs. A question's states are one
+character a run, oldest first (``runs``: ``[sha, created_at]`` each): ``1`` its first gold chunk within the top k, ``0`` not,
+``-`` not measured in that run (not yet in the gold set, unanswerable, failed or stale).
+A tag's values are its hit@k mean at each run (None where it had no measured question).
+
+The file comes from a stored artifact, so it is read as hostile input (``read_recent``): a
+file that is not exactly this shape is dropped with the reason, never half used.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ci_eval.core.artefact.artefact import Artefact
+
+RECENT_RUNS = 30
+SCHEMA_VERSION = 1
+# A question whose state changed this many times or more within the window flaps: one change
+# is a break or a fix, two a break and its fix; a third is a retriever or an index that
+# answers differently from run to run (the rule `ci-eval history` uses, docs/history.md).
+FLAP_CHANGES = 3
+_STATES = frozenset("01-")
+_SHA = re.compile(r"[0-9a-f]{0,64}")
+_STAMP = re.compile(r"[0-9A-Za-z:.+-]{0,40}")
+MAX_QUESTIONS = 1_000_000
+MAX_TAGS = 1_000
+
+
+@dataclass(frozen=True)
+class RecentRuns:
+    k: int
+    runs: tuple[tuple[str, str], ...]  # (sha, created_at), oldest first
+    states: dict  # question id -> one character a run
+    tags: dict  # tag -> hit@k mean a run (None: no measured question)
+
+    def as_json(self) -> dict:
+        return {"schema_version": SCHEMA_VERSION, "k": self.k,
+                "runs": [[sha, at] for sha, at in self.runs],
+                "states": self.states, "tags": self.tags}
+
+
+@dataclass(frozen=True)
+class QuestionTrail:
+    """One question over the window: how many runs measured it, how many missed it, how
+    often its state changed, and since which run (index into ``runs``) it has been missed
+    without a break, after having been retrieved (None: it is not failing, or never was
+    retrieved in the window)."""
+
+    measured: int
+    misses: int
+    changes: int
+    failing_since: int | None
+
+    @property
+    def flapping(self) -> bool:
+        return self.changes >= FLAP_CHANGES
+
+
+def _state(artefact: Artefact, i: int, measured, k: int) -> str:
+    if not measured[i]:
+        return "-"
+    rank = artefact.columns.first_gold_rank(i)
+    return "1" if rank is not None and rank <= k else "0"
+
+
+def extend(previous: RecentRuns | None, run: Artefact) -> RecentRuns:
+    """``previous`` with ``run`` added last (the window cut to ``RECENT_RUNS``). A previous
+    window at another k starts over: its states answer another question. A run of the same
+    commit as the last one replaces it (a re-run is not a second data point)."""
+    k = run.header.k
+    if previous is not None and previous.k != k:
+        previous = None
+    runs = list(previous.runs) if previous else []
+    states = dict(previous.states) if previous else {}
+    tags = {t: list(v) for t, v in previous.tags.items()} if previous else {}
+    sha = run.header.sha or ""
+    if runs and sha and runs[-1][0] == sha:
+        runs.pop()
+        states = {q: s[:-1] for q, s in states.items()}
+        tags = {t: v[:-1] for t, v in tags.items()}
+    before = len(runs)
+    runs.append((sha, run.header.created_at or ""))
+    measured = run.measured_mask()
+    columns = run.columns
+    now = {}
+    for i, qid in enumerate(columns.ids):
+        now[qid] = states.get(qid, "-" * before) + _state(run, i, measured, k)
+    means = {tag: dict(group.means).get(f"hit@{k}") if group.count else None for tag, group in run.summary.by_tag}
+    tags = {tag: tags.get(tag, [None] * before) + [means.get(tag)] for tag in sorted(set(tags) | set(means))}
+    cut = max(0, len(runs) - RECENT_RUNS)
+    # A question or tag gone from the gold set keeps no line: the window describes the set as it is.
+    return RecentRuns(k, tuple(runs[cut:]), {q: s[cut:] for q, s in now.items()},
+                      {t: v[cut:] for t, v in tags.items() if t in means})
+
+
+def trail(states: str) -> QuestionTrail:
+    seen = [s for s in states if s != "-"]
+    changes = sum(a != b for a, b in zip(seen, seen[1:]))
+    since = None
+    if seen and seen[-1] == "0" and "1" in seen:
+        last_hit = states.rindex("1")
+        since = states.index("0", last_hit)
+    return QuestionTrail(len(seen), seen.count("0"), changes, since)
+
+
+def regression_note(recent: RecentRuns | None, qid: str, branch: str) -> str:
+    """What the base branch's recent runs say of a question that regressed here ("" when
+    they say nothing: no window, or fewer than 2 runs measured it)."""
+    if recent is None or qid not in recent.states:
+        return ""
+    line = trail(recent.states[qid])
+    if line.measured < 2:
+        return ""
+    if line.flapping:
+        return f"flapping on {branch}: missed in {line.misses} of the last {line.measured} runs, possibly noise"
+    if line.misses == 0:
+        return f"retrieved in the last {line.measured} runs on {branch}"
+    return ""
+
+
+def failing_on_base(recent: RecentRuns | None) -> list[tuple[str, str, int]]:
+    """The questions failing on the base branch since a run, after having been retrieved
+    there: (question id, that run's sha, how many runs ago: 1 for the newest), newest first."""
+    if recent is None:
+        return []
+    out = []
+    for qid, states in recent.states.items():
+        line = trail(states)
+        if line.failing_since is not None and not line.flapping:
+            out.append((qid, recent.runs[line.failing_since][0], len(recent.runs) - line.failing_since))
+    return sorted(out, key=lambda item: (item[2], item[0]))
+
+
+class RecentError(ValueError):
+    """Why a stored window is not used (one phrase)."""
+
+
+def read_recent(raw) -> RecentRuns:
+    """A parsed ``ci-eval-questions.json`` -> RecentRuns; RecentError naming the first thing
+    that is not the shape ``as_json`` writes."""
+    if not isinstance(raw, dict) or raw.get("schema_version") != SCHEMA_VERSION:
+        raise RecentError(f"not a schema_version {SCHEMA_VERSION} object")
+    k, runs, states, tags = raw.get("k"), raw.get("runs"), raw.get("states"), raw.get("tags")
+    if type(k) is not int or not 1 <= k <= 10_000:
+        raise RecentError("k is not a whole number from 1 to 10000")
+    if not isinstance(runs, list) or not 1 <= len(runs) <= RECENT_RUNS:
+        raise RecentError(f"runs is not a list of 1 to {RECENT_RUNS} runs")
+    pairs = []
+    for n, entry in enumerate(runs):
+        if not (isinstance(entry, list) and len(entry) == 2 and all(isinstance(v, str) for v in entry)
+                and _SHA.fullmatch(entry[0]) and _STAMP.fullmatch(entry[1])):
+            raise RecentError(f"runs[{n}] is not [sha, created_at]")
+        pairs.append((entry[0], entry[1]))
+    if not isinstance(states, dict) or len(states) > MAX_QUESTIONS:
+        raise RecentError("states is not an object of at most 1,000,000 questions")
+    for qid, line in states.items():
+        if not (isinstance(line, str) and len(line) == len(pairs) and _STATES.issuperset(line)):
+            raise RecentError(f"states[{qid[:80]!r}] is not one of 0, 1, - a run")
+    if not isinstance(tags, dict) or len(tags) > MAX_TAGS:
+        raise RecentError("tags is not an object of at most 1,000 tags")
+    for tag, values in tags.items():
+        if not (isinstance(values, list) and len(values) == len(pairs)
+                and all(v is None or (type(v) in (int, float) and 0.0 <= v <= 1.0) for v in values)):
+            raise RecentError(f"tags[{tag[:80]!r}] is not a mean from 0 to 1 (or null) a run")
+    return RecentRuns(k, tuple(pairs), dict(states), {t: [None if v is None else float(v) for v in vs]
+                                                       for t, vs in tags.items()})

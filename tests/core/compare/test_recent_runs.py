@@ -1,0 +1,131 @@
+"""core/compare/recent_runs.py: a branch's window of runs, question by question, built run by
+run from real (typed) artefacts, read back as hostile input, and what it says of a question."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from factories import ranked_with_gold_at, run
+
+from ci_eval.core.compare.recent_runs import (
+    FLAP_CHANGES,
+    RECENT_RUNS,
+    RecentError,
+    extend,
+    failing_on_base,
+    read_recent,
+    regression_note,
+    trail,
+)
+
+
+def _run(n: int, hits: dict, k: int = 5, extra: tuple = ()) -> object:
+    """Run ``n`` of a branch: each question's first gold rank 1 when ``hits[id]``, else none."""
+    specs = [{"id": qid, "gold": ["g"], "tags": ["t"] if qid != "solo" else [],
+              "ranking": ranked_with_gold_at(1 if hit else None)} for qid, hit in hits.items()]
+    specs += [{"id": qid, "gold": [], "unanswerable": True, "ranking": ranked_with_gold_at(None)} for qid in extra]
+    return run(specs, k=k, sha=f"{n:040x}", created_at=f"2026-11-{1 + n % 28:02d}T00:00:00Z")
+
+
+def _window(states: dict, k: int = 5):
+    recent = None
+    for n in range(len(next(iter(states.values())))):
+        recent = extend(recent, _run(n, {q: s[n] == "1" for q, s in states.items()}, k))
+    return recent
+
+
+def test_each_run_adds_a_state_a_question_and_the_tag_mean():
+    recent = _window({"a": "1101", "b": "0011"})
+    assert recent.states == {"a": "1101", "b": "0011"}
+    assert [sha for sha, _ in recent.runs] == [f"{n:040x}" for n in range(4)]
+    # the tag is both questions: its hit@5 mean each run is the share of the two retrieved
+    assert recent.tags == {"t": [0.5, 0.5, 0.5, 1.0]}
+
+
+def test_a_question_new_to_the_gold_set_is_unmeasured_before_it_and_an_unanswerable_one_always():
+    recent = extend(None, _run(0, {"a": True}))
+    recent = extend(recent, _run(1, {"a": True, "new": False}, extra=("none",)))
+    assert recent.states == {"a": "11", "new": "-0", "none": "--"}
+
+
+def test_the_window_keeps_the_last_runs_and_drops_questions_gone_from_the_gold_set():
+    recent = None
+    for n in range(RECENT_RUNS + 5):
+        hits = {"a": n % 2 == 0} if n < RECENT_RUNS else {"a": True, "b": True}
+        recent = extend(recent, _run(n, hits))
+    assert len(recent.runs) == RECENT_RUNS and recent.runs[0][0] == f"{5:040x}"
+    assert len(recent.states["a"]) == RECENT_RUNS and recent.states["a"].endswith("11111")
+    recent = extend(recent, _run(99, {"b": True}))
+    assert set(recent.states) == {"b"}
+
+
+def test_a_rerun_of_the_last_commit_replaces_it_and_another_k_starts_over():
+    recent = extend(extend(None, _run(0, {"a": True})), _run(1, {"a": True}))
+    again = extend(recent, _run(1, {"a": False}))
+    assert again.states == {"a": "10"} and len(again.runs) == 2
+    other_k = extend(recent, _run(2, {"a": False}, k=3))
+    assert other_k.k == 3 and other_k.states == {"a": "0"}
+
+
+@pytest.mark.parametrize("states, misses, changes, since", [
+    ("1111", 0, 0, None),
+    ("1100", 2, 1, 2),         # broken at the third run, missed since
+    ("0000", 4, 0, None),      # never retrieved in the window: not "failing since"
+    ("1-0-0", 2, 1, 2),        # runs that did not measure it are stepped over
+    ("101010", 3, 5, 5),
+])
+def test_trail_counts_misses_changes_and_the_run_since_which_it_fails(states, misses, changes, since):
+    line = trail(states)
+    assert (line.misses, line.changes, line.failing_since) == (misses, changes, since)
+    assert line.measured == len(states.replace("-", ""))
+    assert line.flapping == (changes >= FLAP_CHANGES)
+
+
+def test_the_note_beside_a_regression():
+    recent = _window({"steady": "1" * 12, "flaky": "110110110111", "mixed": "111111100111"})
+    assert regression_note(recent, "steady", "main") == "retrieved in the last 12 runs on main"
+    assert regression_note(recent, "flaky", "main") == \
+        "flapping on main: missed in 3 of the last 12 runs, possibly noise"
+    assert regression_note(extend(None, _run(0, {"once": True})), "once", "main") == ""  # one run says nothing
+    assert regression_note(recent, "mixed", "main") == ""  # one break and its fix: neither steady nor flapping
+    assert regression_note(recent, "unknown", "main") == "" and regression_note(None, "steady", "main") == ""
+
+
+def test_failing_on_the_base_names_the_commit_since_which_newest_first():
+    recent = _window({"old": "110000", "new": "111110", "never": "000000", "fine": "111111", "flaky": "101010"})
+    assert failing_on_base(recent) == [("new", f"{5:040x}", 1), ("old", f"{2:040x}", 4)]
+
+
+def test_what_as_json_writes_read_recent_reads_back():
+    recent = _window({"a": "10", "solo": "01"})
+    assert read_recent(json.loads(json.dumps(recent.as_json()))) == recent
+
+
+def _valid() -> dict:
+    return _window({"a": "10"}).as_json()
+
+
+@pytest.mark.parametrize("change, says", [
+    (lambda d: d.update(schema_version=2), "schema_version"),
+    (lambda d: d.update(k=0), "k is not"),
+    (lambda d: d.update(k=True), "k is not"),
+    (lambda d: d.update(runs=[]), "runs is not"),
+    (lambda d: d["runs"].__setitem__(0, ["not hex", "x"]), "runs[0]"),
+    (lambda d: d["runs"].__setitem__(0, ["ab\ud800", "x"]), "runs[0]"),
+    (lambda d: d["states"].update(a="1"), "states['a']"),
+    (lambda d: d["states"].update(a="1x"), "states['a']"),
+    (lambda d: d["states"].update(a=[1, 0]), "states['a']"),
+    (lambda d: d.update(states=[]), "states is not"),
+    (lambda d: d["tags"].update(t=[0.5, 2.0]), "tags['t']"),
+    (lambda d: d["tags"].update(t=[0.5, True]), "tags['t']"),
+    (lambda d: d["tags"].update(t=[0.5]), "tags['t']"),
+    (lambda d: d.update(tags=None), "tags is not"),
+])
+def test_a_stored_window_of_another_shape_is_refused_naming_what(change, says):
+    raw = _valid()
+    raw["tags"] = {"t": [0.0, 1.0]}
+    change(raw)
+    with pytest.raises(RecentError, match=None) as caught:
+        read_recent(raw)
+    assert says in str(caught.value)
