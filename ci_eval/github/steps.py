@@ -151,7 +151,7 @@ def _stored_recent(raw: bytes | None, source: str) -> RecentRuns | None:
         return None
 
 
-def write_recent(out_dir: Path, previous: RecentRuns | None, head: Artefact) -> RecentRuns | None:
+def write_recent(out_dir: Path, previous: RecentRuns | None, head: Artefact) -> None:
     """This run added to its branch's window, written beside the artefact for the next run
     (a window over ``MAX_QUESTIONS_BYTES`` is not kept, and said)."""
     from ci_eval.inputs.files import atomic_write
@@ -161,9 +161,8 @@ def write_recent(out_dir: Path, previous: RecentRuns | None, head: Artefact) -> 
     if len(text.encode("utf-8", "surrogatepass")) > MAX_QUESTIONS_BYTES:
         log(f"ci-eval: warning: the per-question history of {len(recent.states):,} questions is over "
             f"{MAX_QUESTIONS_BYTES:,} bytes: not kept, so comments do not say how questions did on the branch")
-        return None
+        return
     atomic_write(out_dir / QUESTIONS_MEMBER, text)
-    return recent
 
 
 def publish_comment(port, number: int, body: str, inputs: ActionInputs, changed: bool, marker: str) -> str | None:
@@ -357,8 +356,8 @@ def _report(baseline: Baseline, head: Artefact, config, inputs: ActionInputs, ev
 def _baseline_for(plan, lookup, builtin_base: Artefact | None,
                   event: Event) -> tuple[Baseline, list | None, RecentRuns | None]:
     """The baseline the lookup found (the demo's built-in one when none is stored), the
-    history the head carries forward (the base branch's; None: the head's own), and the
-    per-question window it extends (core/compare/recent_runs.py)."""
+    history the head carries forward (the base branch's; None: the head's own), and, for a
+    push run, the per-question window it extends (core/compare/recent_runs.py)."""
     from ci_eval.core.artefact.artefact import carry_history
 
     baseline = Baseline(None, "none", f"{event.name}: this run records the baseline for later pull requests")
@@ -366,7 +365,7 @@ def _baseline_for(plan, lookup, builtin_base: Artefact | None,
         baseline = lookup.result()
         if baseline.artefact is None and builtin_base is not None:
             baseline = Baseline(builtin_base, "builtin", f"{baseline.description}; the demo compares with its built-in baseline configuration instead")
-        return baseline, carry_history(baseline.artefact), baseline.recent
+        return baseline, carry_history(baseline.artefact), None  # the comment reads baseline.recent
     if plan.carry_history:
         history, recent = lookup.result()
         return baseline, history, recent

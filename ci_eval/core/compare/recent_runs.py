@@ -78,8 +78,8 @@ def extend(previous: RecentRuns | None, run: Artefact) -> RecentRuns:
     if previous is not None and previous.k != k:
         previous = None
     runs = list(previous.runs) if previous else []
-    states = dict(previous.states) if previous else {}
-    tags = {t: list(v) for t, v in previous.tags.items()} if previous else {}
+    states = previous.states if previous else {}  # read only: the new window is built below
+    tags = previous.tags if previous else {}
     sha = run.header.sha or ""
     if runs and sha and runs[-1][0] == sha:
         runs.pop()

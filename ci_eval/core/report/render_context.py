@@ -56,3 +56,8 @@ class ReportContext:
     # the branch's name: what the regressions' notes and the trend's tag lines are read from
     recent: RecentRuns | None = None
     base_branch: str = ""
+
+    @property
+    def branch_name(self) -> str:
+        """The base branch as the comment names it."""
+        return self.base_branch or "the base branch"

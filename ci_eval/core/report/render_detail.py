@@ -283,7 +283,7 @@ TAG_TRENDS = 8  # tags drawn, those whose hit@k fell most over the window first
 
 
 def _branch(ctx: ReportContext) -> str:
-    return escape_md(ctx.base_branch or "the base branch", 60)
+    return escape_md(ctx.branch_name, 60)
 
 
 def _tag_trends(ctx: ReportContext) -> str:

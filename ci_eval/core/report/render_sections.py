@@ -230,9 +230,9 @@ def _regression_marks(ctx: ReportContext) -> RowMarks:
     from ci_eval.core.compare.recent_runs import regression_note
 
     repeat = ctx.diff.head_info.repeat
-    recent, branch = ctx.recent, ctx.base_branch or "the base branch"
+    recent, branch = ctx.recent, ctx.branch_name
     return RowMarks(_suspects(ctx), repeat.flapping_ids if repeat else frozenset(),
-                    (lambda qid: regression_note(recent, qid, branch)) if recent is not None else (lambda qid: ""))
+                    lambda qid: regression_note(recent, qid, branch))
 
 
 def regressions(ctx: ReportContext, limit: int | None) -> str:

@@ -7,6 +7,8 @@ import json
 
 import pytest
 from factories import ranked_with_gold_at, run
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ci_eval.core.compare.recent_runs import (
     FLAP_CHANGES,
@@ -129,3 +131,26 @@ def test_a_stored_window_of_another_shape_is_refused_naming_what(change, says):
     with pytest.raises(RecentError, match=None) as caught:
         read_recent(raw)
     assert says in str(caught.value)
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+                     max_leaves=20)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.fixed_dictionaries({"schema_version": st.just(1), "k": st.integers(-2, 12) | _JSON,
+                              "runs": st.lists(st.lists(st.text("0123456789abcdef", max_size=4), max_size=3) | _JSON,
+                                               max_size=3) | _JSON,
+                              "states": st.dictionaries(st.text(max_size=4), st.text("01-x", max_size=3) | _JSON,
+                                                        max_size=3) | _JSON,
+                              "tags": st.dictionaries(st.text(max_size=4), st.lists(
+                                  st.none() | st.floats(-1, 2), max_size=3) | _JSON, max_size=3) | _JSON}) | _JSON)
+def test_any_json_is_read_as_a_window_or_refused_with_a_reason(raw):
+    try:
+        recent = read_recent(raw)
+    except RecentError as why:
+        assert str(why)
+        return
+    # what was read is what as_json writes again
+    assert read_recent(recent.as_json()) == recent
