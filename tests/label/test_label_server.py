@@ -2,6 +2,8 @@
 
 import http.client
 import json
+import socket
+import threading
 
 import pytest
 
@@ -96,6 +98,30 @@ def test_a_grade_is_on_disk_when_the_answer_comes_back(server):
     assert json.loads(data)["questions"][0]["candidates"] == [{"id": "y", "mark": 0}]
 
 
+def test_answers_on_a_kept_alive_connection_are_not_held_back_by_nagle(server):
+    """The page keeps its connection open, and an answer is written as headers, then body:
+    with Nagle's algorithm on, the body would wait for the browser's delayed ACK of the
+    headers (40 ms a key on Linux, measured by benchmarks/bench_label.py). Every socket the
+    server answers on has it off."""
+    delays, closed = [], threading.Event()
+    answer = server.finish_request
+
+    def spy(sock, address):
+        answer(sock, address)  # returns when the client closes the connection
+        delays.append(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+        closed.set()
+
+    server.finish_request = spy
+    conn = http.client.HTTPConnection(*server.server_address, timeout=10)
+    for _ in range(3):
+        conn.request("GET", "/api/state", headers={TOKEN_HEADER: server.token})
+        response = conn.getresponse()
+        assert response.status == 200 and json.loads(response.read())["questions"]
+    conn.close()
+    assert closed.wait(10)
+    assert delays == [1]
+
+
 MALFORMED = [
     (b'{"question": ' + b"[" * 30000 + b"]" * 30000 + b"}", "nested too deeply"),
     (b'{"question": "q1", "chunk": "beta", "grade": null, "seen": null, "note": "half \\ud800 a pair"}',
@@ -130,7 +156,6 @@ def test_malformed_bodies_to_the_real_process_get_a_reason_and_one_line_each(tmp
 @pytest.mark.parametrize("taken", [True, False])
 def test_a_port_in_use_or_out_of_range_is_a_usage_error_with_its_reason(tmp_path, taken):
     import os
-    import socket
     import subprocess
     import sys
 
