@@ -60,12 +60,13 @@ examples:
   ci-eval gold import --format csv labels.csv --out gold.json --merge
 exit codes: 0 written; 2 bad input (nothing written)."""
 
-EXPORT_HELP = """Write the gold set's judgements as TREC (qrels.txt, topics.tsv) or BEIR
-(queries.jsonl, qrels/<split>.tsv) files into a folder, for ci-eval evaluate, trec_eval,
-ranx or pytrec_eval.
+EXPORT_HELP = """Write the gold set's judgements as TREC (qrels.txt, and topics.tsv or with
+--topics sgml topics.txt) or BEIR (queries.jsonl, qrels/<split>.tsv) files into a folder, for
+ci-eval evaluate, trec_eval, ranx or pytrec_eval.
 
 examples:
   ci-eval gold export --format trec --out judgements
+  ci-eval gold export --format trec --topics sgml --out judgements
   ci-eval evaluate judgements/qrels.txt run.trec
 exit codes: 0 written; 2 bad input, or a file exists without --force (nothing written)."""
 
@@ -156,6 +157,9 @@ def register(sub) -> None:
     e.add_argument("--gold", metavar="FILE", help="the gold set (default: the configuration's gold_set)")
     e.add_argument("--out", required=True, metavar="DIR", help="the folder to write into")
     e.add_argument("--split", default="test", help="BEIR qrels split name (default: %(default)s)")
+    e.add_argument("--topics", choices=("tsv", "sgml"),
+                   help="TREC: topics as id<TAB>text lines (topics.tsv, the default) or SGML <top> blocks "
+                        "(topics.txt)")
     e.add_argument("--force", action="store_true", help="replace files that already exist")
     e.set_defaults(func=run_export)
     _register_mine(gold_sub)
@@ -287,14 +291,18 @@ def run_export(args) -> int:
     from ci_eval.gold.export import export
     from ci_eval.gold.store import read_gold
 
+    if args.topics and args.format != "trec":
+        from ci_eval.errors import UsageError
+
+        raise UsageError("--topics is for --format trec: BEIR's queries are always queries.jsonl")
     path = args.gold
     if not path:
         from ci_eval.inputs.loaders import load_config
 
         path = load_config(args.config).gold_set
     _, gold = read_gold(path)
-    for written in export(gold, args.format, args.out, split=args.split, force=args.force,
-                          source=path):
+    for written in export(gold, args.format, args.out, split=args.split, topics=args.topics or "tsv",
+                          force=args.force, source=path):
         print(f"{written}: written")
     return 0
 

@@ -105,6 +105,10 @@ def test_trec_and_beir_round_trips_are_byte_identical_on_the_shared_collections(
     assert done.returncode == 0, done.stderr
     assert gold("export", "--format", "trec", "--gold", "gold.json", "--out", "trec", cwd=tmp_path).returncode == 0
     assert (tmp_path / "trec" / "qrels.txt").read_bytes() == qrels.read_bytes()
+    if name == "vaswani_npl":  # SGML topics; Cranfield's tsv carries a second id column
+        assert gold("export", "--format", "trec", "--topics", "sgml", "--gold", "gold.json", "--out", "sgml",
+                    cwd=tmp_path).returncode == 0
+        assert (tmp_path / "sgml" / "topics.txt").read_bytes() == topics.read_bytes()
 
     texts = {q["id"]: q["question"] for q in json.loads((tmp_path / "gold.json").read_text())["questions"]}
     _beir_from_qrels(qrels, texts, tmp_path / "beir")
@@ -113,3 +117,29 @@ def test_trec_and_beir_round_trips_are_byte_identical_on_the_shared_collections(
     assert gold("export", "--format", "beir", "--gold", "beir.json", "--out", "back", cwd=tmp_path).returncode == 0
     for rel in ("queries.jsonl", "qrels/test.tsv"):
         assert (tmp_path / "back" / rel).read_bytes() == (tmp_path / "beir" / rel).read_bytes(), rel
+
+
+def test_sgml_topics_read_back_as_the_same_questions_and_refuse_text_that_reads_as_structure(tmp_path):
+    questions = [{"id": "q1", "question": "what  is\tx < y and a<b>?", "gold": ["c1"]},
+                 {"id": "q2", "question": "why is the sky blue?", "gold": {"c2": 2}}]
+    (tmp_path / "gold.json").write_text(json.dumps({"schema_version": 1, "questions": questions}))
+    assert gold("export", "--format", "trec", "--topics", "sgml", "--gold", "gold.json", "--out", "t",
+                cwd=tmp_path).returncode == 0
+    done = gold("import", "--format", "trec", "t/qrels.txt", "t/topics.txt", "--out", "back.json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    back = json.loads((tmp_path / "back.json").read_text())["questions"]
+    # Whitespace runs become one space, as the topics reader and the tsv writer both do.
+    assert [(q["id"], q["question"]) for q in back] == [("q1", "what is x < y and a<b>?"),
+                                                        ("q2", "why is the sky blue?")]
+
+    questions[1]["question"] = "what does </TITLE> mean?"
+    (tmp_path / "gold.json").write_text(json.dumps({"schema_version": 1, "questions": questions}))
+    done = gold("export", "--format", "trec", "--topics", "sgml", "--gold", "gold.json", "--out", "u",
+                cwd=tmp_path)
+    [line] = refused(done)
+    assert line.startswith("gold.json:question 'q2' (questions[1]): cannot export the question text as SGML "
+                           "topics: it holds '</TITLE>'"), line
+    assert not (tmp_path / "u").exists()
+    [line] = refused(gold("export", "--format", "beir", "--topics", "sgml", "--gold", "gold.json", "--out", "u",
+                          cwd=tmp_path))
+    assert line.startswith("--topics is for --format trec"), line

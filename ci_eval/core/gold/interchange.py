@@ -185,6 +185,32 @@ def topics_text(gold) -> str:
     return "".join(f"{q.id}\t{one_line(q.question, None)}\n" for q in gold.questions)
 
 
+# What the SGML topics reader (gold/formats.py) takes for the structure: text holding one of
+# these would end its topic or field early when read back, and SGML readers know no escape.
+_SGML_TAG = re.compile(r"</?(?:top|num|title|desc|narr)>", re.I)
+
+
+def sgml_cannot_hold(gold, source: str) -> list[InputError]:
+    """Every question id or text that would be read back from SGML topics as structure."""
+    problems = []
+    for i, q in enumerate(gold.questions):
+        for what, text in (("question id", q.id), ("question text", q.question)):
+            tag = _SGML_TAG.search(text)
+            if tag:
+                problems.append(InputError(f"cannot export the {what} as SGML topics: it holds {tag.group(0)!r}, "
+                                           "which a reader takes for the end of a topic or a field (use --topics tsv)",
+                                           source, f"question {q.id!r} (questions[{i}])"))
+    return problems
+
+
+def topics_sgml(gold) -> str:
+    """TREC topics in SGML, one ``<top>`` per question, its text on one line between
+    ``<title>`` and ``</title>`` (the layout of the Vaswani and Terrier topic files, which
+    TREC-style readers and ours read back)."""
+    return "".join(f"<top>\n<num>{q.id}</num><title>\n{one_line(q.question, None)}\n</title>\n</top>\n"
+                   for q in gold.questions)
+
+
 def beir_queries(gold) -> str:
     return "".join(json.dumps({"_id": q.id, "text": q.question}, ensure_ascii=False) + "\n"
                    for q in gold.questions)
