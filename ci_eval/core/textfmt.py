@@ -52,7 +52,8 @@ def test_text(t) -> str:
         return ""
     p = t.p_value if t.p_adjusted is None else t.p_adjusted
     holm = f"Holm over {t.family}: " if t.family > 1 else ""
-    return f"{holm}{p_text(p)}, 95% CI {ci_text(t)}"
+    tied = f", {t.ties} flapping across repeated passes counted as unchanged" if t.ties else ""
+    return f"{holm}{p_text(p)}, 95% CI {ci_text(t)}{tied}"
 
 
 def integer_size(value: int) -> str:

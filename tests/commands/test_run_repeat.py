@@ -175,3 +175,37 @@ def test_a_failure_in_a_repeated_part_fails_the_merge_too(tmp_path):
     failing = [qid for qid, text in FAILING.items() if "fails" in text]
     assert merged["questions"] == len(failing) and merged["first"][0] == failing[0]
     assert "in a repeated pass (run --repeat); first: " + failing[0] in out.stderr
+
+
+@pytest.mark.parametrize("kind", ["blink", "flip"])
+def test_a_drop_only_on_questions_that_flap_across_passes_is_not_significant(tmp_path, kind):
+    """Ten questions lose their gold chunk at k=1 between base and head. "blink" questions
+    find it again in head's repeated pass: their loss could be the retriever's own noise,
+    so the tests count them as unchanged and a max_drop breach is within noise. "flip"
+    questions miss it in every later pass: a steady loss, which fails the gate."""
+    from ci_eval.core.compare.stats import mcnemar_exact
+
+    questions = {f"q{i:02d}": f"{kind} {i}" for i in range(10)} | {"q10": "steady ten", "q11": "steady eleven"}
+    project(tmp_path, '[gate]\nmax_drop = { "hit@1" = 0.05 }\n')
+    (tmp_path / "gold.json").write_text(json.dumps({"schema_version": 1, "questions": [
+        {"id": qid, "question": text, "gold": ["alpha"]} for qid, text in questions.items()]}))
+    # base is every question's first pass (gold first); head's recorded pass is the second
+    # (gold last for both kinds), its repeated pass the third (blink: first again; flip: last)
+    assert cli("run", "--out", "base.json", "--quiet", cwd=tmp_path).returncode == 0
+    assert cli("run", "--repeat", "2", "--out", "head.json", "--quiet", cwd=tmp_path).returncode == 0
+    flapping = read_run(tmp_path / "head.json")["repeat"]["flapping"]
+    assert flapping == ([[f"q{i:02d}", 1, 1] for i in range(10)] if kind == "blink" else [])
+    out = cli("compare", "base.json", "head.json", "--json-out", "report.json", cwd=tmp_path)
+    report = json.loads((tmp_path / "report.json").read_text())
+    test = next(m["test"] for m in report["metrics"] if m["metric"] == "hit@1")
+    assert (test["lost"], test["gained"], test["delta"]) == (10, 0, -10 / 12)  # every loss still counted
+    if kind == "flip":
+        assert "ties" not in test and test["p_value"] == mcnemar_exact(10, 0)
+        assert out.returncode == 1, out.stdout + out.stderr
+        assert "hit@1 fell 1.000 → 0.167" in out.stdout
+    else:
+        assert test["ties"] == 10 and test["p_value"] == 1.0 and not test["significant"]
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "10 flapping across repeated passes counted as unchanged" in out.stdout
+        assert ("The tests count 10 questions as unchanged: the retriever alone changed their outcome "
+                "between repeated passes (`--repeat`).") in out.stdout

@@ -40,7 +40,7 @@ from ci_eval.core.compare.diff_goldset import (
     shared_unusable,
     stale_changes,
 )
-from ci_eval.core.compare.diff_metrics import MetricChange, metric_changes, paired_values
+from ci_eval.core.compare.diff_metrics import MetricChange, metric_changes, noise_ties, paired_values
 from ci_eval.core.compare.diff_questions import (
     IMPROVEMENT_KINDS,
     KIND_ORDER,
@@ -231,15 +231,16 @@ def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | Non
     goldset, compared, reason, stale, at = _align(base, head, head_questions.order if aligned else None)
     on_both = tuple(m for m in head_info.metrics if base_info and m in base_info.metrics)
     paired = paired_values(compared, base, head, on_both, at)
+    ties = noise_ties(compared, head_info, base_info)
     k = head_info.k
     on_base = base_questions if base is not None else None
     changes = _changes(compared, base, head, at, k, on_both, paired)
     return Diff(
         k=k, head_info=head_info, base_info=base_info,
         metrics=metric_changes(head_info.metrics, base_info.metrics if base_info else None,
-                               paired, head, base, seed),
+                               paired, head, base, seed, ties),
         compared=compared, questions=changes,
-        tags=tag_changes(head.columns.tags_at(at[1]), head.columns.tag_lists, paired, seed),
+        tags=tag_changes(head.columns.tags_at(at[1]), head.columns.tag_lists, paired, seed, ties),
         goldset=goldset, stale=stale,
         config=config_diff(base.config, head.config) if base else (),
         latency=_latency(base, head), head_questions=head_questions,

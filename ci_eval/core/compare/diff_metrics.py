@@ -45,6 +45,19 @@ def paired_values(compared: tuple[str, ...], base: Artefact | None, head: Artefa
     return {name: (base.column(name)[at_base], head.column(name)[at_head]) for name in metrics}
 
 
+def noise_ties(compared: tuple[str, ...], *sides) -> np.ndarray | None:
+    """Over the compared questions, in order: those whose outcome (first gold rank, hit at
+    k) the retriever changed by itself between identical passes of either run (``run
+    --repeat``; ``sides``: the runs' headers). Their change in this comparison could be
+    that noise, so the paired tests count it as none (stats.paired_test). Only the
+    questions a record names count (core/artefact/repeat.py bounds the names it keeps)."""
+    noisy = {qid for side in sides if side is not None and side.repeat is not None
+             for qid, _, outcome in side.repeat.flapping if outcome}
+    if not noisy:
+        return None
+    return np.fromiter(map(noisy.__contains__, compared), dtype=bool, count=len(compared))
+
+
 def overall(run: Artefact, metric: str, measured=None) -> float | None:
     """The mean over the run's measured questions (what floors apply to); ``measured``:
     the run's ``measured_mask()``, when the caller asks it once for every metric."""
@@ -53,8 +66,9 @@ def overall(run: Artefact, metric: str, measured=None) -> float | None:
 
 
 def metric_changes(head_metrics: tuple[str, ...], base_metrics: tuple[str, ...] | None,
-                   paired: dict, head: Artefact, base: Artefact | None, seed: int | None) -> tuple:
-    tests = paired_tests({m: v for m, v in paired.items() if v[0].size},
+                   paired: dict, head: Artefact, base: Artefact | None, seed: int | None,
+                   ties: np.ndarray | None = None) -> tuple:
+    tests = paired_tests({m: v for m, v in paired.items() if v[0].size}, ties=ties,
                          **({"seed": seed} if seed is not None else {}))
     on_base = set(base_metrics or ())
     has_base = base is not None and bool(base.questions)

@@ -34,17 +34,19 @@ class TagChange:
 
 
 def tag_changes(codes: np.ndarray, tag_lists: list[tuple[str, ...]],
-                paired: dict, seed: int | None = None) -> tuple[TagChange, ...]:
+                paired: dict, seed: int | None = None, ties: np.ndarray | None = None) -> tuple[TagChange, ...]:
     """``codes``: per compared question (in order), its index into ``tag_lists`` (the head's
     distinct tag lists): a tag's questions are found a tag list at a time, not a question
-    at a time."""
+    at a time. ``ties``: the compared questions each test counts as unchanged
+    (stats.paired_test)."""
     lists_of: dict[str, list[int]] = {}
     # the distinct codes, ascending (``np.unique`` would load ``numpy.ma``: start-up time)
     for code in np.flatnonzero(np.bincount(codes)).tolist():
         for tag in set(tag_lists[code]):
             lists_of.setdefault(tag, []).append(code)
     rows_of = {tag: np.flatnonzero(np.isin(codes, lists_of[tag])) for tag in sorted(lists_of)}
-    tests = corrected({(tag, name): paired_test(name, b[rows], h[rows], seed=_tag_seed(seed, tag))
+    tests = corrected({(tag, name): paired_test(name, b[rows], h[rows], seed=_tag_seed(seed, tag),
+                                                ties=None if ties is None else ties[rows])
                        for tag, rows in rows_of.items() for name, (b, h) in paired.items()})
     return tuple(TagChange(tag, len(rows), tuple(
         (name, mean(b[rows].tolist()), mean(h[rows].tolist())) for name, (b, h) in paired.items()),

@@ -75,6 +75,7 @@ class PairedTest:
     raw_significant: bool = False  # this metric's own test at alpha, before the correction
     p_adjusted: float | None = None  # Holm-adjusted over the family
     family: int = 1  # tests in the family the correction is over
+    ties: int = 0  # questions counted as unchanged in the test: they flapped across repeated passes
 
     @property
     def direction(self) -> str:
@@ -101,6 +102,7 @@ class PairedTest:
             "significant": self.significant,
             "raw_significant": self.raw_significant,
             "method": self.method,
+            **({"ties": self.ties} if self.ties else {}),
         }
 
 
@@ -416,10 +418,18 @@ def paired_test(
     draws: int = DRAWS,
     alpha: float = ALPHA,
     with_mdc: bool = True,
+    ties: np.ndarray | None = None,
 ) -> PairedTest:
     """Compare one metric on paired per-question values (same question order on both), a
     family of one (``holm`` corrects a family). ``with_mdc=False`` leaves ``mdc`` NaN: on
-    a binary metric it is the dear part (the exact power sum, about 0.1 s at 400 questions)."""
+    a binary metric it is the dear part (the exact power sum, about 0.1 s at 400 questions).
+
+    ``ties``: a mask of the questions whose change the test counts as none, because the
+    retriever alone moved their outcome between identical passes (``run --repeat``): what
+    such a question did in this run could be its own noise. The means, ``delta``, ``lost``
+    and ``gained`` still count every question; the p-value, the decision and the band of
+    the interval (``delta`` plus or minus what the sign-flip test accepts as noise) come
+    from the others."""
     base = np.asarray(base, dtype=np.float64)
     head = np.asarray(head, dtype=np.float64)
     if base.shape != head.shape or base.ndim != 1:
@@ -434,16 +444,21 @@ def paired_test(
     gained = int(np.count_nonzero(q > 0))
     total = int(q.sum())
     delta = total / (GRID * n)  # the exact grid sum: the sign of a zero is never noise
+    tied = 0
+    if ties is not None and ties.any():
+        tied = int(np.count_nonzero(ties & (q != 0)))
+        d, q = np.where(ties, 0.0, d), np.where(ties, 0, q)
+    tested = int(q.sum())
     null = sign_flip(q, alpha, _stream(seed, metric), draws)
     half = null.accepted / (GRID * n)
-    significant = abs(total) > null.accepted
+    significant = abs(tested) > null.accepted
     return PairedTest(
         metric=metric, n=n, base_mean=float(base.mean()), head_mean=float(head.mean()),
         delta=delta, ci_low=delta - half, ci_high=delta + half, p_value=null.p_value,
         lost=lost, gained=gained,
         mdc=mdc(d, head, zero_one(metric, base, head), alpha) if with_mdc else math.nan,
         significant=significant, method=null.method, raw_significant=significant,
-        p_adjusted=null.p_value,
+        p_adjusted=null.p_value, ties=tied,
     )
 
 
@@ -488,13 +503,17 @@ def corrected(tests: dict, *, seed: int = SEED, alpha: float = ALPHA,
 def paired_tests(
     paired: dict[str, tuple[np.ndarray, np.ndarray]], *, seed: int = SEED,
     draws: int = DRAWS, alpha: float = ALPHA, with_mdc: bool = True,
+    ties: np.ndarray | None = None,
 ) -> dict[str, PairedTest]:
     """``paired_test`` for each metric of ``{metric: (base_values, head_values)}``, the
     metrics one family (``corrected``). The MDC is computed once, at the family's level
-    (``with_mdc=False``: not at all)."""
-    raw = {name: paired_test(name, b, h, seed=seed, draws=draws, alpha=alpha, with_mdc=False)
+    (``with_mdc=False``: not at all); ``ties`` as in ``paired_test``."""
+    raw = {name: paired_test(name, b, h, seed=seed, draws=draws, alpha=alpha, with_mdc=False, ties=ties)
            for name, (b, h) in paired.items()}
-    values = {name: (name, b, h) for name, (b, h) in paired.items()} if with_mdc else None
+    def tested(b, h):  # what the test sees: a tied question's head is its base
+        return h if ties is None or not ties.any() else np.where(ties, b, h)
+
+    values = {name: (name, b, tested(b, h)) for name, (b, h) in paired.items()} if with_mdc else None
     return corrected(raw, seed=seed, alpha=alpha, values=values)
 
 

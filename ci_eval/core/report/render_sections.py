@@ -69,8 +69,11 @@ def family_line(diff: Diff, metrics: int) -> str:
     pairs = sum(1 for t in diff.tags for _, x in t.tests if x.p_value is not None)
     tags = (f"; the tags' ▼/▲ by Holm over the {plural(pairs, 'tag × metric pair')}"
             if pairs else "")
+    tied = max((m.test.ties for m in diff.metrics if m.test is not None), default=0)
+    noise = (f" The tests count {plural(tied, 'question')} as unchanged: the retriever alone changed "
+             f"{'its' if tied == 1 else 'their'} outcome between repeated passes (`--repeat`)." if tied else "")
     return (f"Marks: Holm over the {plural(metrics, 'metric')} (family-wise α=0.05){tags}; "
-            "the CI and p are each metric's own.")
+            f"the CI and p are each metric's own.{noise}")
 
 
 def headline(ctx: ReportContext) -> str:

@@ -319,3 +319,23 @@ def test_5000_questions_6_metrics_in_one_call():
     for name, (b, h) in paired.items():
         assert out[name].delta == pytest.approx(float(np.mean(h - b)), abs=1e-9)
         assert out[name].ci_low <= out[name].delta <= out[name].ci_high
+
+
+def test_tied_questions_count_in_the_means_but_not_in_the_test():
+    # 12 questions: 6 lose a hit, 4 more lose one but flapped across repeated passes (ties),
+    # 2 are steady hits, one of them also marked (a tie with no change counts for nothing).
+    base = np.ones(12)
+    head = np.array([0.0] * 10 + [1.0, 1.0])
+    ties = np.array([False] * 6 + [True] * 4 + [False, True])
+    plain = paired_test("hit@1", base, head)
+    tied = paired_test("hit@1", base, head, ties=ties)
+    assert (tied.base_mean, tied.head_mean, tied.delta, tied.lost, tied.gained) == (
+        plain.base_mean, plain.head_mean, -10 / 12, 10, 0)
+    assert tied.ties == 4 and plain.ties == 0
+    assert plain.p_value == mcnemar_exact(10, 0) and plain.significant
+    assert tied.p_value == mcnemar_exact(6, 0) and tied.p_value > plain.p_value
+    # The interval is centred on the real delta; its half-width is the tied test's band.
+    assert tied.ci_low + tied.ci_high == pytest.approx(2 * tied.delta)
+    assert "ties" not in plain.as_dict() and tied.as_dict()["ties"] == 4
+    family = paired_tests({"hit@1": (base, head)}, ties=ties)
+    assert family["hit@1"].ties == 4 and family["hit@1"].p_value == tied.p_value
