@@ -134,7 +134,7 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
     head = run_head(inputs, git, shard, positions, questions)
     if amend is not None:
         amend(head)
-    refuse_oversized(inputs, head, questions, history, shard, out)
+    refuse_oversized(inputs, head, questions, history, shard, out, repeat)
     columns = RunColumns(cfg.metrics, cfg.abstain_below, cfg.k, cfg.retriever.depth)
     progress = Progress(len(questions), "retrieving", enabled=show_progress)
     collector = stage_collector(inputs)
@@ -240,11 +240,12 @@ def chunk_lengths(manifest) -> dict | None:
     return out
 
 
-def refuse_oversized(inputs: Inputs, head: dict, questions, history, shard, out) -> None:
+def refuse_oversized(inputs: Inputs, head: dict, questions, history, shard, out, repeat=None) -> None:
     """Refuse, before the retriever is called, a run whose artefact could pass the size
     limit a later run reads as its baseline (loaders.MAX_ARTEFACT_BYTES, as it is now). A
     shard is held to its own part and to the merged artefact of the whole run, which is as
     large as the unsharded run's: sharding spreads the retrieval, never the artefact's size.
+    The bound counts the stages the config asks for and a ``repeat`` run's record.
     The advice is one that fits: a shard count when only a part is over, else a depth."""
     from ci_eval.core.artefact.artefact_size import artefact_bound
     from ci_eval.inputs import loaders
@@ -252,12 +253,14 @@ def refuse_oversized(inputs: Inputs, head: dict, questions, history, shard, out)
     limit, depth = loaders.MAX_ARTEFACT_BYTES, inputs.config.retriever.depth
     known = inputs.manifest.ids if inputs.manifest else _gold_ids(inputs.gold.questions)
     longest = max(map(len, known), default=1)
-    bound = artefact_bound(head, questions, depth, longest, history)
+    chain = inputs.config.stages
+    bound = artefact_bound(head, questions, depth, longest, history, repeat, chain)
     whole_head = {key: value for key, value in head.items() if key != "shard"}
-    whole = bound if shard is None else artefact_bound(whole_head, inputs.gold.questions, depth, longest, history)
+    whole = bound if shard is None else artefact_bound(whole_head, inputs.gold.questions, depth, longest, history,
+                                                       repeat, chain)
     if bound <= limit and whole <= limit:
         return
-    advice = _size_advice(inputs, whole_head, history, shard, limit, longest, whole)
+    advice = _size_advice(inputs, whole_head, history, shard, limit, longest, whole, repeat)
     part = "" if shard is None else f" (shard {shard})"
     reached, what = (bound, f"{len(questions):,} questions") if bound > limit else (
         whole, f"merged: {len(inputs.gold.questions):,} questions")
@@ -267,16 +270,18 @@ def refuse_oversized(inputs: Inputs, head: dict, questions, history, shard, out)
         f"refused before the retriever is called; {advice}", str(out))
 
 
-def _size_advice(inputs: Inputs, whole_head: dict, history, shard, limit: int, longest: int, whole: int) -> str:
+def _size_advice(inputs: Inputs, whole_head: dict, history, shard, limit: int, longest: int, whole: int,
+                 repeat: int | None) -> str:
     from ci_eval.core.artefact.artefact_size import depth_that_fits, shards_that_fit
 
     cfg, gold = inputs.config, inputs.gold.questions
     if whole <= limit:  # only this part is over: more parts, each smaller, merge to what fits
         count = shards_that_fit(whole_head, gold, cfg.retriever.depth, longest, history, limit,
-                                at_least=shard.count + 1)
+                                at_least=shard.count + 1, repeat=repeat, chain=cfg.stages)
         if count:
             return f"run it in {count} shards (--shard I/{count} for I = 1 to {count}, then ci-eval merge)"
-    fits = depth_that_fits(whole_head, gold, cfg.retriever.depth, longest, history, limit, least=3 * cfg.k)
+    fits = depth_that_fits(whole_head, gold, cfg.retriever.depth, longest, history, limit, least=3 * cfg.k,
+                           repeat=repeat, chain=cfg.stages)
     shards = " (shards would not help: their merged artefact is as large)"
     if fits is not None and fits < cfg.retriever.depth:
         return f"set [retriever] depth = {fits} or less{shards}"

@@ -7,7 +7,10 @@ is known from the gold set (id, text, tags, gold); the rest has a largest form: 
 -2.2250738585072014e-308), no id longer than the longest the run knows of (the index
 manifest's, else the gold set's). The bound assumes those ids; a retriever answering with
 longer ids, or failing with messages longer than a full ranking, can still pass it, and the
-write-time check catches that.
+write-time check catches that. The ``stages`` key a run with ``[[stages]]`` writes and the
+``repeat`` key of a repeated run are counted at their largest too; a retriever's ``calls``
+are not (nothing bounds how many calls an answer holds), so only the write-time check
+holds them.
 
 Pure: the caller reads the limit and raises.
 """
@@ -20,8 +23,10 @@ from collections.abc import Sequence
 
 from ci_eval.core.artefact.artefact import HISTORY_LENGTH
 from ci_eval.core.artefact.artefact_writer import artefact_pieces, compact
-from ci_eval.core.artefact.results import DUPLICATES, NOT_IN_INDEX
+from ci_eval.core.artefact.repeat import MAX_CHANGED_IDS, MAX_REPEAT
+from ci_eval.core.artefact.results import DUPLICATES, NOT_IN_INDEX, STAGE_CAP
 from ci_eval.core.artefact.shard import MAX_SHARDS, shard_of
+from ci_eval.core.measure.stages import FINAL, StageSpec
 
 LONGEST_FLOAT = -2.2250738585072014e-308
 FLOAT = len(repr(LONGEST_FLOAT))  # 24
@@ -80,45 +85,100 @@ def end_bytes(metrics: Sequence[str], tags, questions: int, k: int, history) -> 
     return 1 + sum(len(f" {compact(key)}: {compact(value)},\n".encode()) for key, value in tail.items())
 
 
+def stage_row_bytes(chain: Sequence[StageSpec], questions: Sequence) -> list[int]:
+    """Each question's entry in the ``stages`` key at its largest (none without stages):
+    every gold id ranked in every stage of ``chain`` (the config's, the final list placed),
+    at the stage's depth (a packing stage's ranks are within the final list's), and every
+    stage adding STAGE_CAP ids."""
+    if not chain:
+        return [0] * len(questions)
+    final = next(s.depth for s in chain if s.name == FINAL)
+    digits = [len(str(s.depth if s.depth is not None else (final if s.chars is not None else STAGE_CAP)))
+              for s in chain]
+    added = len(chain) * (len(str(STAGE_CAP)) + 2) + len(' "added": [],')
+    # '  "id": {"gold": G, "ranks": [[...], ...]' and the '},\n' after it
+    return [len(compact(q.id).encode("utf-8")) + 32 + len(str(len(q.gold))) + added
+            + sum(3 + len(q.gold) * (d + 2) for d in digits) for q in questions]
+
+
+def stages_bytes(chain: Sequence[StageSpec], questions: Sequence) -> int:
+    """The ``stages`` key at its largest: the chain as recorded and every question's entry."""
+    if not chain:
+        return 0
+    frame = len(f' "stages": {{"chain": {compact([s.as_recorded() for s in chain])}, "questions": {{}}}},\n')
+    return frame + sum(stage_row_bytes(chain, questions))
+
+
+def repeat_bytes(questions: Sequence, passes: int | None, longest_error: int) -> int:
+    """The ``repeat`` key of a run repeated ``passes`` times, at its largest: MAX_CHANGED_IDS
+    questions named with their counts, and a failure in a further pass whose message is at
+    most ``longest_error`` characters (the bound a row's error is held to)."""
+    if passes is None:
+        return 0
+    n = len(questions)
+    longest = max((len(compact(q.id).encode("utf-8")) for q in questions), default=2)
+    named = min(n, MAX_CHANGED_IDS) * (longest + 2 * len(str(MAX_REPEAT)) + 8)
+    return (len(f' "repeat": {{"passes": {MAX_REPEAT}, "questions": {n}, "changed": {n}, "flapping": [], '
+                f'"failed": {{"questions": {n}, "first": [, ""]}}}},\n') + named + longest + 6 * longest_error)
+
+
 def head_bytes(head: dict) -> int:
     """The exact bytes of everything before the first row and of the frame around the rows."""
     return sum(len(piece.encode("utf-8")) for piece in artefact_pieces(head, (), dict))
 
 
-def artefact_bound(head: dict, questions: Sequence, depth: int, longest_id: int, history) -> int:
-    """An upper bound on the size of the artefact ``head`` and ``questions`` make."""
+def _ranking_bytes(depth: int, longest_id: int) -> int:
+    # what a full ranking takes in a row: the bound a failure's message is held to
+    return depth * (longest_id + 2 + 1 + FLOAT + 1)
+
+
+def artefact_bound(head: dict, questions: Sequence, depth: int, longest_id: int, history,
+                   repeat: int | None = None, chain: Sequence[StageSpec] = ()) -> int:
+    """An upper bound on the size of the artefact ``head`` and ``questions`` make, with the
+    ``stages`` key of a run with ``chain`` and, for a run repeated ``repeat`` times, its
+    ``repeat`` key."""
     metrics = head["metrics"]
     tags = {t for q in questions for t in q.tags}
     return (head_bytes(head) + known_bytes(questions)
             + len(questions) * retrieved_bytes(len(metrics), depth, longest_id)
-            + end_bytes(metrics, tags, len(questions), head["k"], history))
+            + end_bytes(metrics, tags, len(questions), head["k"], history)
+            + stages_bytes(chain, questions) + repeat_bytes(questions, repeat, _ranking_bytes(depth, longest_id)))
 
 
 def depth_that_fits(head: dict, questions: Sequence, depth: int, longest_id: int, history,
-                    limit: int, least: int) -> int | None:
+                    limit: int, least: int, repeat: int | None = None,
+                    chain: Sequence[StageSpec] = ()) -> int | None:
     """The largest retriever depth from ``least`` up to ``depth`` whose artefact is surely
     under ``limit``; None when not even ``least`` fits. Only the rankings' share of the bound
-    changes with the depth (the head written at a smaller depth is no longer)."""
+    (and the longest failure it allows) changes with the depth (the head written at a
+    smaller depth is no longer)."""
     per_row = len(head["metrics"])
-    fixed = artefact_bound(head, questions, depth, longest_id, history) - len(questions) * retrieved_bytes(
-        per_row, depth, longest_id)
+
+    def at(d: int) -> int:
+        return len(questions) * retrieved_bytes(per_row, d, longest_id) + repeat_bytes(
+            questions, repeat, _ranking_bytes(d, longest_id))
+
+    fixed = artefact_bound(head, questions, depth, longest_id, history, repeat, chain) - at(depth)
     for d in range(depth, least - 1, -1):
-        if fixed + len(questions) * retrieved_bytes(per_row, d, longest_id) <= limit:
+        if fixed + at(d) <= limit:
             return d
     return None
 
 
 def shards_that_fit(head: dict, questions: Sequence, depth: int, longest_id: int, history,
-                    limit: int, at_least: int = 2) -> int | None:
+                    limit: int, at_least: int = 2, repeat: int | None = None,
+                    chain: Sequence[StageSpec] = ()) -> int | None:
     """The smallest shard count from ``at_least`` whose every part is surely under
     ``limit`` (a part's head also lists its ids and positions); None past MAX_SHARDS."""
     metrics, tags = head["metrics"], {t for q in questions for t in q.tags}
     per_row = retrieved_bytes(len(metrics), depth, longest_id)
-    rows = [n + per_row for n in _each_known(questions)]
+    rows = [n + per_row + staged for n, staged in zip(_each_known(questions), stage_row_bytes(chain, questions))]
     listed = [len(compact(q.id).encode("utf-8")) + len(str(len(questions))) + 2 for q in questions]
-    # a part's head: this one's without its own shard record, and a record's fixed fields
+    # a part's head: this one's without its own shard record, and a record's fixed fields;
+    # a part's repeat record names as many questions as the whole run's may
     fixed = (head_bytes({k: v for k, v in head.items() if k != "shard"}) + 1024
-             + end_bytes(metrics, tags, len(questions), head["k"], history))
+             + end_bytes(metrics, tags, len(questions), head["k"], history)
+             + stages_bytes(chain, ()) + repeat_bytes(questions, repeat, _ranking_bytes(depth, longest_id)))
     start = max(at_least, math.ceil((sum(rows) + fixed) / limit))
     for count in range(start, MAX_SHARDS + 1):
         parts = [fixed] * count
