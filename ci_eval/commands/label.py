@@ -10,13 +10,21 @@ not relevant), ? can't tell (with a note), s skip, u unanswerable, e edit the qu
 arrows move. Every decision is written through to the gold set as you make it, with your
 name and the time in its provenance; stop at any time and run it again to resume.
 
+With a judge (--suggest-endpoint or --suggest-command) each chunk shows a suggested grade,
+likely-relevant chunks first: Enter takes the suggestion as your grade, a digit gives your
+own. The page shows the judge's agreement with you (Cohen's kappa, its 95% interval, the
+confusion table), also kept in the gold set's provenance. A judge that fails stops
+suggesting and says why; the page goes on without it. See docs/labelling.md.
+
 examples:
   ci-eval label                                   # the config's retriever and gold set
   ci-eval label --pool head.json --pool base.json # what a PR's head and base retrieved
   ci-eval label --gold gold.json --pool run.trec --chunks chunks.jsonl
   ci-eval label --candidates mined.jsonl          # keep or bin new questions first
   ci-eval label --demo --gold demo-gold.json      # relabel the demo's questions from scratch
-  ci-eval label --demo --demo-candidates --gold demo-gold.json   # and keep or bin new ones"""
+  ci-eval label --demo --demo-candidates --gold demo-gold.json   # and keep or bin new ones
+  ci-eval label --suggest-endpoint http://localhost:11434/v1 --suggest-model llama3.1  # suggested grades
+  ci-eval label --suggest-command "python judge.py"            # your own judge"""
 
 
 def register(sub) -> None:
@@ -44,6 +52,23 @@ def register(sub) -> None:
     p.add_argument("--demo-candidates", action="store_true",
                    help="with --demo: candidates mined from a shipped log and written by a stand-in "
                         "generator (questions from section headings), offline")
+    judge = p.add_mutually_exclusive_group()
+    judge.add_argument("--suggest-endpoint", metavar="URL",
+                       help="suggest a grade for each chunk from an OpenAI-compatible API (its …/v1 base URL or "
+                            "chat/completions URL)")
+    judge.add_argument("--suggest-command", metavar="CMD",
+                       help='suggest grades from a command: {"question_id", "question", "chunk", "text", '
+                            '"max_grade"} a line on stdin, {"chunk", "grade"} a line on stdout, run once per question')
+    p.add_argument("--suggest-model", metavar="NAME", help="the model to ask (required with --suggest-endpoint)")
+    p.add_argument("--suggest-key-env", default="OPENAI_API_KEY", metavar="VAR",
+                   help="the environment variable holding the API key (default: %(default)s; unset: no key sent)")
+    p.add_argument("--suggest-prompt", metavar="FILE",
+                   help="the judge's prompt, with {question}, {text} and {max_grade} (default: the shipped one)")
+    p.add_argument("--suggest-max-requests", type=int, default=500, metavar="N",
+                   help="the most HTTP requests the judge makes, retries included (default: %(default)s)")
+    p.add_argument("--suggest-timeout", type=float, default=60.0, metavar="S",
+                   help="seconds to wait for one answer (a command: for one question's chunks, times 10) "
+                        "(default: %(default)s)")
     p.set_defaults(func=run)
 
 
@@ -59,7 +84,16 @@ def run(args) -> int:
         raise UsageError("--demo needs --gold FILE (the demo's own gold set is never overwritten)")
     if args.demo_candidates and not args.demo:
         raise UsageError("--demo-candidates goes with --demo")
+    if args.suggest_endpoint and not args.suggest_model:
+        raise UsageError("--suggest-endpoint needs --suggest-model (the name the server knows the model by)")
+    if (args.suggest_model or args.suggest_prompt) and not args.suggest_endpoint:
+        raise UsageError("--suggest-model and --suggest-prompt go with --suggest-endpoint (a command writes its own prompt)")
+    if args.suggest_max_requests < 1 or args.suggest_timeout <= 0:
+        raise UsageError("--suggest-max-requests must be at least 1 and --suggest-timeout positive")
     return serve(Options(config=args.config, gold=args.gold, pool=tuple(args.pool), retriever=args.retriever,
                          depth=args.depth, chunks=args.chunks, candidates=args.candidates, judge=args.judge,
                          port=args.port, browser=args.browser, demo=args.demo,
-                         demo_candidates=args.demo_candidates))
+                         demo_candidates=args.demo_candidates, suggest_endpoint=args.suggest_endpoint,
+                         suggest_command=args.suggest_command, suggest_model=args.suggest_model,
+                         suggest_key_env=args.suggest_key_env, suggest_prompt=args.suggest_prompt,
+                         suggest_max_requests=args.suggest_max_requests, suggest_timeout=args.suggest_timeout))

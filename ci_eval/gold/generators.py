@@ -134,25 +134,31 @@ class CommandGenerator:
         self.timeout = timeout
         self.identity = f"command {command}"
 
-    def run(self, sources: Sequence[Source], per_chunk: int) -> dict[str, list[str]]:
-        feed = "".join(json.dumps({"id": s.id, "doc": s.doc, "text": s.text, "count": per_chunk}) + "\n"
-                       for s in sources)
+    def exchange(self, lines: Sequence[dict], what: str, option: str):
+        """Run the command once with ``lines`` as JSON lines on stdin; yield ``(line number,
+        parsed line)`` for each non-empty line it wrote. ``what`` names the command in the
+        errors ("the generator"), ``option`` is their place."""
+        feed = "".join(json.dumps(line) + "\n" for line in lines)
         try:
             done = subprocess.run(self.argv, input=feed, capture_output=True, text=True, timeout=self.timeout)
         except (OSError, subprocess.TimeoutExpired) as exc:
-            raise InputError(f"the generator did not run: {exc}", "--command") from None
+            raise InputError(f"{what} did not run: {exc}", option) from None
         if done.returncode != 0:
             tail = (done.stderr.strip().splitlines() or ["(no stderr)"])[-1]
-            raise InputError(f"the generator exited with {done.returncode}: {tail}", "--command")
-        wanted = {s.id for s in sources}
-        out: dict[str, list[str]] = {}
+            raise InputError(f"{what} exited with {done.returncode}: {tail}", option)
         for n, line in enumerate(done.stdout.split("\n"), 1):
             if not line.strip():
                 continue
             try:
-                item = json.loads(line)
+                yield n, json.loads(line)
             except ValueError:
-                raise InputError("the generator wrote a line that is not JSON", "--command", f"stdout line {n}") from None
+                raise InputError(f"{what} wrote a line that is not JSON", option, f"stdout line {n}") from None
+
+    def run(self, sources: Sequence[Source], per_chunk: int) -> dict[str, list[str]]:
+        lines = [{"id": s.id, "doc": s.doc, "text": s.text, "count": per_chunk} for s in sources]
+        wanted = {s.id for s in sources}
+        out: dict[str, list[str]] = {}
+        for n, item in self.exchange(lines, "the generator", "--command"):
             chunk = item.get("chunk") if isinstance(item, dict) else None
             qs = item.get("questions", [item.get("question")]) if isinstance(item, dict) else None
             if chunk not in wanted or not isinstance(qs, list) or not all(isinstance(q, str) for q in qs):

@@ -29,6 +29,13 @@ class Options:
     browser: bool = True
     demo: bool = False
     demo_candidates: bool = False
+    suggest_endpoint: str | None = None
+    suggest_command: str | None = None
+    suggest_model: str | None = None
+    suggest_key_env: str = "OPENAI_API_KEY"
+    suggest_prompt: str | None = None
+    suggest_max_requests: int = 500
+    suggest_timeout: float = 60.0
 
 
 def _config(opts: Options):
@@ -73,9 +80,34 @@ def _demo_start(judge: str) -> dict:
             "questions": []}
 
 
+def _suggester(opts: Options):
+    """The judge that suggests grades, or None. Its options are checked here, before the
+    page opens; what it answers later can fail without stopping anyone labelling."""
+    if not opts.suggest_endpoint and not opts.suggest_command:
+        return None
+    from ci_eval.gold.generators import ChatEndpoint
+    from ci_eval.label.suggest import CommandJudge, EndpointJudge, Suggester, default_prompt
+
+    if opts.suggest_command:
+        return Suggester(CommandJudge(opts.suggest_command, timeout=opts.suggest_timeout * 10))
+    if opts.suggest_prompt:
+        from ci_eval.inputs.files import decode, read_bytes
+
+        template = decode(read_bytes(opts.suggest_prompt, "prompt"), opts.suggest_prompt)
+        for mark in ("{question}", "{text}"):
+            if mark not in template:
+                raise InputError(f"the prompt has no {mark}", opts.suggest_prompt)
+    else:
+        template = default_prompt()
+    endpoint = ChatEndpoint(opts.suggest_endpoint, opts.suggest_model or "", os.environ.get(opts.suggest_key_env) or None,
+                            timeout=opts.suggest_timeout)
+    return Suggester(EndpointJudge(endpoint, template, opts.suggest_max_requests))
+
+
 def build_session(opts: Options) -> Session:
     config = _config(opts)
     judge = _judge(opts)
+    suggester = _suggester(opts)
     gold_path = opts.gold or (config.gold_set if config else None)
     if gold_path is None:
         raise InputError("no gold set: give --gold FILE or a config with gold_set", "--gold")
@@ -104,8 +136,10 @@ def build_session(opts: Options) -> Session:
         from ci_eval.demo.candidates import demo_candidates
 
         candidates = demo_candidates([q.get("question", "") for q in all_questions(doc)]) + candidates
-    return Session(store, pools, texts, judge=judge, candidates=candidates, depth=depth,
-                   retrieve=retrieve, fetch_texts=lookup)
+    session = Session(store, pools, texts, judge=judge, candidates=candidates, depth=depth,
+                      retrieve=retrieve, fetch_texts=lookup, suggester=suggester)
+    session.start_suggestions()
+    return session
 
 
 def _has_display() -> bool:
@@ -129,6 +163,9 @@ def serve(opts: Options) -> int:
     progress = session.state()["progress"]
     print(f"ci-eval label: {progress['to_judge']} chunk(s) to judge; open {server.url}", flush=True)
     print("ci-eval label: every decision is saved as you make it; Ctrl-C stops", file=sys.stderr, flush=True)
+    if session.suggester is not None:
+        print(f"ci-eval label: grades suggested by {session.suggester.identity} (Enter takes one, a digit "
+              "gives your own)", file=sys.stderr, flush=True)
     if opts.browser and _has_display():
         import webbrowser
 

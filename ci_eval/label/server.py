@@ -103,6 +103,12 @@ class _Handler(BaseHTTPRequestHandler):
                 self._refuse(500, f"the gold set cannot be read: {exc}")
             else:
                 self._json(200, state)
+        elif route == "/api/suggestions":
+            since = (parse_qs(urlsplit(self.path).query).get("since") or ["0"])[0]
+            if not since.isascii() or not since.isdigit() or len(since) > 12:
+                self._refuse(400, "since must be a whole number")
+                return
+            self._json(200, self.server.session.suggestions(int(since)))
         else:
             self._refuse(404, "not found")
 

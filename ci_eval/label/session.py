@@ -8,12 +8,14 @@ import datetime as _dt
 import threading
 from collections.abc import Callable, Mapping, Sequence
 
+from ci_eval.core.gold.agreement import agreement, record_suggestion, suggestion_pairs
 from ci_eval.core.gold.candidates import apply_bin, apply_keep, apply_undecide, review
 from ci_eval.core.gold.judgement import Conflict, Stamp, apply_edit, apply_grade, apply_unanswerable, judged_ids
-from ci_eval.core.gold.labelpage import delta, page_state, parse_request
+from ci_eval.core.gold.labelpage import delta, page_state, parse_request, questions_by_id
 from ci_eval.core.gold.pooling import pool, pool_question
 from ci_eval.errors import InputError
 from ci_eval.label.store import GoldStore
+from ci_eval.label.suggest import Item, Suggester
 
 
 def now_utc() -> str:
@@ -45,17 +47,57 @@ class Session:
                  judge: str, candidates: Sequence[str] = (), depth: int = 5,
                  retrieve: Callable[[str, str], list[str]] | None = None,
                  fetch_texts: Callable[[list[str]], dict[str, str]] | None = None,
-                 clock: Callable[[], str] = now_utc):
+                 clock: Callable[[], str] = now_utc, suggester: Suggester | None = None):
         self.store, self.pools, self.texts = store, dict(pools), dict(texts)
         self.judge, self.candidates, self.depth = judge, list(candidates), depth
         self.retrieve, self.fetch_texts, self.clock = retrieve, fetch_texts, clock
+        self.suggester = suggester
         self._lock = threading.Lock()
+
+    def start_suggestions(self) -> None:
+        """Hand every pooled chunk with text to the judge, question by question in walking
+        order (the page's first question is answered first)."""
+        if self.suggester is None:
+            return
+        by_id = questions_by_id(self.store.read())
+        with self._lock:
+            pools = dict(self.pools)
+        for qid, pooled in pools.items():
+            if qid in by_id:
+                self._suggest(qid, by_id[qid][0].get("question", ""), pooled)
+
+    def _suggest(self, qid: str, question: str, pooled) -> None:
+        if self.suggester is not None:
+            self.suggester.ask([Item(qid, question, c, self.texts[c]) for c in pooled if self.texts.get(c)])
+
+    def _suggest_block(self, doc: dict, status: dict | None = None, *, graded: bool = False) -> dict | None:
+        """The judge's status and its agreement with the person, for the page: counted from
+        the file's records, or, right after a grade, as that grade recorded it (the same
+        count, made a moment ago under the file's lock)."""
+        if self.suggester is None:
+            return None
+        status = self.suggester.status() if status is None else status
+        recorded = (doc.get("provenance") or {}).get("suggestions")
+        if graded and isinstance(recorded, dict) and recorded.get("judge") == self.suggester.identity \
+                and isinstance(recorded.get("agreement"), dict):
+            measured = recorded["agreement"]
+        else:
+            measured = agreement(suggestion_pairs(doc)).as_dict()
+        return {**status, "agreement": measured}
+
+    def suggestions(self, since: int) -> dict:
+        """What the judge answered after ``since`` (the page polls while it is asking)."""
+        if self.suggester is None:
+            return {"state": "off", "suggestions": [], "version": 0}
+        return self.suggester.since(since)
 
     def state(self, doc: dict | None = None) -> dict:
         doc = self.store.read() if doc is None else doc
         with self._lock:
             pools = dict(self.pools)
-        return page_state(doc, pools, self.texts, review(self.candidates, doc), self.judge)
+        known, status = self.suggester.snapshot() if self.suggester is not None else (None, None)
+        return page_state(doc, pools, self.texts, review(self.candidates, doc), self.judge,
+                          suggested=known, suggest=self._suggest_block(doc, status))
 
     def handle(self, kind: str, body) -> dict:
         """Apply one decision from the page; the answer is what it changed (``delta``), never
@@ -72,8 +114,9 @@ class Session:
         qid = req["question"]
         try:
             if kind == "grade":
-                doc = self.store.update(lambda d: apply_grade(d, qid, req["chunk"], req["grade"], stamp,
-                                                              seen=req["seen"], note=req["note"]))
+                doc = self.store.update(lambda d: self._graded(
+                    apply_grade(d, qid, req["chunk"], req["grade"], stamp, seen=req["seen"], note=req["note"]),
+                    qid, req["chunk"]))
             elif kind == "unanswerable":
                 doc = self.store.update(lambda d: apply_unanswerable(d, qid, req["value"], stamp))
             else:
@@ -81,12 +124,25 @@ class Session:
         except Conflict as exc:
             exc.delta = self._delta(self.store.read(), [qid])
             raise
-        return self._delta(doc, [qid])
+        return self._delta(doc, [qid], graded=kind == "grade")
 
-    def _delta(self, doc: dict, changed: list[str], **kw) -> dict:
+    def _graded(self, doc: dict, qid: str, chunk: str) -> dict:
+        """With a judge: its suggestion for the chunk kept beside the person's grade, and the
+        agreement so far in the provenance (the grade itself is the person's key)."""
+        if self.suggester is None:
+            return doc
+        return record_suggestion(doc, qid, chunk, self.suggester.get(qid, chunk), self.suggester.identity)
+
+    def _delta(self, doc: dict, changed: list[str], *, graded: bool = False, **kw) -> dict:
         with self._lock:
             pools = dict(self.pools)
-        return delta(doc, pools, changed, **kw)
+        if self.suggester is not None:
+            ask = self.suggester.get  # the changed questions' suggestions only: the answer stays small
+            kw["suggested"] = {(q, c): g for q in changed for c in pools.get(q, ()) if (g := ask(q, c)) is not None}
+        # Only a grade changes the agreement; other answers carry the judge's status alone.
+        suggest = self._suggest_block(doc, graded=True) if graded else (
+            self.suggester.status() if self.suggester is not None else None)
+        return delta(doc, pools, changed, suggest=suggest, **kw)
 
     def _decide_candidate(self, kind: str, cid: str, stamp: Stamp) -> dict:
         found = [c for c in review(self.candidates, self.store.read()) if c.id == cid]
@@ -117,3 +173,4 @@ class Session:
         with self._lock:
             self.texts.update(fetched)
             self.pools.setdefault(qid, pooled)
+        self._suggest(qid, text, pooled)

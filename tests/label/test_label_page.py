@@ -476,3 +476,95 @@ def test_a_long_id_is_graded_like_any_other_and_measured_by_run_and_compare(tmp_
     # 1 / log2(3).
     ndcg = {m["metric"]: m for m in shown["metrics"]}["ndcg@3"]
     assert ndcg["head"] == ndcg["base"] == 1.0
+
+
+def suggest_command(*extra):
+    import shlex
+    import sys
+
+    from suite_paths import SUPPORT
+
+    return " ".join(shlex.quote(a) for a in (sys.executable, str(SUPPORT / "suggest_judge.py"), *extra))
+
+
+def wait_for_suggestions(page, state="done"):
+    page.locator(f"#suggest-status[data-state='{state}']").wait_for(state="attached")
+    settle(page)
+
+
+def test_suggested_grades_enter_takes_one_a_digit_overrides_and_kappa_is_recorded(tmp_path, page, running):
+    from suggest_judge import SUGGESTED
+
+    project = write_project(tmp_path)
+    command = suggest_command()
+    label = running(project, "--chunks", "chunks.jsonl", "--suggest-command", command)
+    open_page(page, label)
+    wait_for_suggestions(page)
+    assert page.locator("#suggest-status").text_content() == f"Enter takes the suggested grade · judge: command {command}"
+    # q1's pool is beta, gamma (best rank first); the judge suggests gamma 2, beta 0, so gamma
+    # comes first, and the focus is on it.
+    assert shown_chunks(page) == ["gamma", "beta"]
+    assert page.locator("#chunks li .suggested").all_text_contents() == ["suggested 2", "suggested 0"]
+    assert page.locator("#chunks li .mark").all_text_contents() == ["", ""]  # a suggestion is not a grade
+    assert page.locator("#chunks li.focused").get_attribute("data-id") == "gamma"
+    assert page.locator("#kappa").text_content() == "agreement with the judge: no grade given with a suggestion yet"
+    # Nothing the judge said is in the gold set yet.
+    doc = json.loads((project / "gold.json").read_text())
+    assert [q["gold"] for q in doc["questions"]] == [["alpha"], {"gamma": 2}] and "provenance" not in doc
+    press(page, "Enter")  # gamma: takes the suggested 2
+    assert json.loads((project / "gold.json").read_text())["questions"][0]["gold"] == {"alpha": 1, "gamma": 2}
+    assert page.locator("#chunks li.focused").get_attribute("data-id") == "beta"
+    press(page, "1")  # beta: suggested 0, the person says 1
+    # q2 "gamma please": pool alpha, beta; suggested alpha 1, beta 2, so beta first.
+    assert page.locator("#question").text_content() == "gamma please"
+    assert shown_chunks(page) == ["beta", "alpha"]
+    press(page, "Enter", "1")  # beta takes 2; alpha given 1 by a digit, as suggested
+    doc = json.loads((project / "gold.json").read_text())
+    assert [q["gold"] for q in doc["questions"]] == [{"alpha": 1, "gamma": 2, "beta": 1},
+                                                     {"gamma": 2, "beta": 2, "alpha": 1}]
+    # (suggested, given): (2, 2), (0, 1), (2, 2), (1, 1): po = 3/4; suggested shares .25 .25 .5 0,
+    # given 0 .5 .5 0; pe = .25 * .5 + .5 * .5 = 3/8; kappa = (3/4 - 3/8) / (1 - 3/8) = 0.6.
+    kappa = page.locator("#kappa")
+    assert (kappa.get_attribute("data-kappa"), kappa.get_attribute("data-pairs")) == ("0.6", "4")
+    assert kappa.text_content().startswith("agreement with the judge: κ 0.60 (95 % interval ")
+    assert kappa.text_content().endswith(") over 4 grades")
+    cells = page.locator("#confusion tr").all()
+    assert [r.locator("td").all_text_contents() for r in cells[1:]] == [
+        ["0", "1", "0", "0"], ["0", "1", "0", "0"], ["0", "0", "2", "0"], ["0", "0", "0", "0"]]
+    prov = doc["provenance"]
+    chunks = {(qid, c): rec for qid, r in prov["judgements"].items() for c, rec in r["chunks"].items()}
+    assert {k: rec["suggested"] for k, rec in chunks.items()} == SUGGESTED
+    assert prov["suggestions"]["judge"] == f"command {command}"
+    assert prov["suggestions"]["agreement"]["kappa"] == 0.6
+    assert prov["suggestions"]["agreement"]["confusion"] == [[0, 1, 0, 0], [0, 1, 0, 0], [0, 0, 2, 0], [0, 0, 0, 0]]
+    # The page after a reload shows the same agreement, read from the gold set.
+    open_page(page, label)
+    assert page.locator("#kappa").get_attribute("data-kappa") == "0.6"
+    from importlib import resources
+
+    import jsonschema
+
+    from ci_eval.core.gold.goldset import parse_gold_set
+
+    parse_gold_set(doc, "gold.json")  # still a valid gold set, by the reader and by the shipped schema
+    schema = json.loads(resources.files("ci_eval.schemas").joinpath("goldset.schema.json").read_text("utf-8"))
+    jsonschema.validate(doc, schema)
+
+
+def test_a_failing_judge_leaves_the_page_grading_and_says_why_in_one_line(tmp_path, page, running):
+    project = write_project(tmp_path)
+    label = running(project, "--chunks", "chunks.jsonl", "--suggest-command", suggest_command("--fail"))
+    open_page(page, label)
+    wait_for_suggestions(page, "failed")
+    status = page.locator("#suggest-status")
+    assert status.text_content() == "no suggestions: the judge command exited with 3: the judge has no model loaded"
+    assert status.is_visible()
+    assert page.locator("#chunks li .suggested:visible").count() == 0
+    press(page, "Enter")  # nothing to take: said beside the chunk, nothing written
+    assert "no suggestions: the judge command exited with 3" in page.locator("#chunks li.focused .message").text_content()
+    assert json.loads((project / "gold.json").read_text())["questions"][0]["gold"] == ["alpha"]
+    press(page, "2")
+    assert json.loads((project / "gold.json").read_text())["questions"][0]["gold"] == {"alpha": 1, "beta": 2}
+    err = label.kill()
+    assert "ci-eval label: no suggestions: the judge command exited with 3: the judge has no model loaded" in err
+    assert "Traceback" not in err

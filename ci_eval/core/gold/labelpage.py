@@ -25,11 +25,13 @@ def questions_by_id(doc: dict) -> dict[str, tuple[dict, bool]]:
 
 
 def question_entry(doc: dict, found: tuple[dict, bool], pooled: Sequence[str],
-                   texts: Mapping[str, str] | None) -> dict:
+                   texts: Mapping[str, str] | None,
+                   suggested: Mapping[tuple[str, str], int] | None = None) -> dict:
     """One question as the page holds it. ``earlier`` counts its chunks judged outside this
     session's pool (before a restart, or by a deeper pool), so the header's count of what is
     judged does not start again at 0. Without ``texts`` the chunks carry no text: an answer
-    to a decision sends marks only, the page keeps the texts it was sent once."""
+    to a decision sends marks only, the page keeps the texts it was sent once. A chunk the
+    judge suggested a grade for carries it as ``suggested`` (never as its ``mark``)."""
     q, pending = found
     marks = marks_of(doc, q, pooled)
     in_pool = set(pooled)
@@ -38,6 +40,11 @@ def question_entry(doc: dict, found: tuple[dict, bool], pooled: Sequence[str],
         chunks = [{"id": c, "mark": m} for c, m in zip(pooled, marks)]
     else:
         chunks = [{"id": c, "text": texts.get(c, NO_TEXT), "mark": m} for c, m in zip(pooled, marks)]
+    if suggested:
+        for chunk in chunks:
+            grade = suggested.get((q["id"], chunk["id"]))
+            if grade is not None:
+                chunk["suggested"] = grade
     return {"id": q["id"], "question": q.get("question", ""), "pending": pending,
             "unanswerable": bool(q.get("unanswerable")), "earlier": earlier, "candidates": chunks}
 
@@ -58,35 +65,45 @@ def progress(entries: Sequence[dict]) -> dict:
 
 
 def page_state(doc: dict, pools: Mapping[str, Sequence[str]], texts: Mapping[str, str],
-               candidates: Sequence[Candidate], judge: str) -> dict:
+               candidates: Sequence[Candidate], judge: str, *,
+               suggested: Mapping[tuple[str, str], int] | None = None, suggest: dict | None = None) -> dict:
     """The page's whole view, fetched once when it opens (every decision's answer is a
     delta: ``delta``). ``pools`` is in walking order; a question someone else removed from
-    the file meanwhile is left out."""
+    the file meanwhile is left out. ``suggest``, when a judge suggests grades, is its status
+    and agreement with the person so far."""
     by_id = questions_by_id(doc)
-    questions = [question_entry(doc, by_id[qid], pooled, texts) for qid, pooled in pools.items() if qid in by_id]
-    return {
+    questions = [question_entry(doc, by_id[qid], pooled, texts, suggested)
+                 for qid, pooled in pools.items() if qid in by_id]
+    out = {
         "judge": judge,
         "max_grade": MAX_GRADE,
         "questions": questions,
         "candidates": [candidate_entry(c) for c in candidates],
         "progress": progress(questions),
     }
+    if suggest is not None:
+        out["suggest"] = suggest
+    return out
 
 
 def delta(doc: dict, pools: Mapping[str, Sequence[str]], changed: Sequence[str], *,
-          texts: Mapping[str, str] | None = None, candidates: Sequence[Candidate] = ()) -> dict:
+          texts: Mapping[str, str] | None = None, candidates: Sequence[Candidate] = (),
+          suggested: Mapping[tuple[str, str], int] | None = None, suggest: dict | None = None) -> dict:
     """What a decision changed, for the page to merge into the state it holds: the questions
     ``changed`` (``removed`` when no longer in the file or the session), with texts only when
     ``texts`` is given (a question the page has not seen), and the candidates decided. Its
     size does not grow with the gold set."""
     by_id = questions_by_id(doc)
     live = [qid for qid in changed if qid in by_id and qid in pools]
-    out: dict[str, Any] = {"questions": [question_entry(doc, by_id[qid], pools[qid], texts) for qid in live]}
+    out: dict[str, Any] = {"questions": [question_entry(doc, by_id[qid], pools[qid], texts, suggested)
+                                         for qid in live]}
     gone = [qid for qid in changed if qid not in live]
     if gone:
         out["removed"] = gone
     if candidates:
         out["candidates"] = [candidate_entry(c) for c in candidates]
+    if suggest is not None:
+        out["suggest"] = suggest
     return out
 
 

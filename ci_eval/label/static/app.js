@@ -20,6 +20,12 @@ const decided = [];  // candidates kept or binned on this page, the last one las
 let busy = false;
 let queue = Promise.resolve();  // keys waiting for the previous key's request (see enqueue)
 let queued = 0;
+// A judge's suggested grades (when `ci-eval label` has one): polled while it is asking.
+// Each question's chunks are ordered by suggestion, most likely relevant first, until a key
+// is pressed on the question: from then on its order stays put under the person's hands.
+let suggestVersion = 0;
+let polling = false;
+const frozen = new Set();
 
 function setBusy(value) {
   busy = value;
@@ -57,20 +63,44 @@ function count(q, sign) {
   progress.to_judge += sign * (q.unanswerable ? 0 : open);
 }
 
+function suggestedRank(c) { return c.suggested === undefined ? -1 : c.suggested; }
+
+function arrange(q, previous) {
+  // ``at`` is the chunk's place in the pool (best rank first), the order among equals.
+  q.candidates.forEach((c, i) => { if (c.at === undefined) c.at = i; });
+  if (previous && frozen.has(q.id)) {
+    const shown = new Map(previous.map((c, i) => [c.id, i]));
+    const place = (c) => (shown.has(c.id) ? shown.get(c.id) : previous.length + c.at);
+    q.candidates.sort((a, b) => place(a) - place(b));
+  } else {
+    q.candidates.sort((a, b) => suggestedRank(b) - suggestedRank(a) || a.at - b.at);
+  }
+}
+
 function merge(delta) {
   for (const fresh of delta.questions || []) {
     const at = byId.get(fresh.id);
     if (at === undefined) {
+      arrange(fresh);
       state.questions.push(fresh);
       byId.set(fresh.id, state.questions.length - 1);
     } else {
       const old = state.questions[at];
-      const texts = new Map(old.candidates.map((c) => [c.id, c.text]));
-      for (const c of fresh.candidates) if (c.text === undefined) c.text = texts.get(c.id);
+      const kept = new Map(old.candidates.map((c) => [c.id, c]));
+      for (const c of fresh.candidates) {
+        const before = kept.get(c.id);
+        if (c.text === undefined && before) c.text = before.text;
+        if (c.suggested === undefined && before && before.suggested !== undefined) c.suggested = before.suggested;
+      }
+      arrange(fresh, old.candidates);
       count(old, -1);
       state.questions[at] = fresh;
     }
     count(fresh, +1);
+  }
+  if (delta.suggest) {
+    state.suggest = { ...state.suggest, ...delta.suggest };
+    startPolling();  // a kept candidate's new pool is being asked about
   }
   for (const id of delta.removed || []) {
     const at = byId.get(id);
@@ -101,7 +131,12 @@ async function api(path, body) {
     if (response.ok && body === undefined) {
       state = data;
       progress = { ...data.progress };
+      for (const q of state.questions) arrange(q);
       reindex();
+      if (state.suggest) {
+        suggestVersion = state.suggest.version;
+        startPolling();
+      }
     } else if (response.ok || response.status === 409) {
       merge(data);
     }
@@ -111,6 +146,89 @@ async function api(path, body) {
   } finally {
     setBusy(false);
   }
+}
+
+function takeSuggestions(data) {
+  state.suggest = { ...state.suggest, ...data, suggestions: undefined };
+  suggestVersion = data.version;
+  const touched = new Set();
+  for (const [qid, cid, value] of data.suggestions || []) {
+    const at = byId.get(qid);
+    if (at === undefined) continue;
+    const c = state.questions[at].candidates.find((x) => x.id === cid);
+    if (c) { c.suggested = value; touched.add(at); }
+  }
+  for (const at of touched) {
+    const q = state.questions[at];
+    if (frozen.has(q.id)) continue;
+    const focused = at === qi ? q.candidates[ci] : undefined;
+    arrange(q);
+    // Nothing pressed on the question shown yet: the focus goes to its first chunk to judge,
+    // now the most likely relevant one.
+    if (focused !== undefined) {
+      const j = q.candidates.findIndex((c) => c.mark === null);
+      ci = j >= 0 ? j : 0;
+    }
+  }
+}
+
+function startPolling() {
+  if (polling || !state.suggest || state.suggest.state !== "running") return;
+  polling = true;
+  setTimeout(poll, 300);
+}
+
+async function poll() {
+  try {
+    const response = await fetch("/api/suggestions?since=" + suggestVersion, { headers: { "X-CI-Eval-Token": TOKEN } });
+    if (response.ok) takeSuggestions(await response.json());
+  } catch (err) {
+    // The server is not answering: the next key says so; suggestions are not news enough.
+  }
+  render();
+  if (state.suggest.state === "running") setTimeout(poll, 400);
+  else polling = false;
+}
+
+function suggestStatus(s) {
+  if (s.state === "failed") return "no suggestions: " + s.problem;
+  if (s.state === "stopped") return "suggestions stopped: the judge's request budget (--suggest-max-requests) is spent";
+  if (s.state === "running") return "suggesting grades: " + s.asked + " of " + s.wanted + " chunks asked";
+  return "Enter takes the suggested grade · judge: " + s.judge;
+}
+
+function fixed(x) { return x.toFixed(2); }
+
+function renderSuggest() {
+  const s = state.suggest;
+  const line = $("suggest-status");
+  line.hidden = !s;
+  $("suggest-keys").hidden = !s;
+  $("agreement").hidden = !s;
+  if (!s) return;
+  line.dataset.state = s.state;
+  line.textContent = visible(suggestStatus(s));
+  line.title = line.textContent;
+  const a = s.agreement;
+  const kappa = $("kappa");
+  kappa.dataset.kappa = a.kappa === null ? "" : String(a.kappa);
+  kappa.dataset.pairs = String(a.pairs);
+  const over = " over " + a.pairs + " grade" + (a.pairs === 1 ? "" : "s");
+  kappa.textContent = a.pairs === 0
+    ? "agreement with the judge: no grade given with a suggestion yet"
+    : a.kappa === null
+      ? "agreement with the judge: κ not defined yet" + over + " (all one grade, suggested and given)"
+      : "agreement with the judge: κ " + fixed(a.kappa) + " (95 % interval " + fixed(a.interval95[0]) + " to " +
+        fixed(a.interval95[1]) + ")" + over;
+  const table = $("confusion");
+  const head = el("tr");
+  head.append(el("th", "", "suggested ↓ given →"), ...a.grades.map((g) => el("th", "", String(g))));
+  const rows = a.confusion.map((row, i) => {
+    const tr = el("tr");
+    tr.append(el("th", "", String(a.grades[i])), ...row.map((n, j) => el("td", i === j ? "same" : "", String(n))));
+    return tr;
+  });
+  table.replaceChildren(head, ...rows);
 }
 
 function say(text, about) { message = text ? { text: visible(text), ...(about || {}) } : null; }
@@ -182,7 +300,7 @@ function renderQuestion(q) {
     : judged + " judged / " + (q.candidates.length - judged) + " to judge in this question's pool";
   $("question-message").replaceChildren(...[messageFor(q.id, undefined)].filter(Boolean));
   const ol = $("chunks");
-  const drawn = q.id + "\n" + q.question;
+  const drawn = q.id + "\n" + q.question + "\n" + q.candidates.map((c) => c.id).join("\n");
   if (ol.dataset.drawn !== drawn || ol.children.length !== q.candidates.length) {
     // Another question (or its text edited): draw its chunks. Within one question a key
     // only changes badges, focus and messages, updated in place below, so the long texts
@@ -191,7 +309,7 @@ function renderQuestion(q) {
     ol.replaceChildren(...q.candidates.map((c, i) => {
       const li = el("li", "chunk");
       li.dataset.id = c.id;
-      li.append(el("span", "mark"), el("span", "chunk-id", visible(c.id)),
+      li.append(el("span", "mark"), el("span", "suggested"), el("span", "chunk-id", visible(c.id)),
                 chunkText(c.text === undefined ? "" : c.text, terms));
       li.addEventListener("click", () => { ci = i; render(); });
       return li;
@@ -204,6 +322,10 @@ function renderQuestion(q) {
     const badge = li.querySelector(".mark");
     badge.className = "mark" + (typeof c.mark === "number" ? " g" + c.mark : "");
     badge.textContent = markLabel(c.mark);
+    const hint = li.querySelector(".suggested");
+    hint.hidden = c.suggested === undefined;
+    hint.textContent = c.suggested === undefined ? "" : "suggested " + c.suggested;
+    hint.dataset.grade = c.suggested === undefined ? "" : String(c.suggested);
     const old = li.querySelector(".message");
     if (old) old.remove();
     const note = messageFor(q.id, c.id);
@@ -228,6 +350,7 @@ function render() {
   if (!state) return;
   $("progress").textContent = progress.judged + " judged / " + progress.to_judge + " to judge";
   $("judge").replaceChildren("judging as ", isolated("bdi", "", state.judge));
+  renderSuggest();
   const open = undecided();
   $("candidates").hidden = open.length === 0;
   $("judging").hidden = open.length > 0 || state.questions.length === 0;
@@ -272,6 +395,19 @@ async function grade(value, note) {
   else say(result.error, { qid: q.id, cid: c.id });
 }
 
+function acceptSuggestion(q) {
+  // The suggestion becomes a grade only here, by the person's key: a normal grade is sent.
+  const c = q.candidates[ci];
+  if (!c) return undefined;
+  if (c.suggested === undefined) {
+    const why = !state.suggest ? "no judge: start ci-eval label with --suggest-endpoint or --suggest-command"
+      : state.suggest.state === "failed" ? "no suggestions: " + state.suggest.problem : "no suggestion for this chunk yet";
+    say(why, { qid: q.id, cid: c.id });
+    return undefined;
+  }
+  return grade(c.suggested);
+}
+
 function askNote() {
   $("note-form").hidden = false;
   $("note-input").value = "";
@@ -295,6 +431,7 @@ function judgingKey(key) {
   const q = state.questions[qi];
   if (!q) return undefined;
   if (/^[0-9]$/.test(key) && Number(key) <= state.max_grade) return grade(Number(key));
+  if (key === "Enter") return acceptSuggestion(q);
   if (key === "?") askNote();
   else if (key === "u") return toggleUnanswerable();
   else if (key === "e") editQuestion();
@@ -353,10 +490,11 @@ function enqueue(action, since) {
 async function handleKey(key) {
   say("");  // a message is about the key before; a new key starts afresh
   const open = undecided();
+  if (open.length === 0 && state.questions[qi]) frozen.add(state.questions[qi].id);
   await (open.length > 0 ? candidateKey(key, open) : judgingKey(key));
 }
 
-const KEYS = /^([0-9?usekbjnpyz]|Arrow(Up|Down|Left|Right))$/;
+const KEYS = /^([0-9?usekbjnpyz]|Enter|Arrow(Up|Down|Left|Right))$/;
 
 function page(direction) {
   // Space and Shift+Space page through a long focused chunk: a window less the header and a
