@@ -10,10 +10,12 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import numpy as np
+
 from ci_eval.demo.bm25 import BM25Index, BM25Params
 from ci_eval.demo.corpus import index_version, load_chunks
 
-_PARAM_NAMES = ("k1", "b", "title_boost", "stopwords", "stem", "corpus")
+_PARAM_NAMES = ("k1", "b", "title_boost", "stopwords", "stem", "corpus", "rerank", "pool")
 _CORPORA = ("pydoc-topics", "reingested")
 _indexes: dict[tuple[tuple[str, Any], ...], BM25Index] = {}
 _lock = threading.Lock()
@@ -73,15 +75,46 @@ def index_for(**params: Any) -> BM25Index:
     return index
 
 
-def search(question: str, k: int, **params: Any) -> list[tuple[str, float]]:
+def _reranked(index: BM25Index, question: str, pool: list[tuple[str, float]], weight: float):
+    """The pool re-scored by how many of the question's terms each chunk holds: BM25 x (1 +
+    ``weight`` x the share of query terms present), best first (ties: id descending, as
+    everywhere). A stand-in for a cross-encoder: deterministic, and it changes a few ranks."""
+    terms = [t for t in index.query_terms(question) if t in index.postings]
+    at = {cid: i for i, cid in enumerate(index.ids)}
+    rows = np.fromiter((at[cid] for cid, _ in pool), dtype=np.intp, count=len(pool))
+    held = sum((np.isin(rows, index.postings[t][0]) for t in terms), np.zeros(len(pool)))
+    share = held / max(1, len(index.query_terms(question)))
+    scored = [(cid, score * (1.0 + weight * float(c))) for (cid, score), c in zip(pool, share)]
+    by_id = sorted(scored, key=lambda pair: pair[0].encode("utf-8"), reverse=True)
+    return sorted(by_id, key=lambda pair: -pair[1])  # stable: equal scores stay id descending
+
+
+def _stage_params(params: dict[str, Any]) -> tuple[float, int]:
+    weight, depth = params.pop("rerank", 0.0), params.pop("pool", 50)
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight < 0:
+        raise TypeError(f"retriever param rerank must be a weight >= 0, got {weight!r}")
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise TypeError(f"retriever param pool must be a whole number >= 1, got {depth!r}")
+    return float(weight), depth
+
+
+def search(question: str, k: int, **params: Any):
     """Top ``k`` (chunk id, BM25 score) pairs for ``question``, best first.
 
     Chunks with no query term in common are never returned, so an off-topic question can
-    come back with fewer than ``k`` results, or none.
+    come back with fewer than ``k`` results, or none. With ``rerank = W`` the answer has
+    stages: BM25's top ``pool`` (50 unless set) and that pool reranked (``_reranked``),
+    whose top ``k`` is the final list.
     """
     if not isinstance(k, int) or isinstance(k, bool) or k < 0:
         raise ValueError(f"k must be a non-negative integer, got {k!r}")
-    return index_for(**params).search(question, k)
+    weight, depth = _stage_params(params)
+    index = index_for(**params)
+    if not weight:
+        return index.search(question, k)
+    pool = index.search(question, max(depth, k))
+    reranked = _reranked(index, question, pool, weight)
+    return {"stages": {"pool": pool, "rerank": reranked}, "results": reranked[:k]}
 
 
 def manifest() -> dict[str, Any]:

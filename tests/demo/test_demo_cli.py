@@ -148,3 +148,28 @@ def test_demo_sweep_tabulates_its_configurations_from_their_own_rows(tmp_path):
             mean = sum(by_id[q]["metrics"][metric] for q in common) / len(common)
             assert row[column].split()[0] == f"{mean:.3f}", (row, metric)
     assert (tmp_path / "out" / "sweep" / "sweep.svg").is_file()
+
+
+def test_the_demo_comment_names_the_stage_that_lost_each_gold_chunk(demo):
+    """The demo answers with a BM25 pool and its rerank: each question that lost its gold
+    chunk at k is attributed to the first stage of head's chain whose recorded gold ranks
+    are empty for it (read from head.json, not from the comment)."""
+    out, folder = demo
+    head, base = read_run(folder / "head.json"), read_run(folder / "base.json")
+    chain = [s["name"] for s in head["stages"]["chain"]]
+    assert chain == ["pool", "rerank", "results"]
+    comment = (folder / "comment.md").read_text()
+    assert "#### Stages (which stage lost the gold chunk)" in comment
+    k = head["config"]["k"]
+    hit = {run_name: {q["id"]: q["first_gold_rank"] is not None and q["first_gold_rank"] <= k
+                      for q in run["questions"]} for run_name, run in (("base", base), ("head", head))}
+    # compared: the same gold on both sides and none of it stale
+    gold = {name: {q["id"]: (q["gold"], q["stale"]) for q in run["questions"]} for name, run in (("base", base),
+                                                                                               ("head", head))}
+    compared = {qid for qid, (g, stale) in gold["head"].items() if not stale and gold["base"].get(qid) == (g, [])}
+    lost = [qid for qid, was in hit["base"].items() if was and hit["head"].get(qid) is False and qid in compared]
+    assert lost
+    for qid in lost:
+        ranks = head["stages"]["questions"][qid]["ranks"]
+        first = next(name for name, found in zip(chain, ranks) if not found)
+        assert f"| `{qid}`    | {first}" in comment, qid

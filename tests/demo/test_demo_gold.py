@@ -84,10 +84,11 @@ def test_configs_point_at_the_demo_parts(name):
     manifest = {"base.toml": "manifest", "head.toml": "reingested_manifest"}[name]
     assert config["index"]["callable"] == f"ci_eval.demo.retriever:{manifest}"
     assert set(config["gate"]) >= {"min", "max_drop"}
-    # The params are ones the retriever accepts.
-    assert (
-        len(search("What does the nonlocal statement do?", 5, **config["retriever"]["params"])) == 5
-    )
+    # The params are ones the retriever accepts; with a reranker the answer has its stages,
+    # named as the config's [[stages]] name them.
+    answer = search("What does the nonlocal statement do?", 5, **config["retriever"]["params"])
+    assert len(answer["results"]) == 5
+    assert set(answer["stages"]) == {s["name"] for s in config["stages"]} == {"pool", "rerank"}
 
 
 def test_head_differs_from_base_only_in_retriever_params_and_its_index():

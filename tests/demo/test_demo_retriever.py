@@ -115,3 +115,35 @@ def test_answer_stand_in_is_deterministic_and_label_sensitive():
     # Retrieval is what mostly decides the stand-in; both exceptions stay a minority.
     assert correct_when_retrieved > 150
     assert 0 < correct_without < 50
+
+
+def test_the_reranker_reorders_the_pool_by_the_share_of_query_terms_each_chunk_holds():
+    from ci_eval.demo.bm25 import BM25Params, tokenize
+
+    question, weight = "How do I merge two dictionaries with the | operator?", 0.5
+    plain = dict(search(question, 50))
+    answer = search(question, 5, rerank=weight, pool=20)
+    pool, reranked = answer["stages"]["pool"], answer["stages"]["rerank"]
+    assert pool == search(question, 20)
+    assert sorted(cid for cid, _ in reranked) == sorted(cid for cid, _ in pool)
+    assert answer["results"] == reranked[:5]
+    # Each score derived again from the chunk's own tokens: BM25 x (1 + w x share held).
+    p = BM25Params()  # the params search() uses when given none
+
+    def words(text):
+        return set(tokenize(text, stopwords=p.stopwords, stemming=p.stem))
+
+    terms = words(question)
+    # a title counts only where the index reads it (title_boost above 0)
+    texts = {c.id: words(c.text) | (words(c.title) if p.title_boost else set()) for c in load_chunks()}
+    for cid, score in reranked:
+        share = len(terms & texts[cid]) / len(terms)
+        assert score == pytest.approx(plain[cid] * (1 + weight * share), rel=1e-12)
+    assert [s for _, s in reranked] == sorted((s for _, s in reranked), reverse=True)
+    assert reranked != pool  # it moves something on this question
+
+
+@pytest.mark.parametrize("params", [{"rerank": -1}, {"rerank": True}, {"pool": 0}, {"pool": 2.5}])
+def test_bad_rerank_params_are_refused(params):
+    with pytest.raises(TypeError):
+        search("what is a list?", 5, **params)
