@@ -18,6 +18,13 @@ is its ``metadata`` ``question_id`` (``using_metadata({"question_id": ...})``) o
 ``input.value``. Spans of no gold question are other traffic and are skipped. Several
 outermost RETRIEVER spans of one question under one trace are its calls (multi-step
 retrieval, core/measure/stages.py), scored per call and as a whole.
+
+A ``RERANKER`` span in the same trace as a question's retrieval (or naming the question by
+its metadata, its ``reranker.query`` or its ``input.value``) reranks it: the question's
+answer then has two stages, ``retriever`` (the retrieval span's documents) and
+``reranker`` (the span's ``reranker.output_documents``), and its final list is the
+reranker's output, which is what the app passes on. ``[[stages]]`` names them to have them
+measured. One reranker per question; a reranked multi-call retrieval is refused.
 """
 
 from __future__ import annotations
@@ -30,7 +37,10 @@ from dataclasses import dataclass
 from ci_eval.errors import InputError
 from ci_eval.retrieval.query import Query
 
-_DOCUMENT = re.compile(r"^retrieval\.documents\.(\d+)\.document\.(.+)$")
+RETRIEVED, RERANKED = "retrieval.documents", "reranker.output_documents"
+_DOCUMENT = {prefix: re.compile(rf"^{re.escape(prefix)}\.(\d+)\.document\.(.+)$") for prefix in (RETRIEVED, RERANKED)}
+# The stage names a reranked question's answer carries (``[[stages]]`` names them).
+RETRIEVER_STAGE, RERANKER_STAGE = "retriever", "reranker"
 _QUESTION_ID_KEYS = ("metadata.question_id", "ci_eval.question_id")
 
 
@@ -151,12 +161,14 @@ def _ids(span: dict) -> tuple:
     return trace, own, parent
 
 
-def _document_fields(flat: dict) -> list[dict]:
-    """``retrieval.documents.N.document.*`` -> one ``{"id", "score", "metadata"}`` per N, in
-    N's order. Document metadata is a JSON string in OpenInference, an object once nested."""
+def _document_fields(flat: dict, prefix: str = RETRIEVED) -> list[dict]:
+    """``retrieval.documents.N.document.*`` (or another ``prefix``'s) -> one ``{"id",
+    "score", "metadata"}`` per N, in N's order. Document metadata is a JSON string in
+    OpenInference, an object once nested."""
     found: dict[int, dict] = {}
+    pattern = _DOCUMENT[prefix]
     for key, value in flat.items():
-        match = _DOCUMENT.match(key)
+        match = pattern.match(key)
         if not match:
             continue
         if len(match.group(1)) > 9:
@@ -176,63 +188,82 @@ def _document_fields(flat: dict) -> list[dict]:
     return [found[i] for i in sorted(found)]
 
 
-def _documents(flat: dict, id_from: str, score: str, path: str, place: str) -> list:
+def _documents(flat: dict, id_from: str, score: str, path: str, place: str, prefix: str = RETRIEVED) -> list:
     from ci_eval.core.artefact.results import ResultError
     from ci_eval.retrieval.extract import ranked
 
-    docs = _document_fields(flat)
+    docs = _document_fields(flat, prefix)
+    what = "retrieval" if prefix == RETRIEVED else "reranker"
     try:
         pairs = ranked([(d, d.get("score")) for d in docs], id_from, score)
     except ResultError as exc:
-        raise InputError(f"retrieval {exc}".replace("result ", "document ", 1), path, place) from None
+        raise InputError(f"{what} {exc}".replace("result ", "document ", 1), path, place) from None
     return [{"id": cid, "score": value} for cid, value in pairs]
 
 
-def _question_of(flat: dict, by_id: dict, by_text: dict):
+def _question_of(flat: dict, by_id: dict, by_text: dict, texts=("input.value",)):
     for key in _QUESTION_ID_KEYS:
         if flat.get(key) is not None:
             return by_id.get(str(flat[key]))
-    text = flat.get("input.value")
-    return by_text.get(text) if isinstance(text, str) else None
+    for key in texts:
+        text = flat.get(key)
+        if isinstance(text, str) and text in by_text:
+            return by_text[text]
+    return None
 
 
-def _collect(text: str, queries: Sequence[Query], path: str, id_from: str, score: str) -> dict[str, list[_Span]]:
+@dataclass
+class _Collected:
+    retrievals: dict  # question id -> [_Span]
+    rerankers: list  # (question id or None, _Span): None when only its trace can tell
+
+
+def _collect(text: str, queries: Sequence[Query], path: str, id_from: str, score: str) -> _Collected:
     by_id = {q.id: q.id for q in queries}
     by_text: dict[str, str] = {}
     for q in queries:
         by_text.setdefault(q.question, q.id)
-    spans: dict[str, list[_Span]] = {}
+    found = _Collected({}, [])
     from ci_eval.inputs.files import json_lines
 
     for n, msg in json_lines(text, path):
         if isinstance(msg, InputError):  # not JSON: the first bad line is the error
             raise msg
         try:
-            for qid, span in _retrievals(msg, by_id, by_text, path, n, id_from, score):
-                spans.setdefault(qid, []).append(span)
+            for kind, qid, span in _traced(msg, by_id, by_text, path, n, id_from, score):
+                if kind == "RERANKER":
+                    found.rerankers.append((qid, span))
+                elif qid is not None:
+                    found.retrievals.setdefault(qid, []).append(span)
         except _Shape as exc:
             raise InputError(str(exc), path, f"line {n}") from None
         except RecursionError:
             raise InputError("a span nested too deeply", path, f"line {n}") from None
-    return spans
+    return found
 
 
-def _retriever_spans(msg, path: str, n: int):
-    """``(span, its flat attributes)`` for each retrieval span of line ``n``'s message."""
+def _retriever_spans(msg, path: str, n: int, kinds=("RETRIEVER",)):
+    """``(kind, span, its flat attributes)`` for each span of line ``n``'s message whose
+    kind is one of ``kinds``."""
     for span in _spans_of(msg):
         if not isinstance(span, dict):
             raise InputError("expected a span object or an OTLP export with resourceSpans", path, f"line {n}")
         flat = attributes(span)
-        if str(flat.get("openinference.span.kind", "")).upper() == "RETRIEVER":
-            yield span, flat
+        kind = str(flat.get("openinference.span.kind", "")).upper()
+        if kind in kinds:
+            yield kind, span, flat
 
 
-def _retrievals(msg, by_id: dict, by_text: dict, path: str, n: int, id_from: str, score: str):
-    """``(question id, _Span)`` for each retrieval span of a gold question on line ``n``."""
-    for span, flat in _retriever_spans(msg, path, n):
-        qid = _question_of(flat, by_id, by_text)
-        if qid is not None:
-            yield qid, _Span(n, *_ids(span), _documents(flat, id_from, score, path, f"line {n}"))
+def _traced(msg, by_id: dict, by_text: dict, path: str, n: int, id_from: str, score: str):
+    """``(kind, question id or None, _Span)`` for each retrieval and rerank span of line ``n``."""
+    for kind, span, flat in _retriever_spans(msg, path, n, ("RETRIEVER", "RERANKER")):
+        if kind == "RETRIEVER":
+            qid = _question_of(flat, by_id, by_text)
+            if qid is not None:
+                yield kind, qid, _Span(n, *_ids(span), _documents(flat, id_from, score, path, f"line {n}"))
+        else:
+            qid = _question_of(flat, by_id, by_text, ("reranker.query", "input.value"))
+            yield kind, qid, _Span(n, *_ids(span), _documents(flat, id_from, score, path, f"line {n}", RERANKED))
 
 
 def _loop(qid: str, found: list[_Span], path: str) -> None:
@@ -279,13 +310,39 @@ def read_spans(path: str, queries: Sequence[Query], id_from: str = "id", score: 
     from ci_eval.retrieval.run_file_checks import check_results
 
     text = decode(read_bytes(path, "trace file"), path)
+    collected = _collect(text, queries, path, id_from, score)
     run = {}
-    for qid, found in _collect(text, queries, path, id_from, score).items():
+    for qid, found in collected.retrievals.items():
         spans = _outermost(qid, found, path)
         for span in spans:
             check_results(qid, span.results, path, f"line {span.line}")
-        run[qid] = spans[0].results if len(spans) == 1 else {"calls": [span.results for span in spans]}
+        reranked = _reranker_of(qid, spans, collected.rerankers, path)
+        if reranked is not None:
+            check_results(qid, reranked.results, path, f"line {reranked.line}")
+            run[qid] = {"stages": {RETRIEVER_STAGE: spans[0].results, RERANKER_STAGE: reranked.results},
+                        "results": reranked.results}
+        else:
+            run[qid] = spans[0].results if len(spans) == 1 else {"calls": [span.results for span in spans]}
     return run
+
+
+def _reranker_of(qid: str, spans: list[_Span], rerankers: list, path: str) -> _Span | None:
+    """The rerank span of the question: one that names it, or one in its retrieval's trace
+    that names no question."""
+    trace = spans[0].trace
+    mine = [span for named, span in rerankers
+            if named == qid or (named is None and trace is not None and span.trace == trace)]
+    if not mine:
+        return None
+    if len(mine) > 1:
+        lines = ", ".join(str(span.line) for span in mine)
+        raise InputError(f"question {qid!r} has {len(mine)} reranker spans (lines {lines}): one reranker "
+                         "per question is read", path, f"line {mine[-1].line}")
+    if len(spans) > 1:
+        raise InputError(f"question {qid!r} was retrieved in {len(spans)} calls and reranked: a reranked "
+                         "multi-call retrieval is not read; trace the calls or the rerank", path,
+                         f"line {mine[0].line}")
+    return mine[0]
 
 
 def asked_questions(text: str, path: str):
@@ -297,7 +354,7 @@ def asked_questions(text: str, path: str):
         if isinstance(msg, InputError):
             raise msg
         try:
-            for _, flat in _retriever_spans(msg, path, n):
+            for _, _, flat in _retriever_spans(msg, path, n):
                 value = flat.get("input.value")
                 if isinstance(value, str) and value.strip():
                     yield n, value

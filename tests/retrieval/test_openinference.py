@@ -143,3 +143,56 @@ def test_bad_traces_are_bad_input_naming_the_line(tmp_path, records, message):
     done, art = run_project(tmp_path, RUN_FILE)
     assert done.returncode == 2 and art is None
     assert done.stderr.strip() == f"ci-eval: error: {message}"
+
+
+def rerank_span(docs, trace=None, query=None, span_id="rr"):
+    """An OpenInference RERANKER span: its output documents, flat dotted attributes."""
+    attrs = {"openinference.span.kind": "RERANKER", "reranker.model_name": "stand-in"}
+    if query is not None:
+        attrs["reranker.query"] = query
+    for n, (cid, score) in enumerate(docs):
+        attrs[f"reranker.output_documents.{n}.document.id"] = cid
+        attrs[f"reranker.output_documents.{n}.document.score"] = score
+    return {"context": {"trace_id": trace, "span_id": span_id}, "parent_id": None, "attributes": attrs}
+
+
+STAGED = RUN_FILE + '\n[[stages]]\nname = "retriever"\ndepth = 10\n[[stages]]\nname = "reranker"\ndepth = 5\n'
+
+
+def test_a_reranker_span_is_the_final_list_and_both_are_stages(tmp_path):
+    """q-rotate: retrieved third, reranked first (its reranker found by the trace); q-refund:
+    retrieved first, reranked second (its reranker names it by reranker.query, no trace);
+    q-export: not reranked, its stages unreported. Each stage's gold rank is read off the
+    spans written here."""
+    rotate, refund, export = (q["gold"][0] for q in GOLD["questions"])
+    write(tmp_path,
+          span([("kb/a", 3.0), ("kb/b", 2.0), (rotate, 1.0)], qid="q-rotate", span_id="r1", trace="t-r"),
+          rerank_span([(rotate, 0.9), ("kb/a", 0.2)], trace="t-r", span_id="x1"),
+          span([(refund, 3.0), ("kb/c", 2.0)], qid="q-refund", span_id="r2", trace="t-f"),
+          rerank_span([("kb/c", 0.8), (refund, 0.1)], query=QUESTIONS["q-refund"], span_id="x2"),
+          span([(export, 1.0)], qid="q-export", span_id="r3", trace="t-e"))
+    done, art = run_project(tmp_path, STAGED)
+    assert done.returncode == 0, done.stderr
+    got = rankings(art)
+    assert got["q-rotate"] == [(rotate, 0.9), ("kb/a", 0.2)]
+    assert got["q-refund"] == [("kb/c", 0.8), (refund, 0.1)]
+    assert got["q-export"] == [(export, 1.0)]
+    assert [s["name"] for s in art["stages"]["chain"]] == ["retriever", "reranker", "results"]
+    ranks = {qid: record["ranks"] for qid, record in art["stages"]["questions"].items()}
+    assert ranks == {"q-rotate": [[3], [1], [1]], "q-refund": [[1], [2], []], "q-export": [None, None, [1]]}
+
+
+@pytest.mark.parametrize("records, message", [
+    (lambda g: [span([(g, 1.0)], qid="q-rotate", span_id="r", trace="t"),
+                rerank_span([(g, 1.0)], trace="t", span_id="x1"), rerank_span([(g, 1.0)], trace="t", span_id="x2")],
+     "spans.jsonl:line 3: question 'q-rotate' has 2 reranker spans (lines 2, 3): one reranker per question is read"),
+    (lambda g: [span([(g, 1.0)], qid="q-rotate", span_id="c1", trace="t"),
+                span([(g, 1.0)], qid="q-rotate", span_id="c2", trace="t"),
+                rerank_span([(g, 1.0)], trace="t", span_id="x")],
+     "spans.jsonl:line 3: question 'q-rotate' was retrieved in 2 calls and reranked"),
+])
+def test_rerankers_that_cannot_be_read_are_refused_at_their_line(tmp_path, records, message):
+    write(tmp_path, *records(GOLD["questions"][0]["gold"][0]))
+    done, art = run_project(tmp_path, STAGED)
+    assert done.returncode == 2 and art is None, done.stderr
+    assert done.stderr.startswith(f"ci-eval: error: {message}"), done.stderr
