@@ -8,13 +8,20 @@ store's or retriever's own order, as rank-derived scores (retrievers drop scores
 Depth and params: a store is asked for ``k = depth`` with the params as keyword arguments of
 its search; a retriever is copied with its own knob set to the depth (``search_kwargs["k"]``
 of a store's retriever, else its ``k`` field) and the params as its fields or as ``invoke``
-arguments it takes. A param it would not receive, or ``k`` itself, is refused (exit 2)."""
+arguments it takes. A param it would not receive, or ``k`` itself, is refused (exit 2).
+
+A ``ContextualCompressionRetriever`` (any retriever with a ``base_retriever`` and a
+``base_compressor``, from ``langchain`` or ``langchain_classic``) is asked through its base
+retriever, whose documents are the stage ``base_retriever``; the compressor's output is the
+final list. Its base retriever is asked for the run's depth, or a deeper ``[[stages]]``
+``base_retriever`` depth."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
 from ci_eval.core.artefact.results import Retrieved
+from ci_eval.errors import InputError
 from ci_eval.retrieval.extract import ranked
 from ci_eval.retrieval.framework import depth_knob, keywords_of, refuse_params, require, resolve_target, run_search
 from ci_eval.retrieval.query import Query
@@ -79,6 +86,43 @@ def _asked_for_depth(retriever, depth: int, params: dict) -> tuple[object, dict,
     return retriever.model_copy(update=update), passed, refused
 
 
+BASE_STAGE = "base_retriever"
+
+
+def _is_compression(obj) -> bool:
+    from langchain_core.retrievers import BaseRetriever
+
+    return isinstance(getattr(obj, "base_retriever", None), BaseRetriever) and hasattr(
+        getattr(obj, "base_compressor", None), "compress_documents")
+
+
+def _compression_search(obj, config, params: dict, refused: dict) -> Callable:
+    """The base retriever asked for its depth, its documents compressed as the retriever
+    would: ``base_retriever`` a stage when ``[[stages]]`` names it (no other name is one)."""
+    from ci_eval.core.measure.stages import FINAL
+
+    r = config.retriever
+    named = [s for s in config.stages if s.chars is None and s.name != FINAL]
+    for spec in named:
+        if spec.name != BASE_STAGE:
+            raise InputError(f"stage {spec.name!r} is not a stage of a {type(obj).__name__}: its stage is "
+                             f"{BASE_STAGE!r} (the compressor's output is the final list)", config.source, "stages")
+    pool = max([r.depth, *(s.depth for s in named if s.depth is not None)])
+    base, passed, ignored = _asked_for_depth(obj.base_retriever, pool, params)
+    refuse_params(config, refused | ignored)
+    compressor = obj.base_compressor
+
+    def search(question: str, depth: int, **_given):
+        docs = base.invoke(question, **passed)
+        final = ranked(((doc, None) for doc in compressor.compress_documents(docs, question)[:depth]),
+                       r.id_from, r.score)
+        if not named:
+            return final
+        return {"stages": {BASE_STAGE: ranked(((doc, None) for doc in docs), r.id_from, r.score)}, "results": final}
+
+    return search
+
+
 def searcher(obj, config) -> Callable:
     """How ``obj`` is asked for ``config``'s depth with its params; params it would not
     receive are refused (exit 2) before any question is asked."""
@@ -95,6 +139,8 @@ def searcher(obj, config) -> Callable:
     if isinstance(obj, VectorStore):
         refuse_params(config, refused | _store_params(obj, params))
         return _store_search(obj, r.id_from, r.score, params)
+    if _is_compression(obj):
+        return _compression_search(obj, config, params, refused)
     retriever, passed, ignored = _asked_for_depth(obj, r.depth, params)
     refuse_params(config, refused | ignored)
     return _retriever_search(retriever, r.id_from, r.score, passed)

@@ -184,3 +184,34 @@ def test_params_the_retriever_would_not_receive_are_refused_by_check_and_run(tmp
 
     assert_refused_by_check_and_run(
         tmp_path, f'type = "langchain"\ntarget = "retrievers_langchain:{target}"\nparams = {params}', place, reason)
+
+
+COMPRESSION = 'type = "langchain"\ntarget = "retrievers_langchain:compression"\n'
+
+
+def test_a_compression_retriever_s_base_retriever_is_a_stage_and_its_compressor_the_final_list(tmp_path):
+    pytest.importorskip("langchain_classic", reason="langchain-classic is not installed (pip install -e '.[test]')")
+    import retrievers_langchain
+
+    stages = '\n[[stages]]\nname = "base_retriever"\ndepth = 5\n'
+    done, art = run_project(tmp_path, COMPRESSION + stages)
+    assert done.returncode == 0, done.stderr
+    gold = {q["id"]: q["gold"][0] for q in GOLD["questions"]}
+    store = retrievers_langchain.memory_store()
+    for qid, got in rankings(art).items():
+        # the base retriever asked for the stage's depth (5 > the run's 3), then compressed
+        base = store.similarity_search(QUESTIONS[qid], k=5)
+        final = retrievers_langchain.overlap_order(QUESTIONS[qid], base)[:3]
+        assert [cid for cid, _ in got] == [d.id for d in final]
+        ids = [d.id for d in base]
+        record = art["stages"]["questions"][qid]
+        assert record["ranks"][0] == ([ids.index(gold[qid]) + 1] if gold[qid] in ids else [])
+    assert [s["name"] for s in art["stages"]["chain"]] == ["base_retriever", "results"]
+
+
+def test_a_compression_retriever_offers_no_other_stage(tmp_path):
+    pytest.importorskip("langchain_classic", reason="langchain-classic is not installed (pip install -e '.[test]')")
+    done, art = run_project(tmp_path, COMPRESSION + '\n[[stages]]\nname = "reranker"\ndepth = 5\n')
+    assert done.returncode == 2 and art is None
+    assert done.stderr.startswith("ci-eval: error: ci-eval.toml:stages: stage 'reranker' is not a stage of a "
+                                  "ContextualCompressionRetriever"), done.stderr

@@ -104,3 +104,25 @@ class OverlapRetriever(BaseRetriever):
 
 overlap = OverlapRetriever(docs=_docs(), k=2)
 mmr = memory_store().as_retriever(search_type="mmr", search_kwargs={"k": 1, "fetch_k": 2})
+
+
+def overlap_order(question: str, docs: list) -> list:
+    """The compressor's rule, also read by the tests: documents sharing more of the
+    question's words first (stable), those sharing none dropped."""
+    asked = set(words(question))
+    shared = [(len(asked & set(words(d.page_content))), n, d) for n, d in enumerate(docs)]
+    return [d for count, _, d in sorted(shared, key=lambda t: (-t[0], t[1])) if count]
+
+
+def compression():
+    """A factory: a ContextualCompressionRetriever (langchain_classic) over the store's
+    retriever, with a compressor that reorders by shared words, a cross-encoder stand-in."""
+    from langchain_classic.retrievers import ContextualCompressionRetriever
+    from langchain_core.documents.compressor import BaseDocumentCompressor
+
+    class OverlapCompressor(BaseDocumentCompressor):
+        def compress_documents(self, documents, query, callbacks=None):
+            return overlap_order(query, list(documents))
+
+    return ContextualCompressionRetriever(base_compressor=OverlapCompressor(),
+                                          base_retriever=memory_store().as_retriever(search_kwargs={"k": 2}))
