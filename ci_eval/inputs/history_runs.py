@@ -81,6 +81,7 @@ def read_history(folder: str | os.PathLike, last: int | None = None, progress=No
         if _view(part.head) != view:
             raise InputError("changed while it was read", str(path))
         metrics = part.head.metrics
+        builder.reserve(len(part.ids))
         for row in written_rows(path, part.ids, metrics):
             builder.add(r, *history_facts(row, metrics))
         del part

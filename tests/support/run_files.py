@@ -27,9 +27,10 @@ def read_run(path) -> dict:
 
 def demo_base(folder) -> dict:
     """The demo's baseline run as a stored one reads, written to ``folder``, each question
-    an object."""
+    an object: a version 1 artefact, so without the keys only version 2 has (the demo's
+    ``stages``)."""
     from ci_eval.demo.run import demo_artefact
 
     path = Path(folder) / "base.json"
     demo_artefact("base", path, show_progress=False)
-    return read_run(path)
+    return {k: v for k, v in read_run(path).items() if k not in ("stages", "calls", "repeat")}

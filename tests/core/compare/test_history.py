@@ -137,3 +137,29 @@ def test_the_csv_is_one_line_per_question_and_run_it_is_in():
     assert len(rows) - 1 == sum(r != "absent" for plan in plans.values() for r in plan)
     q_rows = [row for row in rows[1:] if row[0] == "q"]
     assert [(row[1], row[4], row[5]) for row in q_rows] == [(1, 1, 1), (3, 0, "")]
+
+
+def test_room_reserved_for_a_run_s_questions_changes_nothing_the_history_says():
+    """3,000 questions (past the first 1,024 rows) over 4 runs, a fifth of them new in the
+    last run: the same arrays whether room is reserved for each run's count or found by
+    doubling as rows arrive."""
+    import numpy as np
+
+    marks = [RunMark(f"r{r}.json", f"{r:040x}", f"2026-11-0{r + 1}T00:00:00Z", config_key({}, "docs-1"))
+             for r in range(4)]
+    built = []
+    for reserve in (False, True):
+        builder = HistoryBuilder(marks, METRICS, K)
+        for r in range(4):
+            ids = [f"q{i}" for i in range(2400 if r < 3 else 3000)]
+            if reserve:
+                builder.reserve(len(ids))
+            for i, qid in enumerate(ids):
+                rank = None if (i + r) % 7 == 0 else 1 + (i * r) % 9
+                builder.add(r, qid, ("t",), [["g", 1]], False, rank, values(rank))
+        built.append(builder.build())
+    plain, reserved = built
+    assert plain.ids == reserved.ids and len(plain.ids) == 3000
+    assert np.array_equal(plain.ranks, reserved.ranks)
+    assert np.array_equal(plain.values, reserved.values, equal_nan=True)
+    assert plain.lines() == reserved.lines()
