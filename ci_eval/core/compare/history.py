@@ -78,8 +78,8 @@ class HistoryBuilder:
     def reserve(self, questions: int) -> None:
         """Room for ``questions`` questions at once (a run's count, before its rows): a
         steady gold set then takes its arrays once at their size, not doubled past it with
-        the old and new copies held together (30 runs of 100,000 questions: a peak of 405 MB
-        with doubling alone, benchmarks/bench_history.py)."""
+        the old and new copies held together (30 runs of 100,000 questions: peak RSS 405 MB
+        with doubling alone, 368 MB reserved; benchmarks/bench_history.py)."""
         if questions > self._ranks.shape[0]:
             self._grow(questions)
 
