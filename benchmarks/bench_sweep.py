@@ -8,7 +8,10 @@ For Cranfield and Vaswani (from ../shared/collections beside the checkout):
    fifth, each cut moved back to a space; chunk ids are random hex that carry no information
    (a fresh draw per chunking), and the manifest gives each chunk's document and offsets;
 2. the document-level qrels are resolved per chunking: every chunk of a relevant document is
-   relevant at the document's grade (one gold set per chunking, the same questions);
+   relevant at the document's grade (one gold set per chunking, the same questions); each
+   question also carries its relevant documents as span evidence (the whole document at
+   its grade), so the rows measure evidence_recall@5 and evidence_precision@5, which do not
+   depend on the chunk size;
 3. six configurations (3 chunkings x {bm25, bm25 + rrf}), one sweep: `ci-eval sweep c*.toml`
    prints the table, the first row (250 characters, BM25) the reference;
 4. a rename-only re-chunk PR: the 500-character index under new ids, the gold set carried
@@ -42,6 +45,8 @@ FUSIONS = ("none", "rrf")
 K = 5
 LOST_SHARE = 0.10
 PR_SIZE = 500
+# The table's columns: the seeds' two, then the evidence the top 5 chunks hold.
+HEADLINE = ("recall@5", "mrr", "evidence_recall@5", "evidence_precision@5")
 
 
 @dataclass(frozen=True)
@@ -103,8 +108,9 @@ def windows(text: str, size: int) -> list[tuple[int, int]]:
     return spans
 
 
-def write_chunking(c: Collection, size: int, folder: Path, salt: str = "") -> dict:
-    """The manifest and the resolved gold set of one chunking; ``{doc: [chunk ids]}`` back."""
+def write_chunking(c: Collection, size: int, folder: Path, salt: str = "", evidence: bool = False) -> dict:
+    """The manifest and the resolved gold set of one chunking (``evidence``: each question's
+    relevant documents as whole-document spans too); ``{doc: [chunk ids]}`` back."""
     pieces = [(doc, s, e) for doc, text in c.docs.items() for s, e in windows(text, size)]
     ids = _random_ids(f"{c.name}-{size}", len(pieces))
     if salt:
@@ -123,6 +129,10 @@ def write_chunking(c: Collection, size: int, folder: Path, salt: str = "") -> di
     questions = [{"id": f"q{qid}", "question": c.queries[qid],
                   "gold": {cid: grade for doc, grade in sorted(c.qrels[qid].items()) for cid in by_doc.get(doc, ())}}
                  for qid in c.queries if c.qrels.get(qid)]
+    if evidence:
+        for q in questions:
+            q["evidence"] = [{"doc": doc, "start": 0, "end": len(c.docs[doc]), "grade": grade}
+                             for doc, grade in sorted(c.qrels[q["id"][1:]].items()) if c.docs.get(doc)]
     gold = {"schema_version": 1, "index_version": version, "questions": questions}
     (folder / f"gold-c{size}{salt}.json").write_text(json.dumps(gold), encoding="utf-8")
     return by_doc
@@ -132,11 +142,12 @@ def _random_ids(seed: str, count: int) -> list[str]:
     return [f"k{n:07x}" for n in random.Random(seed).sample(range(16 ** 7), count)]
 
 
-def write_config(folder: Path, name: str, size: int, fusion: str, salt: str = "", **extra) -> Path:
+def write_config(folder: Path, name: str, size: int, fusion: str, salt: str = "", metrics=(), **extra) -> Path:
     params = {"manifest": str(folder / f"index-c{size}{salt}.jsonl"), "fusion": fusion, **extra}
     shown = ", ".join(f"{k} = {json.dumps(v)}" for k, v in params.items())
     path = folder / f"{name}.toml"
-    path.write_text(f'gold_set = "gold-c{size}{salt}.json"\nk = {K}\n\n[retriever]\ntype = "python"\n'
+    listed = f"metrics = {json.dumps(list(metrics))}\n" if metrics else ""
+    path.write_text(f'gold_set = "gold-c{size}{salt}.json"\nk = {K}\n{listed}\n[retriever]\ntype = "python"\n'
                     f'target = "sweep_bm25:search"\nparams = {{ {shown} }}\n\n'
                     f'[index]\nmanifest = "index-c{size}{salt}.jsonl"\n', encoding="utf-8")
     return path
@@ -156,14 +167,18 @@ def _ok(done: subprocess.CompletedProcess, *codes: int) -> subprocess.CompletedP
 
 def configs(c: Collection, folder: Path) -> list[Path]:
     """The six configurations, in the table's order: chunk size, then fusion."""
+    from ci_eval.core.measure.metrics import default_metrics
+
     for size in SIZES:
-        write_chunking(c, size, folder)
-    return [write_config(folder, f"c{size}-{'bm25' if f == 'none' else 'bm25+rrf'}", size, f)
+        write_chunking(c, size, folder, evidence=True)
+    metrics = [*default_metrics(K), *HEADLINE[2:]]
+    return [write_config(folder, f"c{size}-{'bm25' if f == 'none' else 'bm25+rrf'}", size, f, metrics=metrics)
             for size in SIZES for f in FUSIONS]
 
 
 def sweep(folder: Path, paths: list[Path], fmt: str = "markdown") -> subprocess.CompletedProcess:
-    return _ok(cli("sweep", *[p.name for p in paths], "--dir", "rows", "--format", fmt, "--quiet", cwd=folder))
+    return _ok(cli("sweep", *[p.name for p in paths], "--dir", "rows", "--format", fmt, "--quiet",
+                   "--metrics", ",".join(HEADLINE), cwd=folder))
 
 
 def _compare(folder: Path, base: str, head: str) -> dict:
@@ -234,7 +249,7 @@ def run_collection(name: str, work: Path, shared: Path = SHARED) -> dict:
     assert again.stdout == table.stdout
     prs = rechunk_prs(c, work / f"{name}-pr")
     return {"collection": c, "table": table.stdout, "seconds": (swept, cached), "prs": prs,
-            "command": f"ci-eval sweep {' '.join(p.name for p in paths)} --dir rows"}
+            "command": f"ci-eval sweep {' '.join(p.name for p in paths)} --dir rows --metrics {','.join(HEADLINE)}"}
 
 
 def _report(result: dict) -> str:

@@ -54,13 +54,38 @@ def test_every_value_of_the_table_is_pytrec_eval_on_the_resolved_qrels(swept):
     judged = [f"q{q}" for q in collection.queries if collection.qrels.get(q)]
     # every judged question is measured at every chunking (each has a relevant document)
     assert table["questions"] == len(judged) and table["left_out"] == 0
-    first = _pytrec_means(folder, paths[0], judged)
+    first = {**_pytrec_means(folder, paths[0], judged), **_evidence_means(collection, folder, paths[0], judged)}
     for row, path in zip(table["rows"], paths):
-        expected = _pytrec_means(folder, path, judged)
+        expected = {**_pytrec_means(folder, path, judged), **_evidence_means(collection, folder, path, judged)}
+        assert set(row["means"]) == set(expected) == set(bench_sweep.HEADLINE)
         assert row["means"] == pytest.approx(expected, abs=1e-12)
         for m, t in row["against_row_1"].items():
             assert t["delta"] == pytest.approx(expected[m] - first[m], abs=1e-9)
-            assert t["family"] == (len(paths) - 1) * len(TREC)
+            assert t["family"] == (len(paths) - 1) * len(bench_sweep.HEADLINE)
+
+
+def _evidence_means(collection, folder, config_path, ids) -> dict:
+    """evidence_recall@5 and evidence_precision@5 by a direct count of characters: the
+    evidence is each relevant document whole, at its grade; the top 5 chunks cover the
+    union of their [start, end) within their documents."""
+    manifest = folder / tomllib.loads(config_path.read_text())["index"]["manifest"]
+    where = {e["id"]: (e["doc"], e["start"], e["end"]) for e in map(json.loads, manifest.read_text().splitlines()[1:])}
+    row = next(p for p in (folder / "rows").glob("row-*.json")
+               if read_run(p)["config"]["sweep"]["label"] == config_path.stem)
+    ranked = {q["id"]: [r["id"] for r in q["ranking"]][:5] for q in read_run(row)["questions"]}
+    recall = precision = 0.0
+    for qid in ids:
+        grades = collection.qrels[qid[1:]]
+        covered: dict[str, set] = {}
+        for cid in ranked[qid]:
+            doc, start, end = where[cid]
+            covered.setdefault(doc, set()).update(range(start, end))
+        held = sum(grades.get(doc, 0) * len(chars) for doc, chars in covered.items())
+        whole = sum(grade * len(collection.docs[doc]) for doc, grade in grades.items())
+        evidence = sum(len(chars) for doc, chars in covered.items() if doc in grades)
+        recall += held / whole
+        precision += evidence / sum(map(len, covered.values())) if covered else 0.0
+    return {"evidence_recall@5": recall / len(ids), "evidence_precision@5": precision / len(ids)}
 
 
 def test_the_ids_carry_no_information_and_the_chunks_overlap(swept):
