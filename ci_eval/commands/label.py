@@ -7,8 +7,10 @@ needing judgement and shows, for each, a pool of candidate chunks with their tex
 of the top DEPTH results of the configured retriever and of every --pool run, minus what is
 already judged, best rank first (TREC pooling). Grade with the keyboard: 0-3 (0 = judged
 not relevant), ? can't tell (with a note), s skip, u unanswerable, e edit the question,
-arrows move. Every decision is written through to the gold set as you make it, with your
-name and the time in its provenance; stop at any time and run it again to resume.
+arrows move; select text in a chunk, then v and 1-3, to record it as span evidence (when
+the chunk source gives each chunk's doc and start). Every decision is written through to
+the gold set as you make it, with your name and the time in its provenance; stop at any
+time and run it again to resume.
 
 With a judge (--suggest-endpoint or --suggest-command) each chunk shows a suggested grade,
 likely-relevant chunks first: Enter takes the suggestion as your grade, a digit gives your
@@ -40,8 +42,9 @@ def register(sub) -> None:
                    help="pool only the --pool runs; do not run the configured retriever")
     p.add_argument("--depth", metavar="N", type=int, help="pool the top N of each run (default: the config's k, else 10)")
     p.add_argument("--chunks", metavar="SOURCE",
-                   help='chunk texts: a JSONL file of {"id", "text"} or module:function(ids) -> texts '
-                        '(default: the index manifest\'s "text" map)')
+                   help='chunk texts: a JSONL file of {"id", "text"} (with "doc" and "start": spans of it '
+                        'can be recorded) or module:function(ids) -> texts (default: the index manifest\'s '
+                        '"text" map or chunk entries)')
     p.add_argument("--candidates", metavar="FILE",
                    help='candidate questions, {"question": ...} per line, to keep or bin before judging')
     p.add_argument("--judge", metavar="NAME", help="who is judging (default: git config user.name)")

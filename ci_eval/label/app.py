@@ -80,6 +80,31 @@ def _demo_start(judge: str) -> dict:
             "questions": []}
 
 
+def _demo_placed(lookup):
+    """The demo's texts (a section's title, a blank line, its text) placed in their pydoc
+    topics, as the demo's manifest places the sections, so spans can be selected in them."""
+    from ci_eval.demo.corpus import load_chunks
+    from ci_eval.demo.reingest import manifest_entries, reingested_chunks
+    from ci_eval.label.sources import MAX_TEXT, Place
+
+    chunks = (*load_chunks(), *reingested_chunks())
+    entries = {e["id"]: e for e in manifest_entries(load_chunks()) + manifest_entries(reingested_chunks())}
+    heads = {c.id: len(c.title) + 2 for c in chunks}
+
+    def placed(ids):
+        got = lookup(ids)
+        for cid in got:
+            entry, at = entries.get(cid), heads.get(cid)
+            if entry is not None and "start" in entry and at is not None:
+                length = entry["end"] - entry["start"]
+                if at + length > MAX_TEXT:  # the shown text is clipped
+                    length = max(0, MAX_TEXT - 1 - at)
+                got.places[cid] = Place(entry["doc"], entry["start"], length, at)
+        return got
+
+    return placed
+
+
 def _suggester(opts: Options):
     """The judge that suggests grades, or None. Its options are checked here, before the
     page opens; what it answers later can fail without stopping anyone labelling."""
@@ -130,6 +155,8 @@ def build_session(opts: Options) -> Session:
     depth = opts.depth or (config.k if config else 10)
     pools = initial_pools(doc, runs, depth)
     lookup = text_lookup(DEMO_TEXTS if opts.demo and not opts.chunks else opts.chunks, config)
+    if opts.demo and not opts.chunks:
+        lookup = _demo_placed(lookup)
     texts = lookup(sorted({c for p in pools.values() for c in p}))
     candidates = read_candidates(opts.candidates) if opts.candidates else []
     if opts.demo_candidates:

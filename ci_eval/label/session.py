@@ -10,7 +10,15 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ci_eval.core.gold.agreement import agreement, record_suggestion, suggestion_pairs
 from ci_eval.core.gold.candidates import apply_bin, apply_keep, apply_undecide, review
-from ci_eval.core.gold.judgement import Conflict, Stamp, apply_edit, apply_grade, apply_unanswerable, judged_ids
+from ci_eval.core.gold.judgement import (
+    Conflict,
+    Stamp,
+    apply_edit,
+    apply_grade,
+    apply_span,
+    apply_unanswerable,
+    judged_ids,
+)
 from ci_eval.core.gold.labelpage import delta, page_state, parse_request, questions_by_id
 from ci_eval.core.gold.pooling import pool, pool_question
 from ci_eval.errors import InputError
@@ -52,7 +60,14 @@ class Session:
         self.judge, self.candidates, self.depth = judge, list(candidates), depth
         self.retrieve, self.fetch_texts, self.clock = retrieve, fetch_texts, clock
         self.suggester = suggester
+        # Where each chunk's text sits in its document (for spans), or why that is unknown.
+        self.places: dict[str, dict | str] = {}
+        self._take_places(texts)
         self._lock = threading.Lock()
+
+    def _take_places(self, texts) -> None:
+        for cid, place in getattr(texts, "places", {}).items():
+            self.places[cid] = place if isinstance(place, str) else place.as_dict()
 
     def start_suggestions(self) -> None:
         """Hand every pooled chunk with text to the judge, question by question in walking
@@ -97,7 +112,7 @@ class Session:
             pools = dict(self.pools)
         known, status = self.suggester.snapshot() if self.suggester is not None else (None, None)
         return page_state(doc, pools, self.texts, review(self.candidates, doc), self.judge,
-                          suggested=known, suggest=self._suggest_block(doc, status))
+                          suggested=known, suggest=self._suggest_block(doc, status), places=self.places or None)
 
     def handle(self, kind: str, body) -> dict:
         """Apply one decision from the page; the answer is what it changed (``delta``), never
@@ -107,7 +122,7 @@ class Session:
         stamp = Stamp(self.judge, self.clock())
         if "question" in req and req["question"] not in self.pools:
             raise InputError(f"question {req['question']!r} is not in this session", "request", "question")
-        if kind == "grade" and req["chunk"] not in self.pools[req["question"]]:
+        if kind in ("grade", "span") and req["chunk"] not in self.pools[req["question"]]:
             raise InputError(f"chunk {req['chunk']!r} is not in the pool of {req['question']!r}", "request", "chunk")
         if "candidate" in req:
             return self._decide_candidate(kind, req["candidate"], stamp)
@@ -117,6 +132,9 @@ class Session:
                 doc = self.store.update(lambda d: self._graded(
                     apply_grade(d, qid, req["chunk"], req["grade"], stamp, seen=req["seen"], note=req["note"]),
                     qid, req["chunk"]))
+            elif kind == "span":
+                place = self._document_span(req)
+                doc = self.store.update(lambda d: apply_span(d, qid, place, req["grade"], stamp, chunk=req["chunk"]))
             elif kind == "unanswerable":
                 doc = self.store.update(lambda d: apply_unanswerable(d, qid, req["value"], stamp))
             else:
@@ -125,6 +143,19 @@ class Session:
             exc.delta = self._delta(self.store.read(), [qid])
             raise
         return self._delta(doc, [qid], graded=kind == "grade")
+
+    def _document_span(self, req: dict) -> tuple[str, int, int]:
+        """The page's selection (offsets in the chunk's shown text) as a document span."""
+        chunk = req["chunk"]
+        place = self.places.get(chunk)
+        if not isinstance(place, dict):
+            reason = place or "the chunk source does not say where this chunk sits in its document"
+            raise InputError(f"no span can be recorded in {chunk!r}: {reason}", "request", "chunk")
+        lo, hi = place["at"], place["at"] + place["length"]
+        if not lo <= req["start"] < req["end"] <= hi:
+            raise InputError(f"the selection {req['start']}..{req['end']} is not inside the chunk's document "
+                             f"text ({lo}..{hi})", "request", "start")
+        return place["doc"], place["start"] + req["start"] - lo, place["start"] + req["end"] - lo
 
     def _graded(self, doc: dict, qid: str, chunk: str) -> dict:
         """With a judge: its suggestion for the chunk kept beside the person's grade, and the
@@ -142,7 +173,7 @@ class Session:
         # Only a grade changes the agreement; other answers carry the judge's status alone.
         suggest = self._suggest_block(doc, graded=True) if graded else (
             self.suggester.status() if self.suggester is not None else None)
-        return delta(doc, pools, changed, suggest=suggest, **kw)
+        return delta(doc, pools, changed, suggest=suggest, places=self.places or None, **kw)
 
     def _decide_candidate(self, kind: str, cid: str, stamp: Stamp) -> dict:
         found = [c for c in review(self.candidates, self.store.read()) if c.id == cid]
@@ -172,5 +203,6 @@ class Session:
         fetched = self.fetch_texts(missing) if self.fetch_texts and missing else {}
         with self._lock:
             self.texts.update(fetched)
+            self._take_places(fetched)
             self.pools.setdefault(qid, pooled)
         self._suggest(qid, text, pooled)

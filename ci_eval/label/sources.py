@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from ci_eval.errors import InputError
 from ci_eval.inputs.files import decode, read_bytes, read_json_lines
@@ -42,17 +43,61 @@ def retriever_rankings(config, questions: Sequence[tuple[str, str]], known_ids=N
     return rankings, failures
 
 
+@dataclass(frozen=True)
+class Place:
+    """Where a chunk's shown text sits in its document: the document's characters
+    ``start``..``start + length`` are the shown text's from ``at`` on (``at`` is 0 unless
+    the text shown begins with something the document does not have, such as a heading)."""
+
+    doc: str
+    start: int
+    length: int
+    at: int = 0
+
+    def as_dict(self) -> dict:
+        return {"doc": self.doc, "start": self.start, "length": self.length, "at": self.at}
+
+
+class Texts(dict):
+    """``{id: text}``, and in ``places`` for each id either its Place or the one-line reason
+    the page cannot record a span of it."""
+
+    def __init__(self, texts=(), places=None):
+        super().__init__(texts)
+        self.places: dict[str, Place | str] = dict(places or {})
+
+
+NO_PLACE_CALLABLE = "the --chunks function gives texts only, not where they sit in their documents"
+NO_PLACE_FILE = 'its line in the chunks file has no "doc" and "start"'
+NO_PLACE_MANIFEST = 'its manifest entry has no "doc" and "start"'
+
+
+def place_of(item: dict, text: str, missing: str) -> Place | str:
+    """A chunk's Place from its ``doc``, ``start`` (and ``end``) beside its full text, or
+    why there is none. A span that does not match the text's length is not trusted."""
+    doc, start, end = item.get("doc"), item.get("start"), item.get("end")
+    if not isinstance(doc, str) or not doc or isinstance(start, bool) or not isinstance(start, int) or start < 0:
+        return missing
+    if end is not None and (isinstance(end, bool) or not isinstance(end, int) or end - start != len(text)):
+        return f"its span {start}..{end} is not as long as its text ({len(text)} characters)"
+    shown = len(text) if len(text) <= MAX_TEXT else MAX_TEXT - 1  # the clipped text's own characters
+    return Place(doc, start, shown)
+
+
 def _clip(text) -> str:
     text = str(text)
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 
-def _jsonl_texts(path: str) -> dict[str, str]:
-    out: dict[str, str] = {}
+def _jsonl_texts(path: str) -> Texts:
+    """``{"id", "text"}`` a line; ``doc`` and ``start`` (and ``end``) too place the text in
+    its document, so a span of it can be recorded."""
+    out = Texts()
     for n, item in read_json_lines(path, "chunks file"):
         if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not isinstance(item.get("text"), str):
             raise InputError('expected {"id": "...", "text": "..."}', path, f"line {n}")
         out[item["id"]] = _clip(item["text"])
+        out.places[item["id"]] = place_of(item, item["text"], NO_PLACE_FILE)
     return out
 
 
@@ -75,19 +120,23 @@ def _callable_texts(spec: str) -> Callable[[list[str]], dict[str, str]]:
 
     fn = import_target(spec, "--chunks", spec)
 
-    def lookup(ids: list[str]) -> dict[str, str]:
+    def lookup(ids: list[str]) -> Texts:
         got = _call_user(fn, spec, "--chunks", list(ids))
         if isinstance(got, dict):
-            return {str(k): _clip(v) for k, v in got.items() if v is not None}
-        if not isinstance(got, (list, tuple)) or len(got) != len(ids):
+            texts = {str(k): _clip(v) for k, v in got.items() if v is not None}
+        elif not isinstance(got, (list, tuple)) or len(got) != len(ids):
             raise InputError(f"{spec} must return a dict or a list of {len(ids)} texts", "--chunks")
-        return {i: _clip(t) for i, t in zip(ids, got) if t is not None}
+        else:
+            texts = {i: _clip(t) for i, t in zip(ids, got) if t is not None}
+        return Texts(texts, dict.fromkeys(texts, NO_PLACE_CALLABLE))
 
     return lookup
 
 
-def _manifest_texts(config) -> dict[str, str]:
-    """The ``text`` map of the index manifest (``{"version", "ids", "text": {id: text}}``)."""
+def _manifest_texts(config) -> Texts:
+    """The ``text`` map of the index manifest (``{"version", "ids", "text": {id: text}}``),
+    or the texts of its chunk entries (``{"version", "chunks": [{"id", "doc", "start",
+    "end", "text"}]}``), placed in their documents."""
     data = None
     if config is not None and config.manifest_callable:
         from ci_eval.inputs.index_process import call_index
@@ -97,21 +146,33 @@ def _manifest_texts(config) -> dict[str, str]:
         raw = decode(read_bytes(config.manifest, "index manifest"), config.manifest)
         data = json.loads(raw) if raw.lstrip().startswith("{") else None
     texts = data.get("text") if isinstance(data, dict) else None
+    entries = data.get("chunks") if isinstance(data, dict) else None
+    if not isinstance(texts, dict) and isinstance(entries, list):
+        out = Texts()
+        for item in entries:
+            if isinstance(item, dict) and isinstance(item.get("id"), str) and isinstance(item.get("text"), str):
+                out[item["id"]] = _clip(item["text"])
+                out.places[item["id"]] = place_of(item, item["text"], NO_PLACE_MANIFEST)
+        if out:
+            return out
     if not isinstance(texts, dict):
         raise InputError('no chunk text: give --chunks (a JSONL file or module:function), or a "text" '
                          "map in the index manifest", "--chunks")
-    return {str(k): _clip(v) for k, v in texts.items() if isinstance(v, str)}
+    table = {str(k): _clip(v) for k, v in texts.items() if isinstance(v, str)}
+    return Texts(table, dict.fromkeys(table, 'the manifest\'s "text" map does not say where the chunk sits in its document'))
 
 
-def text_lookup(spec: str | None, config) -> Callable[[list[str]], dict[str, str]]:
-    """``ids -> {id: text}`` from ``--chunks`` (a file path or ``module:function``) or the manifest."""
+def text_lookup(spec: str | None, config) -> Callable[[list[str]], Texts]:
+    """``ids -> {id: text}`` from ``--chunks`` (a file path or ``module:function``) or the
+    manifest; the answer's ``places`` say where each text sits in its document, when known."""
     if spec is None:
         table = _manifest_texts(config)
     elif os.path.exists(spec) or ":" not in spec:
         table = _jsonl_texts(spec)
     else:
         return _callable_texts(spec)
-    return lambda ids: {i: table[i] for i in ids if i in table}
+    return lambda ids: Texts({i: table[i] for i in ids if i in table},
+                             {i: table.places[i] for i in ids if i in table.places})
 
 
 def read_candidates(path: str) -> list[str]:

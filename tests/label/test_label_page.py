@@ -569,3 +569,105 @@ def test_a_failing_judge_leaves_the_page_grading_and_says_why_in_one_line(tmp_pa
     err = label.kill()
     assert "ci-eval label: no suggestions: the judge command exited with 3: the judge has no model loaded" in err
     assert "Traceback" not in err
+
+
+# Selects ``needle`` inside the focused chunk's text as a person's mouse would: a Range over
+# the text nodes (the query terms' <mark>s split the text into several), made the selection.
+SELECT = """needle => {
+  const root = document.querySelector("#chunks li.focused .chunk-text");
+  const at = root.textContent.indexOf(needle);
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  let pos = 0, start = null, end = null;
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const len = n.data.length;
+    if (start === null && at < pos + len) start = [n, at - pos];
+    if (at + needle.length <= pos + len) { end = [n, at + needle.length - pos]; break; }
+    pos += len;
+  }
+  const range = document.createRange();
+  range.setStart(start[0], start[1]);
+  range.setEnd(end[0], end[1]);
+  const sel = window.getSelection();
+  sel.removeAllRanges();
+  sel.addRange(range);
+  return [at, root.querySelectorAll("mark").length];
+}"""
+
+
+def test_a_selected_span_is_recorded_as_evidence_in_its_document(tmp_path, page, running):
+    from ci_eval.inputs.loaders import load_gold_set
+
+    # beta's line says where it sits in letters.md; gamma's does not.
+    beta_start = 40
+    project = write_project(tmp_path, questions=[
+        {"id": "q1", "question": "alpha second please", "gold": ["alpha"]}])
+    (project / "chunks.jsonl").write_text("".join(json.dumps(line) + "\n" for line in [
+        {"id": "alpha", "text": TEXTS["alpha"]},
+        {"id": "beta", "text": TEXTS["beta"], "doc": "letters.md", "start": beta_start,
+         "end": beta_start + len(TEXTS["beta"])},
+        {"id": "gamma", "text": TEXTS["gamma"]}]))
+    since = now()
+    label = running(project, "--chunks", "chunks.jsonl")
+    open_page(page, label)
+    assert shown_chunks(page) == ["beta", "gamma"]
+    needle = "comes second"  # "second" is a query term: the selection crosses its <mark>
+    at, marks = page.evaluate(SELECT, needle[:-1])
+    assert at == TEXTS["beta"].index(needle) and marks == 1
+    press(page, "Shift+ArrowRight")  # extends the selection by a character; the focus stays
+    assert page.locator("#chunks li.focused .chunk-id").text_content() == "beta"
+    press(page, "v")
+    assert "span of 12 characters" in page.locator("#chunks li.focused .message").text_content()
+    press(page, "2")
+    assert "span recorded" in page.locator("#chunks li.focused .message").text_content()
+    start, end = beta_start + at, beta_start + at + len(needle)
+    on_disk = stamped(json.loads((project / "gold.json").read_text()), since, now())
+    q1 = on_disk["questions"][0]
+    assert q1["evidence"] == [{"doc": "letters.md", "start": start, "end": end, "grade": 2}]
+    assert q1["gold"] == ["alpha"]  # the chunk itself is not graded by its span
+    assert on_disk["provenance"]["judgements"]["q1"]["spans"] == [
+        {"doc": "letters.md", "start": start, "end": end, "grade": 2, "chunk": "beta", "by": "Ann", "at": "AT"}]
+    gold, _ = load_gold_set(str(project / "gold.json"))  # ci-eval's own reader takes it
+    assert [(e.doc, e.start, e.end, e.grade) for e in gold.questions[0].evidence] == [("letters.md", start, end, 2)]
+    # After a reload the span is shown, underlined, in the chunk it was selected in.
+    open_page(page, label)
+    assert page.locator("#chunks li.focused .chunk-text u.span").all_text_contents() == ["comes ", "second"]
+    # gamma's line gives no place: `v` says in one line why, and nothing is written.
+    before = (project / "gold.json").read_text()
+    press(page, "ArrowDown")
+    page.evaluate(SELECT, "third")
+    press(page, "v")
+    refusal = page.locator("#chunks li.focused .message").text_content()
+    assert refusal == 'no span can be recorded here: its line in the chunks file has no "doc" and "start"'
+    press(page, "2")  # no span waiting: an ordinary grade of gamma
+    assert json.loads((project / "gold.json").read_text())["questions"][0]["gold"] == {"alpha": 1, "gamma": 2}
+    assert json.loads(before)["questions"][0]["evidence"] == json.loads(
+        (project / "gold.json").read_text())["questions"][0]["evidence"]
+
+
+SELECT_ALL = """() => {
+  const range = document.createRange();
+  range.selectNodeContents(document.querySelector("#chunks li.focused .chunk-text"));
+  window.getSelection().removeAllRanges();
+  window.getSelection().addRange(range);
+}"""
+
+
+def test_a_span_on_the_demo_leaves_out_the_heading_the_page_shows_first(tmp_path, page, running):
+    from pydoc_data.topics import topics
+
+    from ci_eval.demo.corpus import load_chunks
+    from ci_eval.demo.reingest import manifest_entries
+
+    label = running(tmp_path, "--demo", "--gold", "demo-gold.json")
+    open_page(page, label)
+    cid = page.locator("#chunks li.focused .chunk-id").text_content()
+    page.evaluate(SELECT_ALL)  # the section's title, a blank line and its text
+    press(page, "v", "1")
+    entry = next(e for e in manifest_entries(load_chunks()) if e["id"] == cid)
+    section = next(c for c in load_chunks() if c.id == cid)
+    doc = json.loads((tmp_path / "demo-gold.json").read_text())
+    asked = next(q for q in doc["questions"] if "evidence" in q)
+    assert asked["evidence"] == [{"doc": entry["doc"], "start": entry["start"], "end": entry["end"], "grade": 1}]
+    assert topics[entry["doc"]][entry["start"]:entry["end"]] == section.text
+    underlined = "".join(page.locator("#chunks li.focused .chunk-text u.span").all_text_contents())
+    assert underlined == section.text

@@ -177,3 +177,78 @@ def test_a_port_in_use_or_out_of_range_is_a_usage_error_with_its_reason(tmp_path
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert ("in use" if taken else "0 (a free one) to 65535") in done.stderr
     assert str(port) in done.stderr
+
+
+@pytest.fixture
+def span_server(tmp_path):
+    """A pool of three chunks: y placed at 100 in notes.md (its text shown from 4 on, after a
+    heading), n not placed, and z outside the pool."""
+    from ci_eval.label.sources import Place, Texts
+
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps({"schema_version": 1, "questions": [{"id": "q1", "question": "a?", "gold": ["x"]}]}))
+    store = GoldStore(gold)
+    texts = Texts({"y": "Yy\n\nYaks live high.", "n": "no place"},
+                  {"y": Place("notes.md", 100, len("Yaks live high."), at=4), "n": "no doc given"})
+    srv = LabelServer(Session(store, {"q1": ("y", "n")}, texts, judge="Ann", clock=lambda: "T"))
+    srv.serve_in_thread()
+    yield srv, gold
+    srv.shutdown()
+    srv.server_close()
+
+
+def post_span(srv, **body):
+    response, data = request(srv, "POST", "/api/span", body=json.dumps(body).encode(),
+                             headers={TOKEN_HEADER: srv.token, "Content-Type": "application/json"})
+    return response.status, json.loads(data)
+
+
+@pytest.mark.parametrize("body, reason", [
+    ({"chunk": "y", "start": 3, "end": 8, "grade": 2}, "not inside the chunk's document text (4..19)"),
+    ({"chunk": "y", "start": 10, "end": 20, "grade": 2}, "not inside the chunk's document text (4..19)"),
+    ({"chunk": "y", "start": 9, "end": 9, "grade": 2}, "the selection is empty"),
+    ({"chunk": "y", "start": 9, "end": 5, "grade": 2}, "the selection is empty"),
+    ({"chunk": "y", "start": -1, "end": 5, "grade": 2}, "request:start: must be a whole number"),
+    ({"chunk": "y", "start": 4, "end": 8, "grade": 0}, "a span is evidence: must be an integer from 1 to 3"),
+    ({"chunk": "y", "start": 4, "end": 8, "grade": 4}, "a span is evidence"),
+    ({"chunk": "y", "start": 4, "end": 8, "grade": True}, "a span is evidence"),
+    ({"chunk": "z", "start": 4, "end": 8, "grade": 2}, "chunk 'z' is not in the pool of 'q1'"),
+    ({"chunk": "n", "start": 0, "end": 2, "grade": 2}, "no span can be recorded in 'n': no doc given"),
+    ({"chunk": "y", "start": 4, "end": 8, "grade": 2, "doc": "other.md"}, "unexpected field 'doc'"),
+])
+def test_a_span_out_of_range_empty_misgraded_or_unplaced_is_refused_and_nothing_is_written(span_server, body, reason):
+    srv, gold = span_server
+    before = gold.read_bytes()
+    status, data = post_span(srv, question="q1", **body)
+    assert status == 400 and reason in data["error"]
+    assert gold.read_bytes() == before
+
+
+def test_a_span_needs_the_token_and_a_known_question(span_server):
+    srv, gold = span_server
+    before = gold.read_bytes()
+    body = json.dumps({"question": "q1", "chunk": "y", "start": 4, "end": 8, "grade": 2}).encode()
+    response, _ = request(srv, "POST", "/api/span", body=body, headers={"Content-Type": "application/json"})
+    assert response.status == 403
+    response, _ = request(srv, "POST", "/api/span", body=body, headers={
+        TOKEN_HEADER: srv.token, "Content-Type": "application/json", "Host": "evil.example:80"})
+    assert response.status == 403
+    status, data = post_span(srv, question="q9", chunk="y", start=4, end=8, grade=2)
+    assert status == 400 and "question 'q9' is not in this session" in data["error"]
+    assert gold.read_bytes() == before
+
+
+def test_a_span_maps_to_document_offsets_and_is_regraded_not_repeated(span_server):
+    srv, gold = span_server
+    status, data = post_span(srv, question="q1", chunk="y", start=4, end=8, grade=2)  # "Yaks"
+    assert status == 200
+    assert data["questions"][0]["candidates"][0]["spans"] == [{"start": 4, "end": 8, "grade": 2}]
+    assert post_span(srv, question="q1", chunk="y", start=4, end=8, grade=3)[0] == 200
+    doc = json.loads(gold.read_text())
+    assert doc["questions"][0]["evidence"] == [{"doc": "notes.md", "start": 100, "end": 104, "grade": 3}]
+    assert doc["provenance"]["judgements"]["q1"]["spans"] == [
+        {"doc": "notes.md", "start": 100, "end": 104, "grade": 3, "chunk": "y", "by": "Ann", "at": "T"}]
+    response, data = request(srv, "GET", "/api/state", headers={TOKEN_HEADER: srv.token})
+    y, n = json.loads(data)["questions"][0]["candidates"]
+    assert y["place"] == {"doc": "notes.md", "start": 100, "length": 15, "at": 4}
+    assert y["spans"] == [{"start": 4, "end": 8, "grade": 3}] and n["no_span"] == "no doc given"

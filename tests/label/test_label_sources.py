@@ -54,3 +54,32 @@ def test_candidates_lines_are_questions(tmp_path):
     assert str(info.value).startswith(f"{path}:line 2:")
     path.write_text('{"question": "  how   now?"}\n')
     assert read_candidates(str(path)) == ["how now?"]
+
+
+def test_places_travel_with_the_texts_when_the_source_gives_them(tmp_path):
+    from ci_eval.label.sources import NO_PLACE_CALLABLE, NO_PLACE_FILE, Place
+
+    chunks = tmp_path / "chunks.jsonl"
+    chunks.write_text("\n".join(json.dumps(x) for x in [
+        {"id": "a", "text": "alpha", "doc": "d.md", "start": 7},
+        {"id": "b", "text": "beta", "doc": "d.md", "start": 20, "end": 30},
+        {"id": "c", "text": "gamma"}]))
+    got = text_lookup(str(chunks), None)(["a", "b", "c"])
+    assert got == {"a": "alpha", "b": "beta", "c": "gamma"}
+    assert got.places == {"a": Place("d.md", 7, 5), "b": "its span 20..30 is not as long as its text (4 characters)",
+                          "c": NO_PLACE_FILE}
+    demo = text_lookup("ci_eval.demo.retriever:texts", None)
+    from ci_eval.demo.corpus import load_chunks
+
+    assert demo([load_chunks()[0].id]).places == {load_chunks()[0].id: NO_PLACE_CALLABLE}
+
+    class Config:
+        manifest_callable = None
+        manifest = str(tmp_path / "index.json")
+        source = "ci-eval.toml"
+
+    (tmp_path / "index.json").write_text(json.dumps({"version": "v", "chunks": [
+        {"id": "a", "doc": "d.md", "start": 3, "end": 8, "text": "alpha"}, {"id": "b", "text": "beta"}]}))
+    got = text_lookup(None, Config)(["a", "b"])
+    assert got == {"a": "alpha", "b": "beta"}
+    assert got.places["a"] == Place("d.md", 3, 5) and "no \"doc\" and \"start\"" in got.places["b"]

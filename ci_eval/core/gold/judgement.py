@@ -16,7 +16,11 @@ Where things live (the gold-set schema allows extra provenance keys):
   or a question whose only relevant chunk was regraded 0): ``provenance.pending``, so the gold
   set stays valid for ``ci-eval run`` at every step; the first grade of 1 or more, or the
   unanswerable mark, moves them into ``questions``;
-- binned candidates: ``provenance.binned[candidate id]``, so a resumed session skips them.
+- binned candidates: ``provenance.binned[candidate id]``, so a resumed session skips them;
+- a span selected in a chunk's text: a ``{"doc", "start", "end", "grade"}`` entry of the
+  question's ``evidence`` (span gold, docs/span-gold.md), and who and when in
+  ``provenance.judgements[question id].spans``, one ``{"doc", "start", "end", "grade",
+  "chunk", "by", "at"}`` a span.
 """
 
 from __future__ import annotations
@@ -159,6 +163,33 @@ def apply_grade(doc: dict, qid: str, chunk: str, grade: int | None, stamp: Stamp
     _record(new, qid, stamp)["chunks"][chunk] = entry
     if grade is not None:
         _graded(q)[chunk] = grade
+    _settle(new, q, pending)
+    return new
+
+
+def apply_span(doc: dict, qid: str, place: tuple[str, int, int], grade: int, stamp: Stamp, *,
+               chunk: str) -> dict:
+    """Record the span ``place`` = (document, start, end) as evidence for ``qid`` at
+    ``grade`` (1 to 3), selected in ``chunk``'s text. The same span given again is regraded,
+    not repeated."""
+    name, start, end = place
+    if not 1 <= grade <= MAX_GRADE:
+        raise InputError(f"a span is evidence: its grade must be 1 to {MAX_GRADE}, got {grade}")
+    if not 0 <= start < end:
+        raise InputError(f"a span must hold at least one character, got {start}..{end}")
+    new = _copy_for(doc, qid)
+    q, pending = _find(new, qid)
+    if q.get("unanswerable"):
+        raise InputError(f"question {qid!r} is marked unanswerable; unmark it (u) before recording evidence")
+    entry = {"doc": name, "start": start, "end": end, "grade": grade}
+    evidence = [e for e in q.get("evidence") or () if not (isinstance(e, dict) and e.get("doc") == name
+                                                           and e.get("start") == start and e.get("end") == end)]
+    q["evidence"] = [*evidence, entry]
+    if "gold" not in q:
+        q["gold"] = []
+    rec = _record(new, qid, stamp)
+    spans = [s for s in rec.get("spans", ()) if (s.get("doc"), s.get("start"), s.get("end")) != place]
+    rec["spans"] = [*spans, {**entry, "chunk": chunk, "by": stamp.judge, "at": stamp.at}]
     _settle(new, q, pending)
     return new
 

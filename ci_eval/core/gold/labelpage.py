@@ -15,6 +15,7 @@ MAX_NOTE = 2000
 MAX_QUESTION = 10000
 MAX_ID = MAX_ID_BYTES  # characters, as the gold set's schema counts them
 NO_TEXT = "(no text for this chunk)"
+NO_PLACE = "the chunk source does not say where this chunk sits in its document"
 
 
 def questions_by_id(doc: dict) -> dict[str, tuple[dict, bool]]:
@@ -24,9 +25,40 @@ def questions_by_id(doc: dict) -> dict[str, tuple[dict, bool]]:
     return found
 
 
+def spans_in(question: dict, place: Mapping[str, Any]) -> list[dict]:
+    """The question's span evidence that falls in a chunk placed at ``place`` (its
+    ``doc``, ``start``, ``length`` and ``at``, as the page gets it), as offsets in the
+    chunk's shown text, each with its grade."""
+    out = []
+    lo, hi = place["start"], place["start"] + place["length"]
+    for e in question.get("evidence") or ():
+        if not isinstance(e, dict) or e.get("doc") != place["doc"] or "quote" in e:
+            continue
+        start, end = e.get("start"), e.get("end")
+        if not isinstance(start, int) or not isinstance(end, int) or end <= lo or start >= hi:
+            continue
+        out.append({"start": place["at"] + max(start, lo) - lo, "end": place["at"] + min(end, hi) - lo,
+                    "grade": e.get("grade", 1)})
+    return sorted(out, key=lambda x: (x["start"], x["end"]))
+
+
+def _placed(chunk: dict, question: dict, place, whole: bool) -> None:
+    """A chunk's recorded ``spans`` (when it has any), and with its text (``whole``) its
+    ``place`` or ``no_span``: why no span of it can be recorded."""
+    if isinstance(place, Mapping):
+        if whole:
+            chunk["place"] = dict(place)
+        spans = spans_in(question, place)
+        if spans or whole:
+            chunk["spans"] = spans
+    elif isinstance(place, str) and whole:
+        chunk["no_span"] = place
+
+
 def question_entry(doc: dict, found: tuple[dict, bool], pooled: Sequence[str],
                    texts: Mapping[str, str] | None,
-                   suggested: Mapping[tuple[str, str], int] | None = None) -> dict:
+                   suggested: Mapping[tuple[str, str], int] | None = None,
+                   places: Mapping[str, Any] | None = None) -> dict:
     """One question as the page holds it. ``earlier`` counts its chunks judged outside this
     session's pool (before a restart, or by a deeper pool), so the header's count of what is
     judged does not start again at 0. Without ``texts`` the chunks carry no text: an answer
@@ -45,6 +77,9 @@ def question_entry(doc: dict, found: tuple[dict, bool], pooled: Sequence[str],
             grade = suggested.get((q["id"], chunk["id"]))
             if grade is not None:
                 chunk["suggested"] = grade
+    if places is not None:
+        for chunk in chunks:
+            _placed(chunk, q, places.get(chunk["id"], NO_PLACE), texts is not None)
     return {"id": q["id"], "question": q.get("question", ""), "pending": pending,
             "unanswerable": bool(q.get("unanswerable")), "earlier": earlier, "candidates": chunks}
 
@@ -66,13 +101,14 @@ def progress(entries: Sequence[dict]) -> dict:
 
 def page_state(doc: dict, pools: Mapping[str, Sequence[str]], texts: Mapping[str, str],
                candidates: Sequence[Candidate], judge: str, *,
-               suggested: Mapping[tuple[str, str], int] | None = None, suggest: dict | None = None) -> dict:
+               suggested: Mapping[tuple[str, str], int] | None = None, suggest: dict | None = None,
+               places: Mapping[str, Any] | None = None) -> dict:
     """The page's whole view, fetched once when it opens (every decision's answer is a
     delta: ``delta``). ``pools`` is in walking order; a question someone else removed from
     the file meanwhile is left out. ``suggest``, when a judge suggests grades, is its status
     and agreement with the person so far."""
     by_id = questions_by_id(doc)
-    questions = [question_entry(doc, by_id[qid], pooled, texts, suggested)
+    questions = [question_entry(doc, by_id[qid], pooled, texts, suggested, places)
                  for qid, pooled in pools.items() if qid in by_id]
     out = {
         "judge": judge,
@@ -88,14 +124,15 @@ def page_state(doc: dict, pools: Mapping[str, Sequence[str]], texts: Mapping[str
 
 def delta(doc: dict, pools: Mapping[str, Sequence[str]], changed: Sequence[str], *,
           texts: Mapping[str, str] | None = None, candidates: Sequence[Candidate] = (),
-          suggested: Mapping[tuple[str, str], int] | None = None, suggest: dict | None = None) -> dict:
+          suggested: Mapping[tuple[str, str], int] | None = None, suggest: dict | None = None,
+          places: Mapping[str, Any] | None = None) -> dict:
     """What a decision changed, for the page to merge into the state it holds: the questions
     ``changed`` (``removed`` when no longer in the file or the session), with texts only when
     ``texts`` is given (a question the page has not seen), and the candidates decided. Its
     size does not grow with the gold set."""
     by_id = questions_by_id(doc)
     live = [qid for qid in changed if qid in by_id and qid in pools]
-    out: dict[str, Any] = {"questions": [question_entry(doc, by_id[qid], pools[qid], texts, suggested)
+    out: dict[str, Any] = {"questions": [question_entry(doc, by_id[qid], pools[qid], texts, suggested, places)
                                          for qid in live]}
     gone = [qid for qid in changed if qid not in live]
     if gone:
@@ -127,8 +164,16 @@ def _grade(body: dict, key: str, *, allow_unsure: bool):
     return value
 
 
+def _offset(body: dict, key: str) -> int:
+    value = body.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 10**9:
+        raise InputError("must be a whole number of characters, 0 or more", "request", key)
+    return value
+
+
 REQUEST_KEYS = {
     "grade": {"question", "chunk", "grade", "seen", "note"},
+    "span": {"question", "chunk", "start", "end", "grade"},
     "unanswerable": {"question", "value"},
     "edit": {"question", "text", "seen"},
     "keep": {"candidate"},
@@ -153,6 +198,15 @@ def parse_request(kind: str, body: Any) -> dict:
     if kind == "grade":
         out.update(chunk=_text(body, "chunk", MAX_ID), grade=_grade(body, "grade", allow_unsure=False),
                    seen=_grade(body, "seen", allow_unsure=True), note=_text(body, "note", MAX_NOTE, optional=True))
+    elif kind == "span":
+        out.update(chunk=_text(body, "chunk", MAX_ID), start=_offset(body, "start"), end=_offset(body, "end"))
+        grade = body.get("grade")
+        if isinstance(grade, bool) or not isinstance(grade, int) or not 1 <= grade <= MAX_GRADE:
+            raise InputError(f"a span is evidence: must be an integer from 1 to {MAX_GRADE}", "request", "grade")
+        if out["end"] <= out["start"]:
+            raise InputError(f"the selection is empty ({out['start']}..{out['end']}): select some text first",
+                             "request", "end")
+        out["grade"] = grade
     elif kind == "unanswerable":
         if not isinstance(body.get("value"), bool):
             raise InputError("must be true or false", "request", "value")

@@ -26,6 +26,9 @@ let queued = 0;
 let suggestVersion = 0;
 let polling = false;
 const frozen = new Set();
+// A span: `v` takes the selection inside the focused chunk's text, the next digit grades it.
+let armed = null;  // { qid, cid, start, end }: the selection `v` took, waiting for its grade
+const NO_PLACE = "the chunk source does not say where this chunk sits in its document";
 
 function setBusy(value) {
   busy = value;
@@ -91,6 +94,8 @@ function merge(delta) {
         const before = kept.get(c.id);
         if (c.text === undefined && before) c.text = before.text;
         if (c.suggested === undefined && before && before.suggested !== undefined) c.suggested = before.suggested;
+        // An answer carries a chunk's spans only when it has some, its place never.
+        for (const key of ["place", "no_span", "spans"]) if (c[key] === undefined && before && before[key] !== undefined) c[key] = before[key];
       }
       arrange(fresh, old.candidates);
       count(old, -1);
@@ -261,17 +266,55 @@ function queryTerms(question) {
   return terms;
 }
 
-function chunkText(text, terms) {
+function chunkText(text, terms, spans) {
+  // The text is cut where a query term or a recorded span starts or ends; each piece is a
+  // text node, in a <mark> for a term, in a <u> for a span (the highest grade over it).
   const p = isolated("p", "chunk-text");
-  let last = 0;
-  for (const m of text.matchAll(WORD)) {
-    if (!terms.has(m[0].toLowerCase())) continue;
-    if (m.index > last) p.append(text.slice(last, m.index));
-    p.append(el("mark", "", m[0]));
-    last = m.index + m[0].length;
+  const marked = [];
+  for (const m of text.matchAll(WORD)) if (terms.has(m[0].toLowerCase())) marked.push([m.index, m.index + m[0].length]);
+  const cuts = new Set([0, text.length]);
+  for (const [a, b] of marked) { cuts.add(a); cuts.add(b); }
+  for (const s of spans) { cuts.add(Math.max(0, Math.min(s.start, text.length))); cuts.add(Math.max(0, Math.min(s.end, text.length))); }
+  const points = [...cuts].sort((a, b) => a - b);
+  let m = 0;
+  for (let i = 0; i + 1 < points.length; i++) {
+    const [a, b] = [points[i], points[i + 1]];
+    while (m < marked.length && marked[m][1] <= a) m++;
+    let node = document.createTextNode(text.slice(a, b));
+    if (m < marked.length && marked[m][0] <= a) { const mark = el("mark"); mark.append(node); node = mark; }
+    const over = spans.filter((s) => s.start <= a && b <= s.end);
+    if (over.length) {
+      const u = el("u", "span g" + Math.max(...over.map((s) => s.grade)));
+      u.title = "recorded span, grade " + Math.max(...over.map((s) => s.grade));
+      u.append(node);
+      node = u;
+    }
+    p.append(node);
   }
-  if (last < text.length) p.append(text.slice(last));
   return p;
+}
+
+function selectionIn(root) {
+  // The selection's offsets in the text of ``root`` (the characters its text nodes hold,
+  // <mark> and <u> included, as the server's text has them), clipped to it; null when the
+  // selection is empty or outside it.
+  const sel = window.getSelection();
+  if (!sel || sel.rangeCount === 0 || sel.isCollapsed) return null;
+  const range = sel.getRangeAt(0);
+  const whole = document.createRange();
+  whole.selectNodeContents(root);
+  if (range.compareBoundaryPoints(Range.END_TO_START, whole) >= 0 || range.compareBoundaryPoints(Range.START_TO_END, whole) <= 0) return null;
+  const upTo = (container, offset) => {
+    const r = document.createRange();
+    r.setStart(root, 0);
+    r.setEnd(container, offset);
+    return r.toString().length;
+  };
+  const startsInside = range.compareBoundaryPoints(Range.START_TO_START, whole) > 0;
+  const endsInside = range.compareBoundaryPoints(Range.END_TO_END, whole) < 0;
+  const start = startsInside ? upTo(range.startContainer, range.startOffset) : 0;
+  const end = endsInside ? upTo(range.endContainer, range.endOffset) : whole.toString().length;
+  return end > start ? { start, end } : null;
 }
 
 function renderCandidates(list) {
@@ -300,7 +343,7 @@ function renderQuestion(q) {
     : judged + " judged / " + (q.candidates.length - judged) + " to judge in this question's pool";
   $("question-message").replaceChildren(...[messageFor(q.id, undefined)].filter(Boolean));
   const ol = $("chunks");
-  const drawn = q.id + "\n" + q.question + "\n" + q.candidates.map((c) => c.id).join("\n");
+  const drawn = q.id + "\n" + q.question + "\n" + q.candidates.map((c) => c.id + " " + JSON.stringify(c.spans || [])).join("\n");
   if (ol.dataset.drawn !== drawn || ol.children.length !== q.candidates.length) {
     // Another question (or its text edited): draw its chunks. Within one question a key
     // only changes badges, focus and messages, updated in place below, so the long texts
@@ -310,7 +353,7 @@ function renderQuestion(q) {
       const li = el("li", "chunk");
       li.dataset.id = c.id;
       li.append(el("span", "mark"), el("span", "suggested"), el("span", "chunk-id", visible(c.id)),
-                chunkText(c.text === undefined ? "" : c.text, terms));
+                chunkText(c.text === undefined ? "" : c.text, terms, c.spans || []));
       li.addEventListener("click", () => { ci = i; render(); });
       return li;
     }));
@@ -395,6 +438,34 @@ async function grade(value, note) {
   else say(result.error, { qid: q.id, cid: c.id });
 }
 
+function armSpan(q) {
+  // `v`: the selection inside the focused chunk's text waits for a digit, its grade.
+  const c = q.candidates[ci];
+  if (!c) return;
+  const about = { qid: q.id, cid: c.id };
+  if (q.unanswerable) { say("marked unanswerable: u unmarks it before recording evidence", about); return; }
+  if (!c.place) { say("no span can be recorded here: " + (c.no_span || NO_PLACE), about); return; }
+  const li = $("chunks").children[ci];
+  const got = li && selectionIn(li.querySelector(".chunk-text"));
+  if (!got) { say("select some text in this chunk first (mouse, or Shift+arrows), then v", about); return; }
+  // Only the document's part of the text can be evidence (not a heading the source put first).
+  got.start = Math.max(got.start, c.place.at);
+  got.end = Math.min(got.end, c.place.at + c.place.length);
+  if (got.end <= got.start) { say("the selection holds none of the document's text: select in the chunk's text", about); return; }
+  armed = { qid: q.id, cid: c.id, ...got };
+  say("span of " + (got.end - got.start) + " characters: 1–" + state.max_grade + " grades it as evidence, any other key cancels", about);
+}
+
+async function gradeSpan(span, value) {
+  const about = { qid: span.qid, cid: span.cid };
+  const result = await api("/api/span", { question: span.qid, chunk: span.cid, start: span.start, end: span.end, grade: value });
+  if (result.ok) {
+    const sel = window.getSelection();
+    if (sel) sel.removeAllRanges();
+    say("span recorded as evidence, grade " + value, about);
+  } else say(result.error, about);
+}
+
 function acceptSuggestion(q) {
   // The suggestion becomes a grade only here, by the person's key: a normal grade is sent.
   const c = q.candidates[ci];
@@ -430,6 +501,14 @@ function editQuestion() {
 function judgingKey(key) {
   const q = state.questions[qi];
   if (!q) return undefined;
+  if (armed) {
+    const span = armed;
+    armed = null;
+    if (/^[0-9]$/.test(key)) return gradeSpan(span, Number(key));
+    say("span not recorded", { qid: span.qid, cid: span.cid });
+    return undefined;
+  }
+  if (key === "v") { armSpan(q); return undefined; }
   if (/^[0-9]$/.test(key) && Number(key) <= state.max_grade) return grade(Number(key));
   if (key === "Enter") return acceptSuggestion(q);
   if (key === "?") askNote();
@@ -494,7 +573,7 @@ async function handleKey(key) {
   await (open.length > 0 ? candidateKey(key, open) : judgingKey(key));
 }
 
-const KEYS = /^([0-9?usekbjnpyz]|Enter|Arrow(Up|Down|Left|Right))$/;
+const KEYS = /^([0-9?usekbjnpyzv]|Enter|Arrow(Up|Down|Left|Right))$/;
 
 function page(direction) {
   // Space and Shift+Space page through a long focused chunk: a window less the header and a
@@ -515,6 +594,8 @@ document.addEventListener("keydown", (event) => {
     return;
   }
   if (!KEYS.test(event.key)) return;
+  // Shift and an arrow extend a selection (a span to record with v): the browser's, not a move.
+  if (event.shiftKey && event.key.startsWith("Arrow")) return;
   event.preventDefault();
   enqueue(() => handleKey(event.key), event.timeStamp);
 });
