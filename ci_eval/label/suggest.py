@@ -143,10 +143,11 @@ class Suggester:
             if not todo or self.problem is not None or self.stopped:
                 return
             self._wanted += len(todo)
-        self._work.put(list(todo))
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="ci-eval-suggest", daemon=True)
-            self._thread.start()
+            self._work.put(list(todo))
+            # under the lock: two pages asking at once start one asker, not two
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="ci-eval-suggest", daemon=True)
+                self._thread.start()
 
     def _run(self) -> None:
         while True:
