@@ -9,8 +9,8 @@ version.
 
 One SQLite file in the cache folder (``retrieval-cache.sqlite3``, standard library, WAL
 journal), an entry a row keyed by that hash: a run reads one entry per question when it
-needs it, never the whole store, and writes its answers a few large transactions a run
-(no fsync per answer), so a folder the CI caches between runs can be restored, grown and
+needs it, never the whole store, and its answers are written by a process of its own
+(retrieval/cache_writer.py) a few large transactions a run (no fsync per answer), so a folder the CI caches between runs can be restored, grown and
 saved, and shards on one machine can share it.
 
 An entry is an answer the retriever gave, and it is held to what a live answer is held to:
@@ -29,33 +29,26 @@ from __future__ import annotations
 
 import hashlib
 import json
-import queue
-import re
+import os
 import sqlite3
+import subprocess
 import sys
-import threading
 import time
 from array import array
 from collections.abc import Callable, Iterator, Sequence
-from itertools import chain
 from pathlib import Path
 
 from ci_eval.core.artefact.results import DUPLICATES, ResultError, Retrieved, clean, clean_batch
 from ci_eval.errors import InputError
+from ci_eval.retrieval.cache_writer import LENGTH, TABLE, wire
 from ci_eval.retrieval.query import Query
 
 FILE_NAME = "retrieval-cache.sqlite3"
 MAX_AGE_DAYS = 30
 _DAY = 86_400.0
-_TABLE = "entries_v2"  # a new layout of the row is a new table: old rows are never misread
+_TABLE = TABLE  # named where the writer writes it
 _FLUSH_EVERY = 16_384  # answers handed to the writer at a time (sorted by key: the larger, the closer
 # together their pages; 16,384 entries are about 5 MB)
-# Answers a transaction holds (or what came within _COMMIT_SECONDS; another run writing to
-# the same store waits no longer than that). Keys are hashes, so every transaction touches
-# pages all over the table and the journal holds each of them again: at 2,048 a transaction
-# a first run of 100,000 questions wrote a 457 MB journal for a 32 MB store (and copied it
-# back at the end); at 65,536 it is two transactions (docs/benchmarks.md).
-_COMMIT_EVERY, _COMMIT_SECONDS = 65_536, 5.0
 _LOOKUP = 256  # entries read a query (``key IN (...)``): fewer round trips, memory bounded
 _DUPLICATE_NOTE = f" {DUPLICATES} (first occurrence kept)"
 # ``ids``: a JSON list; ``scores``: the doubles themselves, little-endian (exact, and read
@@ -64,9 +57,6 @@ _SCHEMA = (f"CREATE TABLE IF NOT EXISTS {_TABLE} (key BLOB PRIMARY KEY, question
            "written REAL NOT NULL, ids TEXT NOT NULL, scores BLOB NOT NULL, duplicates INTEGER NOT NULL) "
            "WITHOUT ROWID")
 _SWAP = sys.byteorder != "little"
-_IDS = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-# What JSON must escape in a string; ids without any are written by joining them.
-_ESCAPED = re.compile(r'["\\\x00-\x1f]')
 
 
 class Unusable(Exception):
@@ -182,8 +172,9 @@ class RetrievalCache:
         duplicates = 0
         if result.warnings:
             duplicates = next((int(w.split()[0]) for w in result.warnings if w.endswith(_DUPLICATE_NOTE)), 0)
+        # encoded as the table's row by the writer (cache_writer.row), off the run's thread
         self._pending.append((key or self.key(query.question), query.question, float(self._now()),
-                              _ids_json(result.ids), _score_bytes(result.scores), duplicates))
+                              tuple(result.ids), tuple(result.scores), duplicates))
         if len(self._pending) >= _FLUSH_EVERY:
             self.flush()
 
@@ -192,10 +183,7 @@ class RetrievalCache:
         if self._pending:
             if self._writer is None:
                 self._writer = _Writer(self.path)
-            # in key order: the inserts then walk the table's pages in order (half the
-            # time of inserting in question order, whose keys are scattered)
-            self._pending.sort()
-            self._writer.queue.put(self._pending)
+            self._writer.send(self._pending)
             self._pending = []
 
     def _present(self, keys: list[bytes], window) -> set[bytes]:
@@ -228,6 +216,8 @@ class RetrievalCache:
             for j, key in enumerate(keys[start:start + _LOOKUP], start):
                 present[j] = key in found
         misses = [q for q, hit in zip(queries, present) if not hit]
+        if misses and self._writer is None:
+            self._writer = _Writer(self.path)  # it boots while the first answers come
         fresh = iter(run(misses)) if misses else iter(())
         try:
             for start in range(0, len(queries), _LOOKUP):
@@ -281,89 +271,52 @@ class RetrievalCache:
         return {"hits": self.hits, "misses": self.misses}
 
 
-_INSERT = f"INSERT OR REPLACE INTO {_TABLE} VALUES (?, ?, ?, ?, ?, ?)"
-# Rows an INSERT statement holds (6 values each, under SQLite's oldest limit of 999
-# parameters): the writer thread holds the interpreter lock to bind a statement's values
-# and lets go of it while SQLite inserts them, so a statement of many rows is one hand-off
-# of the lock where one row a statement was one hand-off a row, each a wait on the run.
-_ROWS = 128
-_INSERT_ROWS = f"INSERT OR REPLACE INTO {_TABLE} VALUES " + ",".join(["(?, ?, ?, ?, ?, ?)"] * _ROWS)
-
-
-def _insert(db: sqlite3.Connection, batch: list) -> None:
-    whole = len(batch) - len(batch) % _ROWS
-    db.executemany(_INSERT_ROWS, (tuple(chain.from_iterable(batch[start:start + _ROWS]))
-                                  for start in range(0, whole, _ROWS)))
-    if whole < len(batch):
-        db.executemany(_INSERT, batch[whole:])
+# The writer runs as ``python -I -S -c _BOOT ROOT PATH``: isolated, so a file of the user's
+# repository (the working folder) can shadow none of what it imports.
+_BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
+         "from ci_eval.retrieval.cache_writer import main; main(sys.argv[2])")
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class _Writer:
-    """Batches of answers written by a thread of its own on a connection of its own: SQLite
-    lets go of the interpreter lock while it writes, so the inserts run beside the run on
-    another core (a first run with the cache costs little more than one without)."""
+    """Batches of answers written by a process of its own (retrieval/cache_writer.py says
+    why not a thread), fed through a pipe: the run encodes a batch and goes on."""
 
     def __init__(self, path: Path):
-        self.queue: queue.Queue = queue.Queue(maxsize=4)
-        self.error: str | None = None
-        self.thread = threading.Thread(target=self._work, args=(path,), name="ci-eval-cache-writer", daemon=True)
-        self.thread.start()
+        from ci_eval.github.env import without_secrets
 
-    def _work(self, path: Path) -> None:
-        db, open_since, in_transaction = None, 0.0, 0
-        while (batch := self.queue.get()) is not None:
-            if self.error is not None:
-                continue  # drained, so the run never waits on a writer that gave up
-            try:
-                if db is None:
-                    db = sqlite3.connect(path, timeout=60, isolation_level=None)
-                    db.execute("PRAGMA synchronous=NORMAL")
-                    db.execute("PRAGMA wal_autocheckpoint=0")
-                if not in_transaction:
-                    db.execute("BEGIN")
-                    open_since = time.monotonic()
-                _insert(db, batch)
-                in_transaction += len(batch)
-                if in_transaction >= _COMMIT_EVERY or time.monotonic() - open_since >= _COMMIT_SECONDS:
-                    db.execute("COMMIT")
-                    in_transaction = 0
-            except sqlite3.Error as exc:
-                self.error = str(exc)
-                in_transaction = 0
-                if db is not None and db.in_transaction:
-                    try:
-                        db.execute("ROLLBACK")
-                    except sqlite3.Error:
-                        pass  # the error already said why; nothing more is written
+        self.error: str | None = None
         try:
-            if db is not None and in_transaction and self.error is None:
-                db.execute("COMMIT")
-        except sqlite3.Error as exc:
-            self.error = str(exc)
-        if db is not None:
-            db.close()
+            self.proc: subprocess.Popen | None = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _BOOT, _ROOT, str(path)], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=without_secrets(os.environ))
+        except OSError as exc:
+            self.proc, self.error = None, f"its writer could not start: {exc}"
+
+    def send(self, batch: list) -> None:
+        if self.error is not None or self.proc is None:
+            return
+        payload = wire(batch)
+        try:
+            self.proc.stdin.write(LENGTH.pack(len(payload)))
+            self.proc.stdin.write(payload)
+        except OSError:
+            self.error = "its writer stopped"
 
     def finish(self) -> str | None:
         """Wait for every batch to be written; why writing stopped, if it did."""
-        self.queue.put(None)
-        self.thread.join()
-        return self.error
-
-
-def _ids_json(ids) -> str:
-    """``ids`` as a JSON list, the same text json.dumps gives: joined directly when no id
-    holds a character JSON escapes (the common case; the encoder was most of what writing
-    an entry cost), else through the encoder."""
-    if ids and _ESCAPED.search("".join(ids)) is None:
-        return '["' + '","'.join(ids) + '"]'
-    return _IDS(ids)
-
-
-def _score_bytes(scores) -> bytes:
-    packed = array("d", scores)
-    if _SWAP:
-        packed.byteswap()
-    return packed.tobytes()
+        if self.proc is None:
+            return self.error
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass  # the writer is gone: its exit status says so
+        said = self.proc.stdout.read().decode("utf-8", "replace").strip()
+        self.proc.stdout.close()
+        code = self.proc.wait()
+        if code != 0:
+            return self.error or f"its writer exited with status {code}"
+        return said or self.error
 
 
 def _shaped(ids_text, scores_blob, duplicates) -> tuple[list, int]:

@@ -102,7 +102,7 @@ def test_the_config_names_the_cache_folder_and_shards_share_it(tmp_path, calls):
 
 
 def test_batches_written_many_rows_a_statement_read_back_whole(tmp_path, calls):
-    from ci_eval.retrieval.cache import _ROWS
+    from ci_eval.retrieval.cache_writer import ROWS as _ROWS
 
     # two full statements of rows and a remainder written one row a statement
     count = 2 * _ROWS + 3
@@ -279,7 +279,7 @@ def test_an_entry_is_cleaned_as_the_same_live_answer_is(tmp_path, answer):
 @pytest.mark.parametrize("ids", [(), ("a",), ("a", "b c"), ('say "hi"',), ("back\\slash",), ("tab\there",),
                                  ("new\nline",), ("\x00", "\x1f"), ("é", "日本"), ("\x7f", "\u2028")])
 def test_an_entry_s_ids_are_the_text_json_writes(ids):
-    from ci_eval.retrieval.cache import _ids_json
+    from ci_eval.retrieval.cache_writer import ids_json as _ids_json
 
     assert _ids_json(ids) == json.dumps(list(ids), ensure_ascii=False, separators=(",", ":"))
     assert json.loads(_ids_json(ids)) == list(ids)

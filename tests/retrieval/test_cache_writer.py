@@ -1,0 +1,114 @@
+"""retrieval/cache_writer.py: the cache's writer process, started and fed as the cache
+starts and feeds it (retrieval/cache._Writer), read back with sqlite3."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from array import array
+from contextlib import closing
+from pathlib import Path
+
+from ci_eval.retrieval import cache_writer
+from ci_eval.retrieval.cache import _SCHEMA, _Writer
+
+
+def _store(tmp_path: Path) -> Path:
+    path = tmp_path / "store.sqlite3"
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(_SCHEMA)
+    return path
+
+
+def _entry(i: int) -> tuple:
+    """An answer as the cache hands it over: ids and scores as the retriever's tuples."""
+    ids = tuple(f"c{i}-{j}" for j in range(i % 4)) + ('say "q"\n',) * (i % 5 == 0)
+    return (i.to_bytes(32, "big"), f"question {i}", 1.5e9 + i, ids, tuple(1.0 / (j + 2) for j in range(len(ids))),
+            i % 3)
+
+
+def _stored(entry: tuple) -> tuple:
+    """The row the entry should become, derived with json and array as a reader reads it."""
+    key, question, written, ids, scores, duplicates = entry
+    doubles = array("d", scores)
+    if sys.byteorder != "little":
+        doubles.byteswap()
+    return (key, question, written, json.dumps(list(ids), ensure_ascii=False, separators=(",", ":")),
+            doubles.tobytes(), duplicates)
+
+
+def _rows(path: Path) -> list[tuple]:
+    with closing(sqlite3.connect(path)) as db:
+        return db.execute(f"SELECT * FROM {cache_writer.TABLE} ORDER BY key").fetchall()
+
+
+def test_every_batch_handed_over_is_written_in_full(tmp_path):
+    path = _store(tmp_path)
+    # two batches, the first out of key order and longer than one statement of rows
+    first = [_entry(i) for i in reversed(range(cache_writer.ROWS + 7))]
+    second = [_entry(i) for i in range(cache_writer.ROWS + 7, cache_writer.ROWS + 10)]
+    writer = _Writer(path)
+    writer.send(list(first))
+    writer.send(list(second))
+    assert writer.finish() is None
+    assert _rows(path) == sorted(map(_stored, first + second))
+    # the log folded back into the one file the CI saves
+    assert not (tmp_path / "store.sqlite3-wal").exists() or (tmp_path / "store.sqlite3-wal").stat().st_size == 0
+
+
+def test_a_batch_cut_off_mid_way_is_dropped_and_the_whole_ones_kept(tmp_path):
+    path = _store(tmp_path)
+    batch = [_entry(1), _entry(2)]
+    body = cache_writer.wire(batch)
+    whole = cache_writer.LENGTH.pack(len(body)) + body
+    cut = cache_writer.LENGTH.pack(len(body)) + body[: len(body) // 2]
+    done = subprocess.run([sys.executable, "-c", "import sys; from ci_eval.retrieval.cache_writer import main; "
+                           "main(sys.argv[1])", str(path)], input=whole + cut, capture_output=True, check=True)
+    assert done.stdout == b"\n"
+    assert _rows(path) == list(map(_stored, batch))
+
+
+def test_a_writer_that_dies_is_said_and_the_run_is_not_held(tmp_path):
+    path = _store(tmp_path)
+    writer = _Writer(path)
+    os.kill(writer.proc.pid, signal.SIGKILL)
+    writer.proc.wait()
+    for _ in range(40):  # past the pipe's buffer, so a write meets the closed end
+        writer.send([_entry(i) for i in range(400)])
+    said = writer.finish()
+    assert said is not None and ("stopped" in said or str(-signal.SIGKILL) in said)
+
+
+def test_a_store_that_cannot_take_the_rows_is_said_not_raised(tmp_path):
+    path = tmp_path / "store.sqlite3"
+    with closing(sqlite3.connect(path)) as db:  # a table of that name with other columns
+        db.execute(f"CREATE TABLE {cache_writer.TABLE} (key BLOB PRIMARY KEY)")
+    writer = _Writer(path)
+    writer.send([_entry(1)])
+    writer.send([_entry(2)])
+    said = writer.finish()
+    assert said is not None and "column" in said
+
+
+def test_the_writer_has_no_token_and_reads_nothing_from_the_working_folder(tmp_path, monkeypatch):
+    path = _store(tmp_path)
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_secret_value")
+    monkeypatch.setenv("INPUT_GITHUB-TOKEN", "ghs_secret_value")
+    # a repository with modules named like what the writer imports
+    for name in ("queue", "threading", "sqlite3", "struct"):
+        (tmp_path / f"{name}.py").write_text("raise SystemExit('shadowed')\n")
+    (tmp_path / "ci_eval").mkdir()
+    (tmp_path / "ci_eval" / "__init__.py").write_text("raise SystemExit('shadowed')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    writer = _Writer(path)
+    environ = Path(f"/proc/{writer.proc.pid}/environ").read_bytes()
+    writer.send([_entry(3)])
+    assert writer.finish() is None
+    assert b"ghs_secret_value" not in environ
+    assert _rows(path) == [_stored(_entry(3))]
