@@ -63,7 +63,7 @@ install_into_user_python() {
 # The default: a private venv, restored by actions/cache when the key matches.
 install_private_venv() {
   local venv="$CI_EVAL_VENV"
-  if [ "${CI_EVAL_CACHE_HIT:-}" = "true" ] && "$venv/bin/python" -c "import ci_eval, github, jsonschema, numpy, tabulate" 2> /dev/null; then
+  if [ "${CI_EVAL_CACHE_HIT:-}" = "true" ] && "$venv/bin/python" -c "import ci_eval, github, jsonschema, msgspec, numpy, tabulate" 2> /dev/null; then
     echo "ci-eval: environment restored from the cache: nothing to install"
   else
     rm -rf "$venv"

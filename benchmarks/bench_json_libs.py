@@ -1,10 +1,10 @@
-"""Reading and writing a run artefact with msgspec and orjson against ci-eval's own JSON code.
+"""Reading and writing a run artefact: ci-eval's reader (msgspec) and writer against json and orjson.
 
     python benchmarks/bench_json_libs.py                          # 10,000 and 100,000 questions
-    python benchmarks/bench_json_libs.py --scale 10000 --repeat 3
+    python benchmarks/bench_json_libs.py --scale 100000 --repeat 5 --before 014dc10
     python benchmarks/bench_json_libs.py --keep /tmp/arts --profile
 
-Needs ``pip install msgspec orjson`` (neither is a dependency of ci-eval). For each scale a
+Needs ``pip install orjson`` (not a dependency of ci-eval; msgspec is). For each scale a
 project is made (an instant python retriever, 15 results a question from an index of 5,000
 chunk ids, half the questions scored like a dense retriever's cosine, half like a
 reranker's probabilities, whose tail reaches below 1e-4), and `ci-eval run` writes a base
@@ -15,25 +15,22 @@ Reading the head artefact, wall and CPU seconds, the collector paused as ci-eval
 pauses it:
 
 - ``ci-eval read_run``: inputs/artefact_file.read_run, what `compare` reads each artefact
-  with (every schema and meaning check, typed into columns);
+  with (every schema and meaning check, typed into columns; each piece of rows decoded by
+  msgspec into the row's types, inputs/typed_rows.py);
 - ``json.loads``, ``orjson.loads``, ``msgspec decode``: the file's bytes to Python values;
-- ``msgspec typed``: decoded into Structs (a row an ``array_like`` Struct of the schema's
-  types and bounds): the lower bound of a msgspec reader, which would still need the
-  meaning checks msgspec cannot express and ci-eval's columns;
-- two prototypes of read_run's fast path, patched in for the read: ``msgspec prototype``
-  (each piece of rows decoded into typed tuples, then only the checks msgspec cannot say,
-  then the same columns) and ``orjson prototype`` (orjson.loads as the parser, every check
-  as it is); each is first held to read_run (the same columns, no full parse) and to the
-  same `compare --format json` output;
+- ``msgspec typed``: the whole file decoded into Structs (a row an ``array_like`` Struct of
+  typed_rows.ROW_TYPES), with no meaning check and no columns: held whole, a ranking and all;
 - ``read_pair``: both artefacts as `compare` reads them (the base in a forked child, whose
   CPU is counted), against read_run of one after the other;
-- read_run's fast path step by step over pieces cut as it cuts them (the piece's text,
-  json's parse, the block checks, the columns), with orjson's and msgspec's parse of the
-  same pieces beside json's;
+- read_run's fast path step by step over pieces cut as it cuts them (the piece's bytes,
+  msgspec's decode and the checks types cannot say, the columns), with json's and orjson's
+  parse of the same pieces beside it;
 - peak RSS of a fresh process reading the file with each reader (``none``: imports only).
 
-`ci-eval compare BASE HEAD --no-config` as a whole process: as `python -m ci_eval`, and
-through this script with ci-eval's reader, the msgspec prototype and the orjson prototype.
+`ci-eval compare BASE HEAD --no-config` as a whole process: as `python -m ci_eval`, through
+this script (the same imports as the other readers), and, with ``--before REV``, with the
+``ci_eval`` folder of that revision (exported with ``git archive``): the reader before a
+change against this tree's, whose `--format json` output is first checked to be the same.
 
 Writing the whole artefact's bytes in memory: ci-eval's writer
 (core/artefact/artefact_writer.artefact_pieces, checked first to reproduce the file `run`
@@ -46,7 +43,7 @@ Each measured group alternates within one process, in a rotated order, ``--repea
 with the load average before and after. ``--profile`` (with ``--keep``) runs `ci-eval
 compare BASE HEAD` under cProfile (``ci_eval.cli.main`` called in this process, once as it
 reads and once with base and head read one after the other: the forked child is not
-profiled) and prints the share of its wall time spent in json's parser.
+profiled) and prints the share of its wall time spent decoding JSON.
 """
 
 from __future__ import annotations
@@ -64,21 +61,20 @@ import sys
 import tempfile
 import textwrap
 import time
-from contextlib import contextmanager
-from itertools import chain
 from pathlib import Path
-from typing import Annotated, Literal, get_type_hints
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 try:
-    import msgspec
     import orjson
 except ImportError:  # pragma: no cover - a benchmark's own requirement
-    raise SystemExit("needs msgspec and orjson: pip install msgspec orjson") from None
+    raise SystemExit("needs orjson: pip install orjson") from None
+
+import msgspec  # noqa: E402 - ci-eval's dependency
 
 from ci_eval.core.artefact.artefact_writer import END_KEYS, artefact_pieces  # noqa: E402
+from ci_eval.inputs.typed_rows import ROW_TYPES  # noqa: E402
 
 CHUNKS = 5000
 
@@ -132,153 +128,13 @@ def _run(root: Path, side: str) -> tuple[Path, float]:
 
 
 # --------------------------------------------------------------------------- msgspec types
-# The question row of schemas/artefact-v2.schema.json as msgspec types, bounds included
-# (lengths, the metric range, grades, ranks). What msgspec cannot say (a chunk id named twice
-# in one list, one value per metric, unique question ids, the counts, metric names) is not here.
-Id = Annotated[str, msgspec.Meta(max_length=1000)]
-Short = Annotated[str, msgspec.Meta(max_length=100)]
-Long = Annotated[str, msgspec.Meta(max_length=1000)]
-Warning_ = Annotated[str, msgspec.Meta(max_length=2000)]
-Unit = Annotated[float, msgspec.Meta(ge=0, le=1)]
-Grade = Annotated[int, msgspec.Meta(ge=-1000, le=1000)]
-
-
-class Row(msgspec.Struct, array_like=True):
-    id: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
-    question: Annotated[str, msgspec.Meta(max_length=10_000)]
-    tags: Annotated[list[Short], msgspec.Meta(max_length=50)]
-    unanswerable: bool
-    status: Literal["ok", "stale", "unanswerable", "error"]
-    gold: Annotated[list[tuple[Id, Grade]], msgspec.Meta(max_length=1000)]
-    stale: Annotated[list[Long], msgspec.Meta(max_length=1000)]
-    metrics: Annotated[list[Unit | None], msgspec.Meta(max_length=200)]
-    first_gold_rank: Annotated[int, msgspec.Meta(ge=1)] | None
-    top_score: float | None
-    latency_ms: Annotated[float, msgspec.Meta(ge=0)] | None
-    answer_correct: bool | None
-    judged_at_k: Unit | None
-    error: Annotated[str, msgspec.Meta(max_length=2000)] | None
-    warnings: Annotated[list[Warning_], msgspec.Meta(max_length=50)]
-    ranking: Annotated[list[tuple[Id, float]], msgspec.Meta(max_length=10_000)]
-
-
-class Doc(msgspec.Struct):
-    """The rows and the keys a reader types; the other top-level keys (a few hundred bytes) are skipped."""
-
-    schema_version: int
-    metrics: list[str]
-    k: int
-    questions: Annotated[list[Row], msgspec.Meta(max_length=1_000_000)]
-    config: dict = {}
-    summary: dict = {}
-
-
+# The whole file into Structs: a row an array_like Struct of the reader's own row types; the
+# other top-level keys (a few hundred bytes) are skipped.
+Row = msgspec.defstruct("Row", list(ROW_TYPES.items()), array_like=True)
+Doc = msgspec.defstruct("Doc", [("schema_version", int), ("metrics", list[str]), ("k", int),
+                                ("questions", list[Row]), ("config", dict, {}), ("summary", dict, {})])
 _TYPED = msgspec.json.Decoder(Doc)
 _UNTYPED = msgspec.json.Decoder()
-
-
-# --------------------------------------------------------------------------- a msgspec reader
-# A prototype of read_run's fast path with msgspec: each piece of rows (cut from the file as
-# read_run cuts it) decoded into typed tuples of Row's types and bounds, then only what
-# msgspec cannot say checked (the number of metric values; a chunk id twice in a gold or
-# ranking list), then the same columns (add_block). Any refusal steps aside to the full
-# parse, as read_run's fast path does. Installed by patching inputs/artefact_file for the
-# read's duration; the columns it gives are checked against read_run's before it is timed.
-_ROW_TUPLES = msgspec.json.Decoder(list[tuple[tuple(get_type_hints(Row, include_extras=True).values())]]).decode
-_REFUSED = (msgspec.ValidationError, msgspec.DecodeError)
-
-
-def _piece_bytes(block: bytes, first: bool, open_comma: bool):
-    """``artefact_file._piece_text`` without the UTF-8 decode: msgspec decodes bytes."""
-    from ci_eval.inputs.artefact_file import NEEDS_FULL_PARSE
-
-    if NEEDS_FULL_PARSE.search(block) or not (first or open_comma):
-        return None
-    body = block.rstrip(b"\n")
-    comma = body.endswith(b",")
-    return (body[:-1] if comma else body), comma
-
-
-def _unique_pairs(lists):
-    """Each list of (chunk id, value) pairs as a dict, their ids and values as flat runs;
-    None when a list names a chunk twice."""
-    dicts = list(map(dict, lists))
-    if sum(map(len, dicts)) != sum(map(len, lists)):
-        return None
-    return dicts, list(chain.from_iterable(dicts)), list(chain.from_iterable(map(dict.values, dicts)))
-
-
-def _add_rows_msgspec(columns, body: bytes, metrics: int, level, depth: int) -> bool:
-    from ci_eval.core.artefact.artefact import add_block
-    from ci_eval.core.artefact.question_row import FIELD
-    from ci_eval.core.artefact.row_blocks import RowBlock
-
-    try:
-        rows = _ROW_TUPLES(b"[" + body + b"]")
-    except _REFUSED:
-        return False
-    if not rows:
-        return False
-    fields = list(zip(*rows))
-    if not set(map(len, fields[FIELD["metrics"]])) <= {0, metrics}:
-        return False
-    gold, ranking = _unique_pairs(fields[FIELD["gold"]]), _unique_pairs(fields[FIELD["ranking"]])
-    if gold is None or ranking is None:
-        return False
-    add_block(columns, RowBlock(fields, ranking[0], ranking[1], gold), level, depth)
-    return True
-
-
-# orjson as the parser alone, the rest of read_run as it is: a piece's bytes parsed by
-# orjson.loads, then row_blocks' checks. orjson reads an integer past 64 bits as a float
-# (json: the exact int); of what a row keeps, only the first gold rank has no bound that
-# refuses such a number, so a piece with a float rank that large steps aside.
-_FIRST_RANK = 8  # question_row.FIELD["first_gold_rank"]
-
-
-def _parsed_rows_orjson(body: bytes) -> list | None:
-    try:
-        rows = orjson.loads(b"[" + body + b"]")
-        ranks = [row[_FIRST_RANK] for row in rows]
-    except (orjson.JSONDecodeError, TypeError, IndexError, KeyError):
-        return None
-    if float in set(map(type, ranks)) and max(r for r in ranks if type(r) is float) >= 2.0 ** 63:
-        return None
-    return rows or None
-
-
-@contextmanager
-def prototype_reader(kind: str):
-    """read_run's fast path by the ``kind`` prototype ("msgspec" or "orjson") while inside."""
-    from ci_eval.inputs import artefact_file as af
-
-    saved = af._piece_text, af._add_rows, af._parsed_rows
-    af._piece_text = _piece_bytes
-    if kind == "msgspec":
-        af._add_rows = _add_rows_msgspec
-    else:
-        af._parsed_rows = _parsed_rows_orjson
-    try:
-        yield
-    finally:
-        af._piece_text, af._add_rows, af._parsed_rows = saved
-
-
-def same_read(path: Path, kind: str) -> None:
-    """The prototype's artefact is read_run's, field by field, and took no full parse."""
-    sys.path.insert(0, str(REPO / "tests" / "support"))
-    from v2_files import assert_same_columns
-
-    from ci_eval.inputs import artefact_file as af
-
-    expected = af.read_run(path)
-    saved, af._full_parse = af._full_parse, None  # called: a TypeError
-    try:
-        with prototype_reader(kind):
-            got = af.read_run(path)
-    finally:
-        af._full_parse = saved
-    assert_same_columns(expected, got)
 
 
 # --------------------------------------------------------------------------- readers
@@ -304,20 +160,8 @@ def _read_msgspec_typed(path: Path):
     return _TYPED.decode(path.read_bytes())
 
 
-def _read_msgspec_prototype(path: Path):
-    with prototype_reader("msgspec"):
-        return _read_ci_eval(path)
-
-
-def _read_orjson_prototype(path: Path):
-    with prototype_reader("orjson"):
-        return _read_ci_eval(path)
-
-
 READERS = {"ci-eval read_run": _read_ci_eval, "json.loads": _read_json, "orjson.loads": _read_orjson,
-           "msgspec decode": _read_msgspec, "msgspec typed": _read_msgspec_typed,
-           "msgspec prototype read_run": _read_msgspec_prototype,
-           "orjson prototype read_run": _read_orjson_prototype}
+           "msgspec decode": _read_msgspec, "msgspec typed": _read_msgspec_typed}
 
 
 def _timed(call, *args) -> tuple[float, float]:
@@ -345,81 +189,76 @@ def _read_pair(base: Path, head: Path):
     return read_pair(str(base), str(head))
 
 
-_ROWS = msgspec.json.Decoder(list[Row])
+_OTHER_PARSES = [("json parse", lambda body: json.loads("[" + body.decode("utf-8") + "]")),
+                 ("orjson parse", lambda body: orjson.loads(b"[" + body + b"]"))]
 
 
 def _after_parse(path: Path) -> dict:
     """read_run's fast path a piece of rows at a time (about 32 KB, as it cuts them), each
-    step timed on its own over the whole file: a piece's text (the surrogate search and the
-    UTF-8 decode), its parse by json as read_run parses it, then the block checks and the
-    columns; beside them the same piece parsed by orjson, and decoded by msgspec into Rows."""
+    step timed on its own over the whole file: a piece's bytes (the surrogate search and the
+    cut), msgspec's decode into the row's types with the checks types cannot say, then the
+    columns; beside them the same piece parsed by json (as the reader before msgspec parsed
+    it) and by orjson."""
     from ci_eval.core.artefact.artefact import add_block, kept_depth, relevance_level
     from ci_eval.core.artefact.question_columns import QuestionColumns
-    from ci_eval.core.artefact.row_blocks import checked_block
     from ci_eval.core.measure.metric_table import MetricTable
     from ci_eval.inputs import artefact_file as af
+    from ci_eval.inputs.typed_rows import decoded_block
 
     layout = af._Layout((path.read_bytes(),))
     early = af._early(layout.head, str(path))
     metrics, level, depth = tuple(early["metrics"]), relevance_level(early), kept_depth(early)
     pieces = [piece for block in layout.rows() for piece in af._pieces(block)]
-    bodies = [b"[" + piece.rstrip(b"\n").removesuffix(b",") + b"]" for piece in pieces]
-    took = dict.fromkeys(("piece text", "json parse", "block checks", "columns", "orjson parse",
-                          "msgspec typed parse"), 0.0)
+    took = dict.fromkeys(("piece bytes", "msgspec decode and checks", "columns", "json parse", "orjson parse"), 0.0)
     clock = time.perf_counter
     gc.collect()
     gc.disable()
     try:
         columns = QuestionColumns(MetricTable(metrics), None)
-        for i, (piece, body) in enumerate(zip(pieces, bodies)):
+        for i, piece in enumerate(pieces):
             t0 = clock()
-            text = af._piece_text(piece, True, True)[0]
+            body = af._piece_bytes(piece, True, True)[0]
             t1 = clock()
-            rows = af._parsed_rows(text)
+            block = decoded_block(body, len(metrics))
             t2 = clock()
-            block = checked_block(rows, len(metrics))
-            t3 = clock()
             add_block(columns, block, level, depth)
-            t4 = clock()
-            if i % 2:  # the two other parsers in either order
-                orjson.loads(body)
-                t5 = clock()
-                _ROWS.decode(body)
-                t6 = clock()
-                took["orjson parse"] += t5 - t4
-                took["msgspec typed parse"] += t6 - t5
-            else:
-                _ROWS.decode(body)
-                t5 = clock()
-                orjson.loads(body)
-                t6 = clock()
-                took["msgspec typed parse"] += t5 - t4
-                took["orjson parse"] += t6 - t5
-            took["piece text"] += t1 - t0
-            took["json parse"] += t2 - t1
-            took["block checks"] += t3 - t2
-            took["columns"] += t4 - t3
-            del rows, block
+            t3 = clock()
+            for name, parse in _OTHER_PARSES[i % 2:] + _OTHER_PARSES[:i % 2]:  # in either order
+                start = clock()
+                parse(body)
+                took[name] += clock() - start
+            took["piece bytes"] += t1 - t0
+            took["msgspec decode and checks"] += t2 - t1
+            took["columns"] += t3 - t2
+            del block
         start = clock()
         columns.table.finish()
         took["columns"] += clock() - start
     finally:
         gc.enable()
-    del pieces, bodies, columns
+    del pieces, columns
     gc.collect()
     return took
 
 
-def _compare_process(base: Path, head: Path, reader: str = "") -> tuple[float, float]:
+def _compare_argv(tree: Path | None) -> tuple[list[str], dict]:
+    """How to run `ci-eval compare` through this script (``--compare-as``, the same imports
+    as the readers measured here) with the ``ci_eval`` of ``tree`` (None: this checkout)."""
+    env = {**os.environ, "PYTHONPATH": str(tree or REPO)}
+    return [sys.executable, __file__, "--compare-as", str(tree or REPO)], env
+
+
+def _compare_process(base: Path, head: Path, tree: Path | None = None, module: bool = False) -> tuple[float, float]:
     """`ci-eval compare BASE HEAD --no-config`, a whole process: wall and CPU seconds (its
-    forked child's included). ``reader``: run through this script's ``--compare-as`` (the
-    same imports either way), "ci-eval" as it is, "msgspec" or "orjson" with that
-    prototype reader; "": `python -m ci_eval` itself."""
-    argv = ([sys.executable, __file__, "--compare-as", reader] if reader else [sys.executable, "-m", "ci_eval"])
+    forked child's included), with the ``ci_eval`` of ``tree``; ``module``: as `python -m
+    ci_eval` itself, not through this script."""
+    argv, env = _compare_argv(tree)
+    if module:
+        argv = [sys.executable, "-m", "ci_eval"]
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run([*argv, "compare", str(base), str(head), "--no-config"],
-                          cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                          cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):
@@ -427,22 +266,31 @@ def _compare_process(base: Path, head: Path, reader: str = "") -> tuple[float, f
     return wall, (after.ru_utime + after.ru_stime) - (kids.ru_utime + kids.ru_stime)
 
 
-def _compare_output(base: Path, head: Path, reader: str) -> bytes:
-    """What `--compare-as reader compare BASE HEAD --format json` prints."""
-    return subprocess.run([sys.executable, __file__, "--compare-as", reader, "compare", str(base), str(head),
-                           "--no-config", "--format", "json"], cwd=REPO, capture_output=True).stdout
+def _compare_output(base: Path, head: Path, tree: Path | None) -> bytes:
+    """What `compare BASE HEAD --format json` prints with the ``ci_eval`` of ``tree``."""
+    argv, env = _compare_argv(tree)
+    return subprocess.run([*argv, "compare", str(base), str(head), "--no-config", "--format", "json"],
+                          cwd=REPO, env=env, capture_output=True).stdout
 
 
-def _compare_as(reader: str, argv: list[str]) -> None:
+def _compare_as(tree: str, argv: list[str]) -> None:
+    """ci-eval's CLI from the ``ci_eval`` folder in ``tree`` (ahead of this checkout's)."""
+    sys.path.insert(0, tree)
+    for name in [m for m in sys.modules if m == "ci_eval" or m.startswith("ci_eval.")]:
+        del sys.modules[name]  # this script imported the checkout's writer and row types
     from ci_eval import cli
 
-    if reader in ("msgspec", "orjson"):
-        with prototype_reader(reader):
-            code = cli.main(argv)
-    else:
-        code = cli.main(argv)
+    code = cli.main(argv)
     sys.stdout.flush()
     os._exit(code)
+
+
+def _export(rev: str, into: Path) -> Path:
+    """The ``ci_eval`` folder of revision ``rev`` under ``into``."""
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "ci_eval"], check=True,
+                             capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
 
 
 # Runs one command and prints its peak RSS in MB (its own: a fresh process's, not this one's,
@@ -587,28 +435,41 @@ def _identity(parts: tuple, written: bytes) -> dict:
             "exact_variant_identical": _write_orjson_exact(*parts) == written}
 
 
-def measure(questions: int, repeat: int, keep: Path | None) -> dict:
+def _compares(base: Path, head: Path, repeat: int, before: Path | None) -> dict:
+    """`compare` through this script, and as `python -m ci_eval` or, given ``before``, with
+    that tree's reader (its `--format json` output first held to this tree's), each ratio
+    over the other."""
+    ours = "compare, ci-eval's reader"
+    calls = {ours: (_compare_process, (base, head))}
+    if before is None:
+        calls["python -m ci_eval compare"] = (_compare_process, (base, head, None, True))
+        return {"compare": _summary(_alternate(calls, repeat), ours)}
+    same = _compare_output(base, head, before) == _compare_output(base, head, None)
+    calls["compare, the reader before"] = (_compare_process, (base, head, before))
+    return {"compare": _summary(_alternate(calls, repeat), "compare, the reader before"),
+            "before_report_identical": same}
+
+
+def measure(questions: int, repeat: int, keep: Path | None, before: Path | None = None,
+            compare_only: bool = False) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-json-") as tmp:
         root = _project((keep or Path(tmp)) / f"p{questions}", questions)
         base, base_s = _run(root, "base")
         head, head_s = _run(root, "head")
         print(f"{questions:,} questions: `ci-eval run` {base_s:.1f} s and {head_s:.1f} s, "
               f"{base.stat().st_size / 1e6:.1f} MB and {head.stat().st_size / 1e6:.1f} MB", flush=True)
+        result = {"questions": questions, "artefact_mb": round(head.stat().st_size / 1e6, 1),
+                  "run_s": [round(base_s, 2), round(head_s, 2)], **_compares(base, head, repeat, before)}
+        if keep:
+            result["artefacts"] = [str(base), str(head)]
+        if compare_only:
+            return result
         parts = _parts(head)
         written = _write_ci_eval(*parts)
         if written != head.read_bytes():
             raise SystemExit("the writer's pieces do not reproduce the artefact `run` wrote")
         identity = _identity(parts, written)
         del written
-        report = _compare_output(base, head, "ci-eval")
-        same_report = {}
-        for kind in ("msgspec", "orjson"):
-            same_read(head, kind)
-            same_report[kind] = _compare_output(base, head, kind) == report
-        compare = _alternate({"python -m ci_eval compare": (_compare_process, (base, head)),
-                              "compare, ci-eval's reader": (_compare_process, (base, head, "ci-eval")),
-                              "compare, msgspec prototype": (_compare_process, (base, head, "msgspec")),
-                              "compare, orjson prototype": (_compare_process, (base, head, "orjson"))}, repeat)
         reads = _alternate({name: (call, (head,)) for name, call in READERS.items()}, repeat)
         pair = _alternate({"read_pair (base + head)": (_read_pair, (base, head)),
                            "read_run base, then head": (lambda b, h: (_read_ci_eval(b), _read_ci_eval(h)),
@@ -616,11 +477,8 @@ def measure(questions: int, repeat: int, keep: Path | None) -> dict:
         steps = [_after_parse(head) for _ in range(repeat)]
         writes = _alternate({"ci-eval writer": (_write_ci_eval, parts), "orjson.dumps": (_write_orjson, parts),
                              "orjson.dumps exact": (_write_orjson_exact, parts)}, repeat)
-        result = {
-            "questions": questions, "artefact_mb": round(head.stat().st_size / 1e6, 1),
-            "run_s": [round(base_s, 2), round(head_s, 2)],
-            "compare": _summary(compare, "compare, ci-eval's reader"),
-            "prototype_report_identical": same_report,
+        return {
+            **result,
             "read": _summary(reads, "ci-eval read_run"),
             "read_both": _summary(pair, "read_pair (base + head)"),
             "read_run_steps_s": {k: round(statistics.median(a[k] for a in steps), 3) for k in steps[0]},
@@ -628,17 +486,15 @@ def measure(questions: int, repeat: int, keep: Path | None) -> dict:
             "write": _summary(writes, "ci-eval writer"),
             "orjson_output": identity,
         }
-        if keep:
-            result["artefacts"] = [str(base), str(head)]
-        return result
 
 
 # --------------------------------------------------------------------------- profile
 def _json_parse(filename: str, name: str) -> bool:
-    """Whether a profiled function's own time is JSON parsing: json's loads and decoder (whose
-    own time holds the C scanner's: cProfile does not see it apart) and bytes' UTF-8 decode."""
-    return filename.replace("\\", "/").endswith(("json/__init__.py", "json/decoder.py")) or (
-        name == "<method 'decode' of 'bytes' objects>")
+    """Whether a profiled function's own time is JSON decoding: json's loads and decoder (whose
+    own time holds the C scanner's: cProfile does not see it apart), bytes' UTF-8 decode and
+    msgspec's decoder (the rows)."""
+    return filename.replace("\\", "/").endswith(("json/__init__.py", "json/decoder.py")) or name in (
+        "<method 'decode' of 'bytes' objects>", "<method 'decode' of 'msgspec.json.Decoder' objects>")
 
 
 def profile_compare(base: Path, head: Path, serial: bool) -> dict:
@@ -682,6 +538,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--keep", type=Path, metavar="DIR", help="make the projects and artefacts here, kept")
     parser.add_argument("--profile", action="store_true", help="profile `ci-eval compare` on each scale's pair")
+    parser.add_argument("--before", metavar="REV", help="also run `compare` with the reader of this git revision")
+    parser.add_argument("--compare-only", action="store_true", help="measure `compare` alone, not each reader")
     parser.add_argument("--peak", nargs=2, metavar=("READER", "FILE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.peak:
@@ -689,16 +547,16 @@ def main() -> None:
         return
     print(f"load average at start: {os.getloadavg()} on {os.cpu_count()} cpus; python {sys.version.split()[0]}, "
           f"orjson {orjson.__version__}, msgspec {msgspec.__version__}", flush=True)
-    results = []
-    for n in map(int, args.scale.split(",")):
-        if args.profile and not args.keep:
-            raise SystemExit("--profile needs --keep DIR (the artefacts are profiled after they are measured)")
-        result = measure(n, args.repeat, args.keep)
-        if args.profile:
-            base, head = map(Path, result["artefacts"])
-            result["compare_profile"] = [profile_compare(base, head, serial) for serial in (False, True)]
-        results.append(result)
-        print(json.dumps(result, indent=1), flush=True)
+    if args.profile and not args.keep:
+        raise SystemExit("--profile needs --keep DIR (the artefacts are profiled after they are measured)")
+    with tempfile.TemporaryDirectory(prefix="bench-json-before-") as tmp:
+        before = _export(args.before, Path(tmp)) if args.before else None
+        for n in map(int, args.scale.split(",")):
+            result = measure(n, args.repeat, args.keep, before, args.compare_only)
+            if args.profile:
+                base, head = map(Path, result["artefacts"])
+                result["compare_profile"] = [profile_compare(base, head, serial) for serial in (False, True)]
+            print(json.dumps(result, indent=1), flush=True)
     print(f"load average at end: {os.getloadavg()}")
 
 

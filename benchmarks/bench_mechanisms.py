@@ -49,13 +49,11 @@ OFF = {
     "mallopt": ("import contextlib, ci_eval.trec.parse as p, ci_eval.trec.judge as j; "
                 "p.held_heap = j.held_heap = contextlib.nullcontext"),
     "rankings as text": "import ci_eval.inputs.artefact_file as m; m.block_of_lines = lambda text, metrics: None",
-    "row blocks (and text)": ("import ci_eval.inputs.artefact_file as m; m.block_of_lines = lambda text, metrics: None; "
-                              "m.checked_block = lambda rows, metrics: None"),
 }
 REACHES = {
-    "action": ("writer process", "rankings as text", "row blocks (and text)"),
+    "action": ("writer process", "rankings as text"),
     "run": ("writer process",),
-    "compare": ("paired read (fork)", "rankings as text", "row blocks (and text)"),
+    "compare": ("paired read (fork)", "rankings as text"),
     "evaluate": ("mallopt",),
 }
 
@@ -63,8 +61,7 @@ REACHES = {
 def _present() -> dict[str, str]:
     """The mechanisms still in this tree."""
     files = {"paired read (fork)": "inputs/paired_read.py", "writer process": "inputs/writer_process.py",
-             "mallopt": "trec/heap.py", "rankings as text": "core/artefact/row_text.py",
-             "row blocks (and text)": "core/artefact/row_blocks.py"}
+             "mallopt": "trec/heap.py", "rankings as text": "core/artefact/row_text.py"}
     return {name: code for name, code in OFF.items() if (ROOT / "ci_eval" / files[name]).exists()}
 
 

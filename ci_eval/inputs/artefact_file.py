@@ -3,22 +3,23 @@
 A version 2 artefact is written one question row per line (docs/design.md). It is read from
 the file a chunk at a time (``read_blocks``), never held whole: the keys before the rows and
 after them are parsed as one small document with every hostile-input check of
-``parse_json``; the rows a piece of whole lines at a time (about 32 KB): the
-piece parsed by one call of json's C parser with no hooks, then checked a field at a time over its rows (core/artefact/row_blocks.py, the per-row verdict exactly),
-typed and dropped, so no ranking is held either. That is only safe because a row holds no object (so no key can repeat), because NaN
-and Infinity are refused by ``parse_constant``, a number that overflowed to inf is caught by
-the sum of the row's numbers not being finite, and a lone surrogate escape, found by a search
-of each block's bytes, sends the file to the full parse. A block is a comma-separated run of
-whole rows or the file is not the writer's: JSON strings hold no raw newline, so a block cut
-inside a row leaves a bracket open and fails to parse. Anything else that differs from the
-writer's layout or fails a check is read again whole by the full parse, which accepts any
-valid JSON of the same content and words every refusal as it always has: the fast path never
-refuses, it only steps aside.
+``parse_json``; the rows a piece of whole lines at a time (about 32 KB): the piece's bytes
+decoded by msgspec straight into the schema's types and bounds, then held to what types
+cannot say (inputs/typed_rows.py, the per-row verdict), cut into fields, typed and dropped,
+so no ranking is held either. That is only safe because a row holds no object (so no key
+can repeat: msgspec, like json, would keep the last), and because the decoder refuses what
+the full parse refuses (invalid UTF-8, NaN and Infinity, a number that overflows, a lone
+surrogate; a surrogate escape of any kind, found by a search of each block's bytes, sends the
+file to the full parse first). A block is a comma-separated run of whole rows or the file is
+not the writer's: JSON strings hold no raw newline, so a block cut inside a row leaves a
+bracket open and fails to decode. Anything else that differs from the writer's layout or
+fails a check is read again whole by the full parse, which accepts any valid JSON of the same
+content and words every refusal as it always has: the fast path never refuses, it only steps
+aside.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 
@@ -26,7 +27,6 @@ from ci_eval.core.artefact.artefact import (
     SCHEMAS,
     Artefact,
     add_block,
-    add_row,
     kept_depth,
     read_artefact,
     relevance_level,
@@ -34,12 +34,13 @@ from ci_eval.core.artefact.artefact import (
     typed_artefact,
 )
 from ci_eval.core.artefact.question_columns import QuestionColumns, Questions
-from ci_eval.core.artefact.row_blocks import checked_block, row_acceptable, row_finite  # noqa: F401 (merge's part reader)
+from ci_eval.core.artefact.row_blocks import row_finite  # noqa: F401 (merge's part reader)
 from ci_eval.core.measure.metric_table import MetricTable
 from ci_eval.errors import InputError
 from ci_eval.inputs.collector import collector_paused
-from ci_eval.inputs.files import SURROGATE_ESCAPE, decode, parse_json, read_blocks, read_bytes, reject_constant
+from ci_eval.inputs.files import SURROGATE_ESCAPE, decode, parse_json, read_blocks, read_bytes
 from ci_eval.inputs.loaders import MAX_ARTEFACT_BYTES, _checked_artefact
+from ci_eval.inputs.typed_rows import decoded_block
 from ci_eval.schemas import load
 
 NEEDS_FULL_PARSE = re.compile(SURROGATE_ESCAPE.encode())
@@ -141,32 +142,18 @@ class _Layout:
             self.head = self.head.rstrip(b"\n").removesuffix(b",") + b"\n"
 
 
-def _piece_text(block: bytes, first: bool, open_comma: bool):
-    """A block of whole row lines -> (its text less the newline and comma after its last row,
+def _piece_bytes(block: bytes, first: bool, open_comma: bool):
+    """A block of whole row lines -> (its bytes less the newline and comma after its last row,
     whether it had that comma), or None when it cannot be a comma-separated run of rows that
-    joins the previous block's."""
-    if NEEDS_FULL_PARSE.search(block):  # a lone surrogate escape: the full parse decides
+    joins the previous block's. The bytes are handed on undecoded: msgspec checks their UTF-8
+    as it decodes them."""
+    if NEEDS_FULL_PARSE.search(block):  # a surrogate escape: the full parse decides
         return None
-    body = block.rstrip(b"\n")
-    comma = body.endswith(b",")
-    if comma:
-        body = body[:-1]
     if not (first or open_comma):
         return None  # a missing comma between two rows
-    try:  # decoded first: json's own decoding of bytes is slower (surrogatepass)
-        return body.decode("utf-8"), comma
-    except UnicodeDecodeError:
-        return None
-
-
-def _parsed_rows(text: str) -> list | None:
-    """The rows of a piece's text by json's parse, or None (JSON, NaN, a number too long, no
-    row at all)."""
-    try:
-        rows = json.loads("[" + text + "]", parse_constant=reject_constant)
-    except (ValueError, RecursionError):
-        return None
-    return rows or None
+    body = block.rstrip(b"\n")
+    comma = body.endswith(b",")
+    return (body[:-1] if comma else body), comma
 
 
 def _keys(text: bytes, source: str) -> dict | None:
@@ -226,11 +213,11 @@ def _read_rows(layout: _Layout, metrics: tuple, level, depth: int, strings: dict
     open_comma = False
     for block in layout.rows():
         for piece in _pieces(block):
-            parsed = _piece_text(piece, not len(columns), open_comma)
-            if parsed is None:
+            cut = _piece_bytes(piece, not len(columns), open_comma)
+            if cut is None:
                 return None
-            text, open_comma = parsed
-            if not _add_rows(columns, text, len(metrics), level, depth):
+            body, open_comma = cut
+            if not _add_rows(columns, body, len(metrics), level, depth):
                 return None
         if len(columns) > MAX_ROWS:
             return None
@@ -240,9 +227,10 @@ def _read_rows(layout: _Layout, metrics: tuple, level, depth: int, strings: dict
     return Questions(columns)
 
 
-# Rows parsed, checked and filled about this many bytes at a time: their objects (about three
-# times the text) are still in the processor's cache when the checks pass over them field by
-# field. A megabyte at a time took half as long again.
+# Rows decoded, checked and filled about this many bytes at a time: their objects (about three
+# times the text) are still in the processor's cache when the columns are filled from them
+# field by field. A megabyte at a time took half as long again (measured with json's parse,
+# before msgspec; not measured again).
 _PIECE = 32 * 1024
 
 
@@ -255,24 +243,11 @@ def _pieces(block: bytes):
         start = cut
 
 
-def _add_rows(columns: QuestionColumns, text: str, metrics: int, level, depth: int) -> bool:
-    """The rows of a piece's text into ``columns``: parsed, then checked a field at a time
-    over all of them (measured in core/artefact/row_blocks.py), or each on its own when the
-    block check cannot vouch for them; False at a row the fast path cannot take."""
-    rows = _parsed_rows(text)
-    if rows is None:
-        return False
-    block = checked_block(rows, metrics)
+def _add_rows(columns: QuestionColumns, body: bytes, metrics: int, level, depth: int) -> bool:
+    """The rows of a piece's bytes into ``columns``: decoded and checked (inputs/typed_rows.py),
+    then filled a field at a time; False when a row is one the fast path cannot take."""
+    block = decoded_block(body, metrics)
     if block is None:
-        return _add_each(columns, rows, metrics, level, depth)
+        return False
     add_block(columns, block, level, depth)
-    return True
-
-
-def _add_each(columns: QuestionColumns, rows: list, metrics: int, level, depth: int) -> bool:
-    for row in rows:
-        ids = row_acceptable(row, metrics)
-        if ids is None:
-            return False
-        add_row(columns, row, level, depth, ids)
     return True

@@ -4,6 +4,8 @@ past 32 bits, and chunk ids from a small pool so gold, stale and ranking ids mee
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import strategies as st
 
 METRICS = 3  # how many metric values a measured row holds
@@ -40,3 +42,11 @@ ROWS = st.tuples(
     st.lists(st.text(max_size=4), max_size=2),  # warnings
     _unique_pairs(st.floats(-10, 10) | st.integers(-3, 3), 8),  # ranking
 ).map(list)
+
+
+def body_of(rows) -> bytes:
+    """Rows as the writer lays them out between the questions list's brackets, one a line (a
+    lone surrogate drawn into a string becomes bytes that are not UTF-8; json.dumps writes
+    NaN and Infinity as those words)."""
+    lines = ("  " + json.dumps(row, ensure_ascii=False, separators=(",", ":")) for row in rows)
+    return ",\n".join(lines).encode("utf-8", "surrogatepass")

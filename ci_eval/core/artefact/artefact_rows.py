@@ -11,6 +11,8 @@ to jsonschema's verdicts.
 
 from __future__ import annotations
 
+from ci_eval.core.limits import MAX_ID_BYTES
+
 _STATUSES = frozenset(("ok", "stale", "unanswerable", "error"))
 _REQUIRED = ("id", "question", "tags", "unanswerable", "gold", "stale", "status", "ranking",
              "first_gold_rank", "top_score", "metrics")
@@ -40,7 +42,7 @@ def _ranking_valid(ranking) -> bool:
         if not isinstance(entry, dict) or "id" not in entry or "score" not in entry:
             return False
         cid, score = entry["id"], entry["score"]
-        if not isinstance(cid, str) or len(cid) > 1000 or not _number(score):
+        if not isinstance(cid, str) or len(cid) > MAX_ID_BYTES or not _number(score):
             return False
     return True
 
@@ -97,7 +99,7 @@ def question_row_valid(q) -> bool:
         return False
     if top is not None and not _number(top):
         return False
-    return (_strings(q["tags"], 50, 100) and _strings(q["stale"], 1000, 1000) and _gold_valid(q["gold"])
+    return (_strings(q["tags"], 50, 100) and _strings(q["stale"], 1000, MAX_ID_BYTES) and _gold_valid(q["gold"])
             and _metrics_valid(q["metrics"]) and _ranking_valid(q["ranking"]) and _optional_valid(q))
 
 
@@ -119,14 +121,15 @@ def _optional_number(v, low=None, high=None) -> bool:
 
 
 def _pairs_valid(pairs, max_items: int, second) -> bool:
-    """``[[chunk id, value], ...]``: each pair exactly two entries, the id a short string."""
+    """``[[chunk id, value], ...]``: each pair exactly two entries, the id a string of at most
+    MAX_ID_BYTES characters (the schemas' bound)."""
     if not isinstance(pairs, list) or len(pairs) > max_items:
         return False
     for pair in pairs:
         if not isinstance(pair, list) or len(pair) != 2:
             return False
         cid, value = pair
-        if not isinstance(cid, str) or len(cid) > 1000 or not second(value):
+        if not isinstance(cid, str) or len(cid) > MAX_ID_BYTES or not second(value):
             return False
     return True
 
@@ -142,7 +145,7 @@ def _ranking_valid_v2(pairs) -> bool:
             return False
         cid, score = pair
         kind = type(score)
-        if type(cid) is not str or len(cid) > 1000 or (kind is not float and kind is not int):
+        if type(cid) is not str or len(cid) > MAX_ID_BYTES or (kind is not float and kind is not int):
             return False
     return True
 
@@ -177,6 +180,6 @@ def question_row_v2_valid(row) -> bool:
     if answer_correct is not None and not isinstance(answer_correct, bool):
         return False
     return (_optional_string(error, 2000) and _strings(tags, 50, 100)
-            and _strings(stale, 1000, 1000) and _strings(warnings, 50, 2000)
+            and _strings(stale, 1000, MAX_ID_BYTES) and _strings(warnings, 50, 2000)
             and _row_values_valid(values) and _pairs_valid(gold, 1000, _grade)
             and _ranking_valid_v2(ranking))

@@ -88,6 +88,7 @@ def test_hit_at_k_is_the_measured_value_never_recomputed():
 # and the row format. Every other module sees typed objects (Artefact, RunHead, Part).
 ARTEFACT_JSON = {
     "core/artefact/artefact.py", "core/artefact/run_head.py", "inputs/artefact_file.py", "inputs/artefact_stream.py",  # read
+    "inputs/typed_rows.py",  # read: a piece of rows decoded into the schema's types
     "core/artefact/artefact_writer.py", "inputs/artefact_out.py",  # write
     "core/artefact/artefact_checks.py", "core/artefact/artefact_rows.py", "core/artefact/row_blocks.py", "core/artefact/question_row.py",  # check, rows
     "core/artefact/row_recheck.py",  # a part's rows computed again from their own gold and ranking

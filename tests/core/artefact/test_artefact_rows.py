@@ -151,3 +151,21 @@ def test_a_nested_version_2_value_gets_jsonschemas_verdict(row, name, value, ins
 def test_non_rows_are_refused_like_jsonschema_in_version_2():
     for value in (None, [], "q", 1, {}, [None] * 16, {"id": "q"}):
         assert question_row_v2_valid(value) is ROW_V2.is_valid(value) is False
+
+
+EMPTY_QUESTION = {"id": "q", "question": "", "tags": [], "unanswerable": False, "gold": {}, "stale": [],
+                  "status": "ok", "ranking": [], "first_gold_rank": None, "top_score": None, "metrics": {}}
+
+
+@pytest.mark.parametrize("longer", [0, 1])
+@pytest.mark.parametrize("name", ["gold", "stale", "ranking"])
+def test_a_chunk_id_at_the_schemas_bound_and_past_it_gets_jsonschemas_verdict(name, longer):
+    from ci_eval.core.limits import MAX_ID_BYTES
+
+    cid = "\u00e9" * (MAX_ID_BYTES + longer)  # characters, as the schema counts them
+    row = to_row(EMPTY_QUESTION, METRICS)
+    row[QUESTION_FIELDS.index(name)] = {"gold": [[cid, 1]], "stale": [cid], "ranking": [[cid, 0.5]]}[name]
+    assert question_row_v2_valid(row) is ROW_V2.is_valid(row) is (longer == 0)
+    if name != "gold":  # a version 1 gold id is an object's key, which the schema does not bound
+        question = {**EMPTY_QUESTION, name: [{"id": cid, "score": 0.5}] if name == "ranking" else [cid]}
+        assert question_row_valid(question) is ROW.is_valid(question) is (longer == 0)
