@@ -40,7 +40,7 @@ from pathlib import Path
 
 from ci_eval.core.artefact.results import DUPLICATES, ResultError, Retrieved, clean, clean_batch
 from ci_eval.errors import InputError
-from ci_eval.retrieval.cache_writer import LENGTH, TABLE, wire
+from ci_eval.retrieval.cache_writer import LENGTH, TABLE, ids_json, score_bytes, wire
 from ci_eval.retrieval.query import Query
 
 FILE_NAME = "retrieval-cache.sqlite3"
@@ -172,9 +172,8 @@ class RetrievalCache:
         duplicates = 0
         if result.warnings:
             duplicates = next((int(w.split()[0]) for w in result.warnings if w.endswith(_DUPLICATE_NOTE)), 0)
-        # encoded as the table's row by the writer (cache_writer.row), off the run's thread
         self._pending.append((key or self.key(query.question), query.question, float(self._now()),
-                              tuple(result.ids), tuple(result.scores), duplicates))
+                              ids_json(result.ids), score_bytes(result.scores), duplicates))
         if len(self._pending) >= _FLUSH_EVERY:
             self.flush()
 

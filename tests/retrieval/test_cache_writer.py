@@ -25,16 +25,23 @@ def _store(tmp_path: Path) -> Path:
     return path
 
 
-def _entry(i: int) -> tuple:
-    """An answer as the cache hands it over: ids and scores as the retriever's tuples."""
+def _answer(i: int) -> tuple:
+    """An answer: (key, question, written, ids, scores, duplicates), ids and scores as the
+    retriever's tuples (some ids with characters JSON escapes)."""
     ids = tuple(f"c{i}-{j}" for j in range(i % 4)) + ('say "q"\n',) * (i % 5 == 0)
     return (i.to_bytes(32, "big"), f"question {i}", 1.5e9 + i, ids, tuple(1.0 / (j + 2) for j in range(len(ids))),
             i % 3)
 
 
-def _stored(entry: tuple) -> tuple:
-    """The row the entry should become, derived with json and array as a reader reads it."""
-    key, question, written, ids, scores, duplicates = entry
+def _entry(i: int) -> tuple:
+    """The answer as the cache hands it to the writer, encoded by the writer's functions."""
+    key, question, written, ids, scores, duplicates = _answer(i)
+    return key, question, written, cache_writer.ids_json(ids), cache_writer.score_bytes(scores), duplicates
+
+
+def _stored(i: int) -> tuple:
+    """The row answer ``i`` should become, derived with json and array as a reader reads it."""
+    key, question, written, ids, scores, duplicates = _answer(i)
     doubles = array("d", scores)
     if sys.byteorder != "little":
         doubles.byteswap()
@@ -50,11 +57,11 @@ def _rows(path: Path) -> list[tuple]:
 def test_every_batch_handed_over_is_written_in_full(tmp_path):
     path = _store(tmp_path)
     # two batches, the first out of key order and longer than one statement of rows
-    first = [_entry(i) for i in reversed(range(cache_writer.ROWS + 7))]
-    second = [_entry(i) for i in range(cache_writer.ROWS + 7, cache_writer.ROWS + 10)]
+    first = list(reversed(range(cache_writer.ROWS + 7)))
+    second = list(range(cache_writer.ROWS + 7, cache_writer.ROWS + 10))
     writer = _Writer(path)
-    writer.send(list(first))
-    writer.send(list(second))
+    writer.send([_entry(i) for i in first])
+    writer.send([_entry(i) for i in second])
     assert writer.finish() is None
     assert _rows(path) == sorted(map(_stored, first + second))
     # the log folded back into the one file the CI saves
@@ -63,14 +70,13 @@ def test_every_batch_handed_over_is_written_in_full(tmp_path):
 
 def test_a_batch_cut_off_mid_way_is_dropped_and_the_whole_ones_kept(tmp_path):
     path = _store(tmp_path)
-    batch = [_entry(1), _entry(2)]
-    body = cache_writer.wire(batch)
+    body = cache_writer.wire([_entry(1), _entry(2)])
     whole = cache_writer.LENGTH.pack(len(body)) + body
     cut = cache_writer.LENGTH.pack(len(body)) + body[: len(body) // 2]
     done = subprocess.run([sys.executable, "-c", "import sys; from ci_eval.retrieval.cache_writer import main; "
                            "main(sys.argv[1])", str(path)], input=whole + cut, capture_output=True, check=True)
     assert done.stdout == b"\n"
-    assert _rows(path) == list(map(_stored, batch))
+    assert _rows(path) == [_stored(1), _stored(2)]
 
 
 def test_a_writer_that_dies_is_said_and_the_run_is_not_held(tmp_path):
@@ -111,4 +117,4 @@ def test_the_writer_has_no_token_and_reads_nothing_from_the_working_folder(tmp_p
     writer.send([_entry(3)])
     assert writer.finish() is None
     assert b"ghs_secret_value" not in environ
-    assert _rows(path) == [_stored(_entry(3))]
+    assert _rows(path) == [_stored(3)]
