@@ -12,11 +12,15 @@ its children), and the ratio off / on: above 1.0 the mechanism buys that much. N
 asserts a time. The commands and the mechanisms each one reaches:
 
 - ``action`` at ``--small`` and ``--questions`` questions (loopback GitHub, a stored
-  baseline): the run's writer process, the baseline read's row blocks and text checks.
-- ``run`` at ``--questions``: the writer process.
+  baseline): the collector paused while reading, collections spaced out while running, the
+  report's JSON writer, the compiled schema check, the gold set read by blocks.
+- ``run`` at ``--questions``: the same but the report's JSON writer.
 - ``compare`` at ``--questions`` (markdown, ``--json-out``, ``--summary-out``): the
-  forked paired read, the row blocks, the rankings checked as text.
-- ``evaluate`` on 20,000 queries x 100 results: glibc ``mallopt``.
+  forked paired read (while it is in the tree), the collector paused, collections spaced
+  out, the report's JSON writer, the artefact rows checked by blocks (row_blocks.py, shown
+  for reference: its replacement is another change's).
+- ``evaluate`` on 20,000 queries x 100 results: glibc ``mallopt``, and the TREC parser's
+  plain-layout splitter, its 8-byte decimal conversion and its memory map of the file.
 """
 
 from __future__ import annotations
@@ -45,26 +49,54 @@ import user_shaped  # noqa: E402
 # from the tree has no entry (its patch would name what no longer exists).
 OFF = {
     "paired read (fork)": "import ci_eval.inputs.paired_read as m; m.parallel_possible = lambda *paths: False",
-    "writer process": "import ci_eval.inputs.writer_process as m; m.available = lambda: False",
     "mallopt": ("import contextlib, ci_eval.trec.parse as p, ci_eval.trec.judge as j; "
                 "p.held_heap = j.held_heap = contextlib.nullcontext"),
-    "rankings as text": "import ci_eval.inputs.artefact_file as m; m.block_of_lines = lambda text, metrics: None",
-    "row blocks (and text)": ("import ci_eval.inputs.artefact_file as m; m.block_of_lines = lambda text, metrics: None; "
-                              "m.checked_block = lambda rows, metrics: None"),
+    # the TREC parser's fast paths, each with the general path it steps aside to
+    "plain splitter": "import ci_eval.trec.parse as m; m._split_plain = lambda chunk, k, wanted: None",
+    "8-byte decimals": ("import numpy as np, ci_eval.trec.parse as m; "
+                        "m._plain_decimals = lambda buf, starts, ends: np.full(len(starts), np.nan)"),
+    "memory map": "import ci_eval.trec.parse as m; m._map = lambda path, what: m._read(path, what)",
+    "collector paused": ("import contextlib, ci_eval.inputs.collector as m; "
+                         "m.collector_paused = contextlib.nullcontext"),
+    "collections spaced": ("import contextlib, ci_eval.inputs.collector as m; "
+                           "m.collections_spaced = lambda young=0: contextlib.nullcontext()"),
+    "report JSON writer": ("import json, ci_eval.core.report.indented_json as m; "
+                           "m.dumps_indented = lambda v, indent, *, clean=None: json.dumps("
+                           "clean(v) if clean else v, sort_keys=True, indent=indent, ensure_ascii=False)"),
+    # jsonschema's verdict wherever the compiled check answers "valid?" (a validator built once
+    # a schema, as the check compiles once)
+    "compiled schema check": ("import ci_eval.core.artefact.artefact as a, ci_eval.core.validate as m; "
+                              "from jsonschema import Draft202012Validator as V; c = {}; "
+                              "m.fast_valid = a.fast_valid = lambda i, s: "
+                              "(c[id(s)] if id(s) in c else c.setdefault(id(s), V(s))).is_valid(i)"),
+    # each gold question held to jsonschema's verdict, one at a time
+    "gold checked by hand": ("import ci_eval.core.gold.goldset as m; from ci_eval.schemas import load; "
+                             "from jsonschema import Draft202012Validator as V; s = load('goldset'); "
+                             "m._question_valid = V({'$defs': s['$defs'], '$ref': '#/$defs/question'}).is_valid; "
+                             "m._common_block = lambda raws, seen: None"),
+    "gold read by blocks": ("import ci_eval.inputs.json_stream as m; f = m.stream_object; "
+                            "m.stream_object = lambda blocks, key, take, take_block=None: f(blocks, key, take)"),
+    "row blocks": "import ci_eval.inputs.artefact_file as m; m.checked_block = lambda rows, metrics: None",
 }
 REACHES = {
-    "action": ("writer process", "rankings as text", "row blocks (and text)"),
-    "run": ("writer process",),
-    "compare": ("paired read (fork)", "rankings as text", "row blocks (and text)"),
-    "evaluate": ("mallopt",),
+    "action": ("collector paused", "collections spaced", "report JSON writer", "compiled schema check",
+               "gold read by blocks", "gold checked by hand"),
+    "run": ("collector paused", "collections spaced", "compiled schema check", "gold read by blocks",
+            "gold checked by hand"),
+    "compare": ("paired read (fork)", "collector paused", "collections spaced", "report JSON writer",
+                "compiled schema check", "row blocks"),
+    "evaluate": ("mallopt", "plain splitter", "8-byte decimals", "memory map"),
 }
 
 
 def _present() -> dict[str, str]:
     """The mechanisms still in this tree."""
-    files = {"paired read (fork)": "inputs/paired_read.py", "writer process": "inputs/writer_process.py",
-             "mallopt": "trec/heap.py", "rankings as text": "core/artefact/row_text.py",
-             "row blocks (and text)": "core/artefact/row_blocks.py"}
+    files = {"paired read (fork)": "inputs/paired_read.py", "mallopt": "trec/heap.py",
+             "plain splitter": "trec/parse.py", "8-byte decimals": "trec/parse.py", "memory map": "trec/parse.py",
+             "collector paused": "inputs/collector.py", "collections spaced": "inputs/collector.py",
+             "report JSON writer": "core/report/indented_json.py", "compiled schema check": "core/validate.py",
+             "gold read by blocks": "inputs/json_stream.py", "gold checked by hand": "core/gold/goldset.py",
+             "row blocks": "core/artefact/row_blocks.py"}
     return {name: code for name, code in OFF.items() if (ROOT / "ci_eval" / files[name]).exists()}
 
 
@@ -175,9 +207,14 @@ def main(argv=None) -> int:
     parser.add_argument("--small", type=int, default=1_000, help="0: no small action")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", default="action,run,compare,evaluate")
+    parser.add_argument("--mechanisms", help="only these, comma-separated (default: every one present)")
     parser.add_argument("--json", help="also write the rows here")
     args = parser.parse_args(argv)
     only = set(args.only.split(","))
+    if args.mechanisms:
+        chosen = set(args.mechanisms.split(","))
+        for name in set(OFF) - chosen:
+            del OFF[name]
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "ci_eval")], check=True)
     print(f"load average at start: {os.getloadavg()}", flush=True)
     rows: list[dict] = []
