@@ -67,7 +67,7 @@ def run(args) -> int:
         raise UsageError("give BASE and HEAD, or --no-base HEAD (see 'ci-eval compare --help')")
     gate, gate_path, source = _gate_table(args)
     policy = policy_from(gate, args.min, args.max_drop)
-    # the two files at once where two processes can (inputs/paired_read.py)
+    # the base, then the head sharing its id strings (inputs/paired_read.py)
     base, head = read_pair(None if args.no_base else paths[0], paths[-1])
     info = (BaselineInfo(kind="none", description="none was given (--no-base)")
             if args.no_base else BaselineInfo(kind="file", path=paths[0]))
