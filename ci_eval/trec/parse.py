@@ -45,7 +45,6 @@ import numpy as np
 from ci_eval.core.limits import MAX_ID_BYTES
 from ci_eval.core.measure.ranking import distinct_sorted
 from ci_eval.errors import InputError
-from ci_eval.trec.heap import held_heap
 
 _BLOCK = 1 << 20  # bytes of text per splitting step: the temporaries stay in cache
 _ROWS = 1 << 14  # rows per step of the column-wise work, for the same reason
@@ -807,13 +806,11 @@ def _map(path: str, what: str):
 
 
 def read_qrels(path: str) -> Qrels:
-    with held_heap():
-        return parse_qrels(_map(path, "qrels file"), str(path))
+    return parse_qrels(_map(path, "qrels file"), str(path))
 
 
 def read_run(path: str) -> Run:
-    with held_heap():
-        return parse_run(_map(path, "run file"), str(path))
+    return parse_run(_map(path, "run file"), str(path))
 
 
 def _require_utf8(data, source: str, why: str = "a run read by `ci-eval run` holds text ids") -> None:
@@ -852,8 +849,7 @@ def read_text_qrels_dict(path: str) -> tuple[dict[str, dict[str, int]], dict[str
     data = _map(path, "qrels file")
     _require_utf8(data, str(path), "a gold set holds text ids")
     text, repeats = _without_repeats(bytes(data).decode("utf-8"), str(path))
-    with held_heap():
-        return parse_qrels(text.encode("utf-8") if repeats else data, str(path)).as_dict(), repeats
+    return parse_qrels(text.encode("utf-8") if repeats else data, str(path)).as_dict(), repeats
 
 
 _TOKEN = re.compile(r"[^\x00-\x20]+")  # the splitter's tokens: bytes above 32 (see _split_general)
