@@ -161,13 +161,13 @@ def _shell(schema: dict) -> dict:
 
 
 def _shape_problems(data: Any, schema: dict, source: str) -> list:
-    """The schema's verdict: the document without its questions by the compiled check
+    """The schema's verdict: the document without its questions by jsonschema's check
     and the questions by ``_question_valid``; the general check only when either fails."""
-    from ci_eval.core.validate import fast_valid
+    from ci_eval.core.validate import schema_valid
 
     questions = data.get("questions") if isinstance(data, dict) else None
     if isinstance(questions, list):
-        if fast_valid(data, _shell(schema)) is True and all(_question_valid(q) for q in questions):
+        if schema_valid(data, _shell(schema)) and all(_question_valid(q) for q in questions):
             return []
     return problems_or_none(data, schema, source)
 
@@ -258,11 +258,11 @@ class GoldSetBuilder:
     def finish(self, head: dict) -> GoldSet | None:
         """The gold set, given every top-level key but ``questions``; None when those keys
         have a problem."""
-        from ci_eval.core.validate import fast_valid
+        from ci_eval.core.validate import schema_valid
         from ci_eval.schemas import load
 
         document = {**head, "questions": []}  # the shell check does not look into the questions
-        if fast_valid(document, _shell(load("goldset"))) is not True or _anchor_problems(document, ""):
+        if not schema_valid(document, _shell(load("goldset"))) or _anchor_problems(document, ""):
             return None
         return _gold_set(document, tuple(self._questions))
 
