@@ -1,7 +1,7 @@
 """What each mechanism that exists only for speed buys on a command a user runs.
 
     python benchmarks/bench_mechanisms.py [--questions 100000] [--small 1000] [--repeat 3]
-                                          [--only action,run,compare,evaluate]
+                                          [--only action,run,compare,evaluate] [--mechanisms A,B] [--json FILE]
 
 Each command is a whole ``ci-eval`` process on a project shaped like a user's
 (benchmarks/user_shaped.py): once as it is, and once with one mechanism switched off by a
@@ -12,15 +12,17 @@ its children), and the ratio off / on: above 1.0 the mechanism buys that much. N
 asserts a time. The commands and the mechanisms each one reaches:
 
 - ``action`` at ``--small`` and ``--questions`` questions (loopback GitHub, a stored
-  baseline): the collector paused while reading, collections spaced out while running, the
-  report's JSON writer, the compiled schema check, the gold set read by blocks.
-- ``run`` at ``--questions``: the same but the report's JSON writer.
+  baseline): the collector paused while reading, the gold questions checked by hand.
+- ``run`` at ``--questions``: the same.
 - ``compare`` at ``--questions`` (markdown, ``--json-out``, ``--summary-out``): the
-  forked paired read (while it is in the tree), the collector paused, collections spaced
-  out, the report's JSON writer, the artefact rows checked by blocks (row_blocks.py, shown
-  for reference: its replacement is another change's).
-- ``evaluate`` on 20,000 queries x 100 results: glibc ``mallopt``, and the TREC parser's
-  plain-layout splitter, its 8-byte decimal conversion and its memory map of the file.
+  collector paused, and the artefact rows checked by blocks (core/artefact/row_blocks.py,
+  shown for reference: its replacement is another change's).
+- ``evaluate`` on 20,000 queries x 100 results: the TREC parser's plain-layout splitter and
+  its memory map of the file.
+
+Besides the ratio of the medians, ``wall_paired`` is the median of each round's off / on: a
+load that comes and goes between rounds slows both runs of a round alike. Decisions are
+taken on it, beside the CPU ratio.
 """
 
 from __future__ import annotations
@@ -46,58 +48,34 @@ sys.path.insert(0, str(ROOT / "tests" / "support"))
 import user_shaped  # noqa: E402
 
 # Each mechanism switched off: the path taken where it cannot be used. A mechanism removed
-# from the tree has no entry (its patch would name what no longer exists).
+# from the tree has no entry (its patch would name what no longer exists); docs/design.md,
+# "Speed mechanisms, measured", lists those removed with their last figures.
 OFF = {
-    "paired read (fork)": "import ci_eval.inputs.paired_read as m; m.parallel_possible = lambda *paths: False",
-    "mallopt": ("import contextlib, ci_eval.trec.parse as p, ci_eval.trec.judge as j; "
-                "p.held_heap = j.held_heap = contextlib.nullcontext"),
     # the TREC parser's fast paths, each with the general path it steps aside to
     "plain splitter": "import ci_eval.trec.parse as m; m._split_plain = lambda chunk, k, wanted: None",
-    "8-byte decimals": ("import numpy as np, ci_eval.trec.parse as m; "
-                        "m._plain_decimals = lambda buf, starts, ends: np.full(len(starts), np.nan)"),
     "memory map": "import ci_eval.trec.parse as m; m._map = lambda path, what: m._read(path, what)",
     "collector paused": ("import contextlib, ci_eval.inputs.collector as m; "
                          "m.collector_paused = contextlib.nullcontext"),
-    "collections spaced": ("import contextlib, ci_eval.inputs.collector as m; "
-                           "m.collections_spaced = lambda young=0: contextlib.nullcontext()"),
-    "report JSON writer": ("import json, ci_eval.core.report.indented_json as m; "
-                           "m.dumps_indented = lambda v, indent, *, clean=None: json.dumps("
-                           "clean(v) if clean else v, sort_keys=True, indent=indent, ensure_ascii=False)"),
-    # jsonschema's verdict wherever the compiled check answers "valid?" (a validator built once
-    # a schema, as the check compiles once)
-    "compiled schema check": ("import ci_eval.core.artefact.artefact as a, ci_eval.core.validate as m; "
-                              "from jsonschema import Draft202012Validator as V; c = {}; "
-                              "m.fast_valid = a.fast_valid = lambda i, s: "
-                              "(c[id(s)] if id(s) in c else c.setdefault(id(s), V(s))).is_valid(i)"),
-    # each gold question held to jsonschema's verdict, one at a time
+    # each gold question held to jsonschema's verdict (its validator built once)
     "gold checked by hand": ("import ci_eval.core.gold.goldset as m; from ci_eval.schemas import load; "
                              "from jsonschema import Draft202012Validator as V; s = load('goldset'); "
-                             "m._question_valid = V({'$defs': s['$defs'], '$ref': '#/$defs/question'}).is_valid; "
-                             "m._common_block = lambda raws, seen: None"),
-    "gold read by blocks": ("import ci_eval.inputs.json_stream as m; f = m.stream_object; "
-                            "m.stream_object = lambda blocks, key, take, take_block=None: f(blocks, key, take)"),
+                             "m._question_valid = V({'$defs': s['$defs'], '$ref': '#/$defs/question'}).is_valid"),
+    # shown for reference: its replacement is another change's
     "row blocks": "import ci_eval.inputs.artefact_file as m; m.checked_block = lambda rows, metrics: None",
 }
 REACHES = {
-    "action": ("collector paused", "collections spaced", "report JSON writer", "compiled schema check",
-               "gold read by blocks", "gold checked by hand"),
-    "run": ("collector paused", "collections spaced", "compiled schema check", "gold read by blocks",
-            "gold checked by hand"),
-    "compare": ("paired read (fork)", "collector paused", "collections spaced", "report JSON writer",
-                "compiled schema check", "row blocks"),
-    "evaluate": ("mallopt", "plain splitter", "8-byte decimals", "memory map"),
+    "action": ("collector paused", "gold checked by hand"),
+    "run": ("collector paused", "gold checked by hand"),
+    "compare": ("collector paused", "row blocks"),
+    "evaluate": ("plain splitter", "memory map"),
 }
+_FILES = {"plain splitter": "trec/parse.py", "memory map": "trec/parse.py", "collector paused": "inputs/collector.py",
+          "gold checked by hand": "core/gold/goldset.py", "row blocks": "core/artefact/row_blocks.py"}
 
 
 def _present() -> dict[str, str]:
     """The mechanisms still in this tree."""
-    files = {"paired read (fork)": "inputs/paired_read.py", "mallopt": "trec/heap.py",
-             "plain splitter": "trec/parse.py", "8-byte decimals": "trec/parse.py", "memory map": "trec/parse.py",
-             "collector paused": "inputs/collector.py", "collections spaced": "inputs/collector.py",
-             "report JSON writer": "core/report/indented_json.py", "compiled schema check": "core/validate.py",
-             "gold read by blocks": "inputs/json_stream.py", "gold checked by hand": "core/gold/goldset.py",
-             "row blocks": "core/artefact/row_blocks.py"}
-    return {name: code for name, code in OFF.items() if (ROOT / "ci_eval" / files[name]).exists()}
+    return {name: code for name, code in OFF.items() if (ROOT / "ci_eval" / _FILES[name]).exists()}
 
 
 def _argv(patch: str | None, args: list[str]) -> list[str]:
@@ -130,9 +108,12 @@ def _alternated(label: str, variants: dict[str, str | None], make_run, repeat: i
     rows = []
     for name in variants:
         wall, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
+        # each round's off over that round's on, then their median: a load that comes and
+        # goes between rounds slows both sides of a round alike
+        paired = statistics.median(w / on for w, on in zip(walls[name], walls["on"]))
         rows.append({"command": label, "variant": name, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3),
-                     "wall_off_on": round(wall / on_wall, 3), "cpu_off_on": round(cpu / on_cpu, 3),
-                     "walls": [round(w, 2) for w in walls[name]]})
+                     "wall_off_on": round(wall / on_wall, 3), "wall_paired": round(paired, 3),
+                     "cpu_off_on": round(cpu / on_cpu, 3), "walls": [round(w, 2) for w in walls[name]]})
         print(json.dumps(rows[-1]), flush=True)
     return rows
 
@@ -233,10 +214,11 @@ def main(argv=None) -> int:
         if "evaluate" in only:
             rows += bench_evaluate(tmp / "trec", args.repeat)
     print(f"load average at end: {os.getloadavg()}")
-    print(f"\n{'command':<24}{'switched off':<24}{'wall s':>8}{'CPU s':>8}{'wall off/on':>13}{'CPU off/on':>12}")
+    print(f"\n{'command':<24}{'switched off':<24}{'wall s':>8}{'CPU s':>8}{'wall off/on':>13}"
+          f"{'paired':>8}{'CPU off/on':>12}")
     for row in rows:
         print(f"{row['command']:<24}{row['variant']:<24}{row['wall_s']:>8.2f}{row['cpu_s']:>8.2f}"
-              f"{row['wall_off_on']:>13.2f}{row['cpu_off_on']:>12.2f}")
+              f"{row['wall_off_on']:>13.2f}{row['wall_paired']:>8.2f}{row['cpu_off_on']:>12.2f}")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     return 0

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 
+# Measured (benchmarks/bench_mechanisms.py): with the collector left running, the action at
+# 100,000 questions took 1.43x the wall (compare 1.07x, run 1.07x).
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """Reading allocates millions of objects that all stay alive, no cycle among them: the

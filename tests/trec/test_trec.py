@@ -523,3 +523,17 @@ def test_one_megabyte_long_id_among_many_rows_is_refused_at_its_line(tmp_path):
     assert done.returncode == 2, done.stderr
     assert done.stderr == ("ci-eval: error: run.trec:line 60001: a field of 1,360,000 bytes: ids and numbers "
                            "are at most 4,096 bytes\n")
+
+
+def test_a_file_that_cannot_be_mapped_is_read_and_parsed_alike(tmp_path, monkeypatch):
+    import mmap
+
+    path = tmp_path / "run.txt"
+    path.write_text("".join(f"q{i % 7} Q0 d{i} {i} {1 / (i + 1)!r} t\n" for i in range(500)))
+    mapped = trec.read_run(str(path)).as_pairs()
+
+    def refused(*args, **kwargs):
+        raise OSError("no mapping here")
+
+    monkeypatch.setattr(mmap, "mmap", refused)
+    assert trec.read_run(str(path)).as_pairs() == mapped
