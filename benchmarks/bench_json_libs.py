@@ -497,16 +497,11 @@ def _json_parse(filename: str, name: str) -> bool:
         "<method 'decode' of 'bytes' objects>", "<method 'decode' of 'msgspec.json.Decoder' objects>")
 
 
-def profile_compare(base: Path, head: Path, serial: bool) -> dict:
+def profile_compare(base: Path, head: Path) -> dict:
     """`ci-eval compare BASE HEAD` under cProfile in this process; the share of its wall
-    time inside JSON parsing (the base's read in the forked child is not profiled: with
-    ``serial`` both files are read here, one after the other)."""
+    time inside JSON parsing."""
     from ci_eval import cli
-    from ci_eval.inputs import paired_read
 
-    saved = paired_read.parallel_possible
-    if serial:
-        paired_read.parallel_possible = lambda *paths: False
     out = open(os.devnull, "w")  # noqa: SIM115 - the report is printed to it
     stdout, sys.stdout = sys.stdout, out
     profiler = cProfile.Profile()
@@ -517,7 +512,6 @@ def profile_compare(base: Path, head: Path, serial: bool) -> dict:
     finally:
         sys.stdout = stdout
         out.close()
-        paired_read.parallel_possible = saved
     stats = pstats.Stats(profiler)
     parse = read = 0.0
     for (filename, _line, name), (_cc, _nc, tottime, cumtime, _callers) in stats.stats.items():
@@ -525,7 +519,7 @@ def profile_compare(base: Path, head: Path, serial: bool) -> dict:
             parse += tottime
         if name == "read_pair":
             read = max(read, cumtime)
-    return {"serial": serial, "exit": code, "wall_s": round(wall, 2), "json_parse_s": round(parse, 2),
+    return {"exit": code, "wall_s": round(wall, 2), "json_parse_s": round(parse, 2),
             "json_share": round(parse / wall, 3), "read_pair_s": round(read, 2),
             "read_share": round(read / wall, 3)}
 
@@ -555,7 +549,7 @@ def main() -> None:
             result = measure(n, args.repeat, args.keep, before, args.compare_only)
             if args.profile:
                 base, head = map(Path, result["artefacts"])
-                result["compare_profile"] = [profile_compare(base, head, serial) for serial in (False, True)]
+                result["compare_profile"] = [profile_compare(base, head)]
             print(json.dumps(result, indent=1), flush=True)
     print(f"load average at end: {os.getloadavg()}")
 

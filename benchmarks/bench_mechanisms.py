@@ -1,7 +1,7 @@
 """What each mechanism that exists only for speed buys on a command a user runs.
 
     python benchmarks/bench_mechanisms.py [--questions 100000] [--small 1000] [--repeat 3]
-                                          [--only action,run,compare,evaluate]
+                                          [--only action,run,compare,evaluate] [--mechanisms A,B] [--json FILE]
 
 Each command is a whole ``ci-eval`` process on a project shaped like a user's
 (benchmarks/user_shaped.py): once as it is, and once with one mechanism switched off by a
@@ -12,11 +12,17 @@ its children), and the ratio off / on: above 1.0 the mechanism buys that much. N
 asserts a time. The commands and the mechanisms each one reaches:
 
 - ``action`` at ``--small`` and ``--questions`` questions (loopback GitHub, a stored
-  baseline): the run's writer process, the baseline read's row blocks and text checks.
-- ``run`` at ``--questions``: the writer process.
+  baseline): the collector paused while reading, the gold questions checked by hand.
+- ``run`` at ``--questions``: the same.
 - ``compare`` at ``--questions`` (markdown, ``--json-out``, ``--summary-out``): the
-  forked paired read, the row blocks, the rankings checked as text.
-- ``evaluate`` on 20,000 queries x 100 results: glibc ``mallopt``.
+  collector paused, and the artefact rows checked by blocks (core/artefact/row_blocks.py,
+  shown for reference: its replacement is another change's).
+- ``evaluate`` on 20,000 queries x 100 results: the TREC parser's plain-layout splitter and
+  its memory map of the file.
+
+Besides the ratio of the medians, ``wall_paired`` is the median of each round's off / on: a
+load that comes and goes between rounds slows both runs of a round alike. Decisions are
+taken on it, beside the CPU ratio.
 """
 
 from __future__ import annotations
@@ -42,27 +48,32 @@ sys.path.insert(0, str(ROOT / "tests" / "support"))
 import user_shaped  # noqa: E402
 
 # Each mechanism switched off: the path taken where it cannot be used. A mechanism removed
-# from the tree has no entry (its patch would name what no longer exists).
+# from the tree has no entry (its patch would name what no longer exists); docs/design.md,
+# "Speed mechanisms, measured", lists those removed with their last figures.
 OFF = {
-    "paired read (fork)": "import ci_eval.inputs.paired_read as m; m.parallel_possible = lambda *paths: False",
-    "writer process": "import ci_eval.inputs.writer_process as m; m.available = lambda: False",
-    "mallopt": ("import contextlib, ci_eval.trec.parse as p, ci_eval.trec.judge as j; "
-                "p.held_heap = j.held_heap = contextlib.nullcontext"),
-    "rankings as text": "import ci_eval.inputs.artefact_file as m; m.block_of_lines = lambda text, metrics: None",
+    # the TREC parser's fast paths, each with the general path it steps aside to
+    "plain splitter": "import ci_eval.trec.parse as m; m._split_plain = lambda chunk, k, wanted: None",
+    "memory map": "import ci_eval.trec.parse as m; m._map = lambda path, what: m._read(path, what)",
+    "collector paused": ("import contextlib, ci_eval.inputs.collector as m; "
+                         "m.collector_paused = contextlib.nullcontext"),
+    # each gold question held to jsonschema's verdict (its validator built once)
+    "gold checked by hand": ("import ci_eval.core.gold.goldset as m; from ci_eval.schemas import load; "
+                             "from jsonschema import Draft202012Validator as V; s = load('goldset'); "
+                             "m._question_valid = V({'$defs': s['$defs'], '$ref': '#/$defs/question'}).is_valid"),
 }
 REACHES = {
-    "action": ("writer process", "rankings as text"),
-    "run": ("writer process",),
-    "compare": ("paired read (fork)", "rankings as text"),
-    "evaluate": ("mallopt",),
+    "action": ("collector paused", "gold checked by hand"),
+    "run": ("collector paused", "gold checked by hand"),
+    "compare": ("collector paused",),
+    "evaluate": ("plain splitter", "memory map"),
 }
+_FILES = {"plain splitter": "trec/parse.py", "memory map": "trec/parse.py", "collector paused": "inputs/collector.py",
+          "gold checked by hand": "core/gold/goldset.py"}
 
 
 def _present() -> dict[str, str]:
     """The mechanisms still in this tree."""
-    files = {"paired read (fork)": "inputs/paired_read.py", "writer process": "inputs/writer_process.py",
-             "mallopt": "trec/heap.py", "rankings as text": "core/artefact/row_text.py"}
-    return {name: code for name, code in OFF.items() if (ROOT / "ci_eval" / files[name]).exists()}
+    return {name: code for name, code in OFF.items() if (ROOT / "ci_eval" / _FILES[name]).exists()}
 
 
 def _argv(patch: str | None, args: list[str]) -> list[str]:
@@ -95,9 +106,12 @@ def _alternated(label: str, variants: dict[str, str | None], make_run, repeat: i
     rows = []
     for name in variants:
         wall, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
+        # each round's off over that round's on, then their median: a load that comes and
+        # goes between rounds slows both sides of a round alike
+        paired = statistics.median(w / on for w, on in zip(walls[name], walls["on"]))
         rows.append({"command": label, "variant": name, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3),
-                     "wall_off_on": round(wall / on_wall, 3), "cpu_off_on": round(cpu / on_cpu, 3),
-                     "walls": [round(w, 2) for w in walls[name]]})
+                     "wall_off_on": round(wall / on_wall, 3), "wall_paired": round(paired, 3),
+                     "cpu_off_on": round(cpu / on_cpu, 3), "walls": [round(w, 2) for w in walls[name]]})
         print(json.dumps(rows[-1]), flush=True)
     return rows
 
@@ -172,9 +186,14 @@ def main(argv=None) -> int:
     parser.add_argument("--small", type=int, default=1_000, help="0: no small action")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", default="action,run,compare,evaluate")
+    parser.add_argument("--mechanisms", help="only these, comma-separated (default: every one present)")
     parser.add_argument("--json", help="also write the rows here")
     args = parser.parse_args(argv)
     only = set(args.only.split(","))
+    if args.mechanisms:
+        chosen = set(args.mechanisms.split(","))
+        for name in set(OFF) - chosen:
+            del OFF[name]
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "ci_eval")], check=True)
     print(f"load average at start: {os.getloadavg()}", flush=True)
     rows: list[dict] = []
@@ -193,10 +212,11 @@ def main(argv=None) -> int:
         if "evaluate" in only:
             rows += bench_evaluate(tmp / "trec", args.repeat)
     print(f"load average at end: {os.getloadavg()}")
-    print(f"\n{'command':<24}{'switched off':<24}{'wall s':>8}{'CPU s':>8}{'wall off/on':>13}{'CPU off/on':>12}")
+    print(f"\n{'command':<24}{'switched off':<24}{'wall s':>8}{'CPU s':>8}{'wall off/on':>13}"
+          f"{'paired':>8}{'CPU off/on':>12}")
     for row in rows:
         print(f"{row['command']:<24}{row['variant']:<24}{row['wall_s']:>8.2f}{row['cpu_s']:>8.2f}"
-              f"{row['wall_off_on']:>13.2f}{row['cpu_off_on']:>12.2f}")
+              f"{row['wall_off_on']:>13.2f}{row['wall_paired']:>8.2f}{row['cpu_off_on']:>12.2f}")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     return 0

@@ -56,7 +56,6 @@ def run(args) -> int:
     import sys
 
     from ci_eval.errors import EXIT_GATE_FAILED, EXIT_OK, UsageError
-    from ci_eval.inputs.collector import collections_spaced
     from ci_eval.inputs.paired_read import read_pair
     from ci_eval.report import BaselineInfo, build_report, policy_from
 
@@ -67,17 +66,14 @@ def run(args) -> int:
         raise UsageError("give BASE and HEAD, or --no-base HEAD (see 'ci-eval compare --help')")
     gate, gate_path, source = _gate_table(args)
     policy = policy_from(gate, args.min, args.max_drop)
-    # the two files at once where two processes can (inputs/paired_read.py)
+    # the base, then the head sharing its id strings (inputs/paired_read.py)
     base, head = read_pair(None if args.no_base else paths[0], paths[-1])
     info = (BaselineInfo(kind="none", description="none was given (--no-base)")
             if args.no_base else BaselineInfo(kind="file", path=paths[0]))
-    # the report keeps what it builds (each listed change, its rows): collections spaced
-    # out, as for a run, rather than walking a growing heap every 700 containers
-    with collections_spaced():
-        report = build_report(base, head, policy, info, marker_suffix=args.marker,
-                              gate_source=source, gate_path=gate_path)
-        _write_outputs(args, report)
-        shown = report.json if args.format == "json" else report.markdown
+    report = build_report(base, head, policy, info, marker_suffix=args.marker,
+                          gate_source=source, gate_path=gate_path)
+    _write_outputs(args, report)
+    shown = report.json if args.format == "json" else report.markdown
     if source == NO_CONFIG:  # said once everything else was read: bad input stays one line
         print("ci-eval: no ci-eval.toml (or [tool.ci-eval] in pyproject.toml) here or above: "
               "the gate is the --min / --max-drop flags alone", file=sys.stderr)

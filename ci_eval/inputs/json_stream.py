@@ -118,44 +118,11 @@ class _Values:
         text.pos = end
         return value
 
-    def elements(self, take: Callable[[Any], bool], take_block: Callable[[list], bool] | None = None) -> None:
+    def elements(self, take: Callable[[Any], bool]) -> None:
         """Each element of the list whose ``[`` was just read, to ``take``, up to its ``]``:
-        the C scanner and one match for the separator an element. With ``take_block``,
-        runs of whole elements are handed to it a piece at a time instead (one parse a
-        piece, see ``_block``), and ``take`` has only what no piece could hold."""
-        bad: tuple = ("", 0)  # (buffer, position): no piece is tried again before it
-        while True:
-            text = self.text
-            if take_block is not None and (text.buf is not bad[0] or text.pos > bad[1]):
-                cut = self._block(take_block)
-                if cut is None:
-                    continue
-                bad = (text.buf, cut)
-            if self._element(take):
-                return
-
-    def _block(self, take_block: Callable[[list], bool]) -> int | None:
-        """The whole elements from here up to the last ``}, {`` of the next ``PIECE``
-        characters parsed as one list, handed to ``take_block``; None when a piece was
-        taken, else where the piece tried would have ended. Only a cut between two
-        elements of this list gives a valid ``[piece]``: a cut inside a string leaves it
-        open, one inside a nested value leaves a bracket unmatched."""
-        text = self.text
-        buf, pos = text.buf, text.pos
-        boundary = _last_boundary(buf, pos, pos + PIECE)
-        if boundary is None:
-            return len(buf)
-        piece = "[" + buf[pos:boundary.start() + 1] + "]"
-        try:
-            values, end = self._decoder.scan_once(piece, 0)
-        except (StopIteration, ValueError, RecursionError):
-            return boundary.start()
-        if end != len(piece):
-            return boundary.start()
-        if self._repeated or not take_block(values):
-            raise GiveUp
-        text.pos = boundary.end() - 1  # the next element's "{"
-        return None
+        the C scanner and one match for the separator an element."""
+        while not self._element(take):
+            pass
 
     def _element(self, take: Callable[[Any], bool]) -> bool:
         """One element to ``take``; True when it was the list's last."""
@@ -181,30 +148,11 @@ class _Values:
             return after.group(1) == "]"
 
 
-# Between two objects of a list: "}", a comma, "{", white space around the comma.
-_BOUNDARY = re.compile(r"\}[ \t\n\r]*,[ \t\n\r]*\{")
-
-
-def _last_boundary(buf: str, start: int, end: int):
-    """The last _BOUNDARY match inside ``buf[start:end]`` (looked for near ``end`` first), or None."""
-    last = None
-    for low in (max(start, end - 4096), start):
-        for last in _BOUNDARY.finditer(buf, low, end):  # noqa: B007 - the last one is wanted
-            pass
-        if last is not None:
-            return last
-    return None
-
-
-# Characters of the text parsed at once by ``_Values._block``: a few hundred questions,
-# small enough to stay in a core's cache while they are parsed and checked.
-PIECE = 1 << 16
-
 # What follows a list's element: white space, a comma or the closing bracket, white space.
 _SEPARATOR = re.compile(r"[ \t\n\r]*([,\]])[ \t\n\r]*")
 
 
-def _list(values: _Values, take: Callable[[Any], bool], take_block) -> None:
+def _list(values: _Values, take: Callable[[Any], bool]) -> None:
     text = values.text
     if text.char() != "[":
         raise GiveUp
@@ -212,14 +160,12 @@ def _list(values: _Values, take: Callable[[Any], bool], take_block) -> None:
     if text.buf.startswith("]", text.pos):
         text.pos += 1
         return
-    values.elements(take, take_block)
+    values.elements(take)
 
 
-def stream_object(blocks: Iterator[bytes], list_key: str, take: Callable[[Any], bool],
-                  take_block: Callable[[list], bool] | None = None) -> tuple[dict, str]:
+def stream_object(blocks: Iterator[bytes], list_key: str, take: Callable[[Any], bool]) -> tuple[dict, str]:
     """Read the JSON object in ``blocks``: each element of its ``list_key`` list is handed
-    to ``take`` in order (False: give up) and not kept, or with others in a list to
-    ``take_block`` (False: give up) when it is given; the other top-level keys are
+    to ``take`` in order (False: give up) and not kept; the other top-level keys are
     returned with the sha256 of the bytes. Raises GiveUp when the document is not surely
     valid or ``list_key`` is missing."""
     text = _Text(blocks)
@@ -233,7 +179,7 @@ def stream_object(blocks: Iterator[bytes], list_key: str, take: Callable[[Any], 
         if type(key) is not str or key in head or (key == list_key and seen_list) or text.char() != ":":
             raise GiveUp
         if key == list_key:
-            _list(values, take, take_block)
+            _list(values, take)
             seen_list = True
         else:
             head[key] = values.next()

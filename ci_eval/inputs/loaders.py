@@ -111,8 +111,7 @@ def load_gold_set(path: str):
     # the load's CPU time, and as much of what the run allocates later)
     with collector_paused():
         try:
-            head, sha = stream_object(read_blocks(path, "gold set"), "questions", builder.add,
-                                      builder.add_block)
+            head, sha = stream_object(read_blocks(path, "gold set"), "questions", builder.add)
         except GiveUp:
             pass
         else:

@@ -9,7 +9,6 @@ import numpy as np
 
 from ci_eval.core.measure.metrics import GradeTable, judged_matrix
 from ci_eval.core.measure.ranking import order_moves
-from ci_eval.trec.heap import held_heap
 from ci_eval.trec.parse import Qrels, Run, _pad
 
 
@@ -166,9 +165,8 @@ def judge(qrels: Qrels, run: Run, *, complete: bool = False, max_per_query: int 
     present = np.zeros(n_q, dtype=bool)
     present[slot_of[slot_of >= 0]] = True  # before -M: a query cut to nothing still counts
 
-    with held_heap():  # the temporaries of one step are reused by the next
-        hit, grade = _lookup(qrels, run, slot_of)
-        rank, count = _ranks(run, hit, len(slot_of))
+    hit, grade = _lookup(qrels, run, slot_of)
+    rank, count = _ranks(run, hit, len(slot_of))
     hit_code = run.codes_of(hit)
     if max_per_query is not None:
         kept = rank < max_per_query

@@ -23,8 +23,10 @@ Parsing never builds a Python object per line:
   strided view of the text that has a row starting at every byte, and zero padded past
   the field's end. Ids are kept as rows of 64-bit words: equal words mean equal ids,
   and the same bytes read as a fixed-width string compare as trec_eval's ``strcmp``.
-* Scores are converted 8 bytes at a time, exactly as strtod rounds them (see
-  ``_plain_decimals``); other number spellings go through numpy's conversion.
+* Scores go through numpy's conversion, a block at a time (correctly rounded, as strtod).
+  A conversion of plain decimals 8 bytes at a time bought 1.14x on ``evaluate`` at
+  20,000 queries x 100 results and was removed (docs/design.md, "Speed mechanisms,
+  measured").
 * Repeated (query, document) pairs and the join with the qrels go through a 64-bit
   hash of the pair; the hash only proposes, every match is confirmed on the words.
 * Each block is done with (split, gathered, converted, hashed) while it is in cache;
@@ -45,7 +47,6 @@ import numpy as np
 from ci_eval.core.limits import MAX_ID_BYTES
 from ci_eval.core.measure.ranking import distinct_sorted
 from ci_eval.errors import InputError
-from ci_eval.trec.heap import held_heap
 
 _BLOCK = 1 << 20  # bytes of text per splitting step: the temporaries stay in cache
 _ROWS = 1 << 14  # rows per step of the column-wise work, for the same reason
@@ -120,6 +121,8 @@ class _LineMap:
         return line_base + 1 + (offset if lines is None else int(lines[offset]))
 
 
+# Measured (benchmarks/bench_mechanisms.py): with every block through the general splitter,
+# evaluate on 20,000 queries x 100 results took 1.43x the wall.
 def _split_plain(chunk: np.ndarray, k: int, wanted: np.ndarray):
     """Field offsets in a block whose every line holds exactly ``k`` tokens, one
     whitespace byte apart, ending in a newline; None for any other block."""
@@ -255,216 +258,21 @@ def _as_bytes(words: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(words).view(f"S{8 * words.shape[1]}").ravel()
 
 
-_POW10 = np.array([10.0 ** k for k in range(23)])  # exact doubles up to 1e22
-_LONG = np.finfo(np.longdouble).nmant >= 63  # at least x87 extended precision
-_POW10_LONG = (np.array([10 ** k for k in range(28)], dtype=np.longdouble) if _LONG
-               else None)  # exact up to 1e27 with a 64-bit significand
-
-# Byte-parallel constants for words read as little-endian numbers (column c of a word,
-# c = 0 first in memory, is its bits 8c..8c+7).
-_U = np.uint64
-_BYTES_7F = _U(0x7F7F7F7F7F7F7F7F)
-_BYTES_80 = _U(0x8080808080808080)
-_CHARS_0 = _U(0x3030303030303030)  # "00000000"
-_CHARS_POINT = _U(0x2E2E2E2E2E2E2E2E)  # "........"
-# _BEFORE[nw][k, c]: as a mask, the columns of word k (of nw) left of column c (0..8 nw).
-_BEFORE = {nw: np.array([[(1 << (8 * min(max(c - 8 * k, 0), 8))) - 1 for c in range(8 * nw + 1)]
-                         for k in range(nw)], dtype=np.uint64) for nw in (1, 2, 3)}
-_SCALE = {nw: np.array([10 ** (8 * (nw - 1 - k)) for k in range(nw)], dtype=np.uint64)[:, None]
-          for nw in (1, 2, 3)}
-
-
-def _eight_digits(w: np.ndarray) -> np.ndarray:
-    """Words of 8 digit values (0-9), column 0 the most significant digit, to the numbers
-    they write: pairs, then fours, then eights, each step a multiply-add per word."""
-    w = (w * _U(10) + (w >> _U(8))) & _U(0x00FF00FF00FF00FF)
-    w = (w * _U(100) + (w >> _U(16))) & _U(0x0000FFFF0000FFFF)
-    return (w * _U(10000) + (w >> _U(32))) & _U(0xFFFFFFFF)
-
-
-def _high_bits_where(x: np.ndarray, at_least: int) -> np.ndarray:
-    """The high bit of each byte of x set where that byte is >= at_least (1..128), else 0.
-    Exact per byte: (b & 0x7f) + (128 - at_least) never carries into the next byte."""
-    add = _U((128 - at_least) * 0x0101010101010101)
-    return (((x & _BYTES_7F) + add) | x) & _BYTES_80
-
-
-def _plain_decimals(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Plain decimal tokens (optional sign, digits, at most one point) to float64,
-    exactly as strtod rounds them; NaN for anything else. A step of rows at a time:
-    those whose points all sit in one column (``_fixed_point``), else any plain tokens
-    (``_any_point``)."""
-    n = len(starts)
-    out = np.empty(n)
-    for lo in range(0, n, _ROWS):
-        hi = min(n, lo + _ROWS)
-        got = _fixed_point(buf, starts[lo:hi], ends[lo:hi])
-        out[lo:hi] = _any_point(buf, starts[lo:hi], ends[lo:hi]) if got is None else got
-    return out
-
-
-_WIDTH = 16  # bytes of the fixed-point window: two words
-# _KEEP_2[0][:, v] keeps the first v columns of two words; _KEEP_2[1][:, v] is "0" in the rest.
-_KEEP_2 = (np.ascontiguousarray(_keep(2).T), np.ascontiguousarray(~_keep(2).T & _CHARS_0))
-
-
-def _fixed_point(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
-    """The tokens as ``_any_point`` converts them, when every one is at most 16 bytes and
-    has its point (or none) in one column, counted from the token's start or from its
-    end: scores written with a fixed number of decimals (``%.6f``), or with a fixed
-    number of integer digits (``0.83...``, repr of scores in [0, 1)). None otherwise,
-    or when any token is not plain: the caller then converts the step by ``_any_point``.
-
-    The point's place is known for the whole step, so squeezing it out is a shift by
-    constant masks, not a mask per token. Left-aligned (fixed integer digits, point in
-    column p): the 16 columns, point squeezed out and the columns past the token read
-    "0", spell N = M * 10**(15 - p - f) < 10**15, and N / 10**(15 - p) is M / 10**f.
-    Right-aligned (f decimals): N = M, over 10**f. Either way N < 2**53 and a power of
-    ten up to 10**15 are exact doubles, so one IEEE division rounds the exact quotient
-    correctly: strtod's answer, as in ``_any_point``.
-    """
-    length = ends - starts
-    if len(length) == 0 or int(length.max()) > _WIDTH:
-        return None
-    first = buf[int(starts[0]):int(ends[0])].tobytes()
-    p = first.find(b".")
-    shortest = int(length.min())
-    if 0 <= p < shortest and np.all(buf[starts + p] == 46):  # the point p bytes in
-        w = np.ascontiguousarray(_window(buf, starts, _WIDTH).view(np.uint64).T)
-        keep = np.take(_KEEP_2[0], length, axis=1)
-        w &= keep
-        w |= np.take(_KEEP_2[1], length, axis=1)  # "0" past the token
-        lead = (w[0] & _U(0xFF)).astype(np.uint8)
-        signed = (lead == 45) | (lead == 43)
-        if signed.any():  # the sign's column reads "0"
-            w[0] = np.where(signed, (w[0] & ~_U(0xFF)) | _U(0x30), w[0])
-        column, divisor = p, 10.0 ** (_WIDTH - 1 - p)
-    else:
-        f = len(first) - 1 - p if p >= 0 else -1
-        if p >= 0 and not (f < shortest and np.all(buf[ends - (f + 1)] == 46)):
-            return None
-        w = np.ascontiguousarray(_window(buf, ends - _WIDTH, _WIDTH).view(np.uint64).T)
-        lead = buf[starts]
-        signed = (lead == 45) | (lead == 43)
-        fill = np.take(_BEFORE[2], _WIDTH - length + signed, axis=1)  # left of the digits
-        w = (w & ~fill) | (_CHARS_0 & fill)
-        column, divisor = (_WIDTH - 1 - f, 10.0 ** f) if p >= 0 else (None, 1.0)
-    if column is not None:  # columns up to the point take the byte on their left
-        moved = _BEFORE[2][:, column + 1:column + 2]
-        carry = np.empty_like(w)
-        carry[0] = _U(0x30)
-        np.right_shift(w[:-1], _U(56), out=carry[1:])
-        w = (((w << _U(8)) | carry) & moved) | (w & ~moved)
-    w ^= _CHARS_0  # digit values, if they are digits
-    bad = _high_bits_where(w[0], 10) | _high_bits_where(w[1], 10)
-    digits = _eight_digits(w)
-    mantissa = digits[0] * _U(10 ** 8) + digits[1]
-    ndig = length - signed - (column is not None)
-    if bad.any() or np.any(mantissa >= _U(1 << 53)) or int(ndig.min()) <= 0:
-        return None
-    out = mantissa.astype(np.float64) / divisor
-    np.negative(out, out=out, where=lead == 45)
-    return out
-
-
-def _any_point(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    # long: one vectorised pass whose steps share large temporaries; split up, each step
-    # would hand copies of them to the next.
-    """Plain decimal tokens (optional sign, digits, at most one point) to float64,
-    exactly as strtod rounds them; NaN for anything else.
-
-    A token with at most 19 digits is mantissa M (an exact uint64) over 10**f, f the
-    digits after the point. When M < 2**53 and f <= 22, M and 10**f are exact doubles
-    and one IEEE division rounds their exact quotient correctly, which is strtod's
-    answer. Otherwise, where long double has a 64-bit significand (x87 extended and
-    wider), M and 10**f (f <= 27) are exact in it, the quotient is rounded once to 64
-    bits and then to 53; double rounding can only go wrong when the first result sits
-    exactly halfway between two doubles, and those tokens are left as NaN.
-
-    Each token is read right-aligned into as many 64-bit words as the longest plain
-    token of its block needs (at most three: 24 bytes), one array per word, and worked
-    on 8 bytes at a time: the bytes left of the digits are set to "0", the point is
-    squeezed out (what precedes it moves one byte right), every byte is checked to be a
-    digit, and the digits are summed pairwise (``_eight_digits``). A few dozen
-    operations on whole arrays per block, none per token.
-    """
-    n = len(starts)
-    out = np.empty(n)
-    for lo in range(0, n, _ROWS):
-        hi = min(n, lo + _ROWS)
-        end = ends[lo:hi]
-        length = end - starts[lo:hi]
-        # As few words as hold this block's longest token that can be plain (<= 21 bytes).
-        fits = length[length <= 21]
-        nw = min(3, max(1, -(-int(fits.max()) // 8))) if len(fits) else 1
-        width = 8 * nw
-        w = np.ascontiguousarray(_window(buf, end - width, width).view(np.uint64).T)
-        if not np.little_endian:
-            w = w.byteswap()
-        lead = buf[starts[lo:hi]]
-        signed = (lead == 45) | (lead == 43)
-        before = _BEFORE[nw]
-        # Columns left of the digits (the previous fields, the sign) read "0".
-        fill = np.take(before, np.minimum(np.maximum(width - length + signed, 0), width), axis=1)
-        w = (w & ~fill) | (_CHARS_0 & fill)
-        # The points: how many, and the column of the one (its word's high bit count).
-        point = ~_high_bits_where(w ^ _CHARS_POINT, 1) & _BYTES_80
-        count = np.bitwise_count(point)
-        points = count.sum(axis=0, dtype=np.int64) if nw > 1 else count[0].astype(np.int64)
-        column = np.where(point != 0, np.arange(0, width, 8)[:, None]
-                          + (np.bitwise_count(point - _U(1)) >> 3), 0)
-        at = np.where(points == 1, column.sum(axis=0) if nw > 1 else column[0], -1)
-        # Squeeze it out: columns up to the point take the byte on their left.
-        carry = np.empty_like(w)
-        carry[0] = _U(0x30)
-        np.right_shift(w[:-1], _U(56), out=carry[1:])
-        moved = np.take(before, at + 1, axis=1)
-        w = (((w << _U(8)) | carry) & moved) | (w & ~moved)
-        digits = w ^ _CHARS_0  # digit values, if they are digits
-        bad = np.bitwise_or.reduce(_high_bits_where(digits, 10), axis=0)
-        ndig = length - signed - points
-        good = (bad == 0) & (points <= 1) & (ndig > 0) & (ndig <= 19) & (length <= width)
-        mantissa = (_eight_digits(digits) * _SCALE[nw]).sum(axis=0, dtype=np.uint64)
-        frac = np.where(points == 1, width - 1 - at, 0)
-        fast = good & (mantissa < _U(1 << 53)) & (frac <= 22)
-        block = np.where(fast, mantissa.astype(np.float64) / _POW10[np.minimum(frac, 22)],
-                         np.nan)
-        if _LONG:
-            wide = np.flatnonzero(good & ~fast & (frac <= 27))
-            if len(wide):
-                block[wide] = _wide_quotients(mantissa[wide], frac[wide])
-        np.negative(block, out=block, where=lead == 45)
-        out[lo:hi] = block
-    return out
-
-
-def _wide_quotients(mantissa: np.ndarray, frac: np.ndarray) -> np.ndarray:
-    """mantissa / 10**frac rounded to double through long double; NaN at a halfway point."""
-    exact = mantissa.astype(np.longdouble) / _POW10_LONG[frac]
-    value = exact.astype(np.float64)
-    back = value.astype(np.longdouble)
-    toward = np.nextafter(value, np.where(exact > back, np.inf, -np.inf))
-    halfway = (back + toward.astype(np.longdouble)) / 2  # exact: 54 bits at most
-    return np.where((exact != back) & (exact == halfway), np.nan, value)
-
-
 def _parse_scores(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Scores as float64, NaN where a token is not a number (and inf where it is one)."""
-    scores = _plain_decimals(buf, starts, ends)
-    slow = np.flatnonzero(np.isnan(scores))
-    if len(slow):
-        # Exponents, long mantissas, words: numpy's conversion (correctly rounded, as
-        # strtod), all at once, or token by token when one of them is not a number.
-        raw = _as_bytes(_field(buf, starts[slow], ends[slow]))
-        try:
-            scores[slow] = raw.astype(np.float64)
-        except ValueError:
-            for i, token in zip(slow.tolist(), raw.tolist()):
-                try:
-                    scores[i] = np.array([token]).astype(np.float64)[0]
-                except ValueError:
-                    scores[i] = np.nan
-    return scores
+    """Scores as float64 by numpy's conversion (correctly rounded, as strtod), all at once,
+    or token by token when one of them is not a number: NaN there (and inf where a token
+    is one)."""
+    raw = _as_bytes(_field(buf, starts, ends))
+    try:
+        return raw.astype(np.float64)
+    except ValueError:
+        scores = np.empty(len(raw))
+        for i, token in enumerate(raw.tolist()):
+            try:
+                scores[i] = np.array([token]).astype(np.float64)[0]
+            except ValueError:
+                scores[i] = np.nan
+        return scores
 
 
 # --------------------------------------------------------------------------- hashing
@@ -784,6 +592,8 @@ def parse_run(text, source: str) -> Run:
     return Run(**rows.finish(source, "appears"), scores=scores[:rows.n])
 
 
+# Measured (benchmarks/bench_mechanisms.py): with the file read into memory instead, evaluate
+# on 20,000 queries x 100 results took 1.24x the wall (and held a copy of the 164 MB run).
 def _map(path: str, what: str):
     """A file's bytes, memory-mapped when possible (no copy: the parser reads the page
     cache directly), else read. The map lives as long as the parse that uses it; like
@@ -807,13 +617,11 @@ def _map(path: str, what: str):
 
 
 def read_qrels(path: str) -> Qrels:
-    with held_heap():
-        return parse_qrels(_map(path, "qrels file"), str(path))
+    return parse_qrels(_map(path, "qrels file"), str(path))
 
 
 def read_run(path: str) -> Run:
-    with held_heap():
-        return parse_run(_map(path, "run file"), str(path))
+    return parse_run(_map(path, "run file"), str(path))
 
 
 def _require_utf8(data, source: str, why: str = "a run read by `ci-eval run` holds text ids") -> None:
@@ -852,8 +660,7 @@ def read_text_qrels_dict(path: str) -> tuple[dict[str, dict[str, int]], dict[str
     data = _map(path, "qrels file")
     _require_utf8(data, str(path), "a gold set holds text ids")
     text, repeats = _without_repeats(bytes(data).decode("utf-8"), str(path))
-    with held_heap():
-        return parse_qrels(text.encode("utf-8") if repeats else data, str(path)).as_dict(), repeats
+    return parse_qrels(text.encode("utf-8") if repeats else data, str(path)).as_dict(), repeats
 
 
 _TOKEN = re.compile(r"[^\x00-\x20]+")  # the splitter's tokens: bytes above 32 (see _split_general)

@@ -1,5 +1,5 @@
-"""`ci-eval compare` reading base and head at once (inputs/paired_read.py), end to end in a
-subprocess: a bad file gives the words and exit code a read one after the other gives."""
+"""`ci-eval compare` reading base and head (inputs/paired_read.py), end to end in a
+subprocess: a bad file gives the words and exit code reading that file alone gives."""
 
 from __future__ import annotations
 

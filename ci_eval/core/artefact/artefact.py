@@ -18,7 +18,7 @@ from ci_eval.core.artefact.run_head import Repeat, read_repeat
 from ci_eval.core.artefact.stage_records import RunStages, read_run_stages
 from ci_eval.core.gold.remap_record import RecordedRemap, read_recorded_remap
 from ci_eval.core.measure.metric_table import MetricTable
-from ci_eval.core.validate import fast_valid, schema_problems
+from ci_eval.core.validate import schema_problems, schema_valid
 from ci_eval.errors import InputError, InputErrors
 
 if TYPE_CHECKING:
@@ -155,18 +155,18 @@ _SHELLS: dict[int, dict] = {}
 
 
 def shell_valid(data: dict, schema: dict) -> bool:
-    """The artefact without its question rows, by the compiled check."""
+    """The artefact without its question rows, by jsonschema's check."""
     shell = _SHELLS.get(id(schema))
     if shell is None:
         rows = schema["properties"]["questions"]
         shell = {**schema, "properties": {**schema["properties"],
                                           "questions": {k: v for k, v in rows.items() if k != "items"}}}
         _SHELLS[id(schema)] = shell
-    return fast_valid(data, shell) is True
+    return schema_valid(data, shell)
 
 
 def _fast_valid_artefact(data: dict, schema: dict) -> bool:
-    """The artefact without its question rows by the compiled check, then the rows by the
+    """The artefact without its question rows by jsonschema's check, then the rows by the
     straight-line one: most of an artefact is its rows."""
     from ci_eval.core.artefact.artefact_rows import question_row_v2_valid, question_row_valid
 
