@@ -56,6 +56,7 @@ def run(args) -> int:
     import sys
 
     from ci_eval.errors import EXIT_GATE_FAILED, EXIT_OK, UsageError
+    from ci_eval.inputs.collector import collections_spaced
     from ci_eval.inputs.paired_read import read_pair
     from ci_eval.report import BaselineInfo, build_report, policy_from
 
@@ -70,10 +71,13 @@ def run(args) -> int:
     base, head = read_pair(None if args.no_base else paths[0], paths[-1])
     info = (BaselineInfo(kind="none", description="none was given (--no-base)")
             if args.no_base else BaselineInfo(kind="file", path=paths[0]))
-    report = build_report(base, head, policy, info, marker_suffix=args.marker,
-                          gate_source=source, gate_path=gate_path)
-    _write_outputs(args, report)
-    shown = report.json if args.format == "json" else report.markdown
+    # the report keeps what it builds (each listed change, its rows): collections spaced
+    # out, as for a run, rather than walking a growing heap every 700 containers
+    with collections_spaced():
+        report = build_report(base, head, policy, info, marker_suffix=args.marker,
+                              gate_source=source, gate_path=gate_path)
+        _write_outputs(args, report)
+        shown = report.json if args.format == "json" else report.markdown
     if source == NO_CONFIG:  # said once everything else was read: bad input stays one line
         print("ci-eval: no ci-eval.toml (or [tool.ci-eval] in pyproject.toml) here or above: "
               "the gate is the --min / --max-drop flags alone", file=sys.stderr)

@@ -26,19 +26,19 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-# Young objects between two collections while the python retriever's worker answers (the
-# default is 700). `run` and `compare` no longer space them out: measured at 100,000
-# questions it bought 1.06x wall on run and 1.16x on compare, under the 20 % bar
-# (docs/design.md, "Speed mechanisms, measured"); the worker's own use was not measured.
+# Young objects between two collections while a run streams its rows (the default is 700).
+# Measured at 100,000 questions against the tree without it (docs/design.md, "Speed
+# mechanisms, measured"): `run` 1.30x slower and `compare` 1.16x without it.
 RUN_THRESHOLD = 100_000
 
 
 @contextmanager
 def collections_spaced(young: int = RUN_THRESHOLD) -> Iterator[None]:
-    """The worker makes a few dozen short-lived containers a question (each result, its
-    pairs) and keeps none: they are freed once sent, and the cycle collector, run every 700
-    of them by default, finds nothing. Collections still happen, every ``young`` new
-    containers, so a cycle made by a retriever's code is still freed."""
+    """A run makes a few dozen short-lived containers a question (each result, its pairs,
+    its row) and keeps none: they are freed as soon as the row is written, and the cycle
+    collector, run every 700 of them by default, finds nothing (a seventh of a run's CPU
+    time at 100,000 questions). Collections still happen, every ``young`` new containers,
+    so a cycle made by a retriever's code is still freed."""
     old = gc.get_threshold()
     gc.set_threshold(young, *old[1:])
     try:

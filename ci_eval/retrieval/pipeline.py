@@ -123,6 +123,7 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
     from ci_eval.core.artefact.evaluation import evaluate_rows
     from ci_eval.core.artefact.run_columns import RunColumns
     from ci_eval.inputs.artefact_out import RunWritten, write_rows
+    from ci_eval.inputs.collector import collections_spaced
     from ci_eval.retrieval.progress import Progress
     from ci_eval.retrieval.sharding import open_cache, part_questions
     from ci_eval.retrieval.worker import discard_spare
@@ -164,7 +165,8 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
         return tail
 
     try:
-        size = write_rows(out, head, rows, columns, end, len(questions))
+        with collections_spaced():
+            size = write_rows(out, head, rows, columns, end, len(questions))
     finally:
         progress.close()
         discard_spare()  # a worker booted for questions the cache answered, or none
