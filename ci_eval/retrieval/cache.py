@@ -27,7 +27,6 @@ deleted when a run opens the cache, so a store kept between runs does not grow w
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -40,7 +39,7 @@ from pathlib import Path
 
 from ci_eval.core.artefact.results import DUPLICATES, ResultError, Retrieved, clean, clean_batch
 from ci_eval.errors import InputError
-from ci_eval.retrieval.cache_writer import LENGTH, TABLE, ids_json, score_bytes, wire
+from ci_eval.retrieval.cache_writer import LENGTH, TABLE, ids_json, keyed, score_bytes, wire
 from ci_eval.retrieval.query import Query
 
 FILE_NAME = "retrieval-cache.sqlite3"
@@ -48,7 +47,8 @@ MAX_AGE_DAYS = 30
 _DAY = 86_400.0
 _TABLE = TABLE  # named where the writer writes it
 _FLUSH_EVERY = 16_384  # answers handed to the writer at a time (sorted by key: the larger, the closer
-# together their pages; 16,384 entries are about 5 MB)
+# together their pages; 16,384 entries are about 5 MB; 4,096 cost more CPU than the shorter
+# wait for the last batch saved)
 _LOOKUP = 256  # entries read a query (``key IN (...)``): fewer round trips, memory bounded
 _DUPLICATE_NOTE = f" {DUPLICATES} (first occurrence kept)"
 # ``ids``: a JSON list; ``scores``: the doubles themselves, little-endian (exact, and read
@@ -85,8 +85,7 @@ def _open(path: Path, source: str) -> sqlite3.Connection:
 
 class RetrievalCache:
     def __init__(self, folder: str, retriever: dict, index_version: str | None, source: str = "cache", *,
-                 depth: int = 15, known_ids=None, now: Callable[[], float] = time.time,
-                 say: Callable[[str], None] | None = None):
+                 depth: int = 15, known_ids=None, say: Callable[[str], None] | None = None):
         if not index_version:
             # Without a version a re-indexed store would be answered from the old index.
             raise InputError("the retrieval cache needs an index version (a manifest with a "
@@ -94,11 +93,12 @@ class RetrievalCache:
         self.folder = Path(folder)
         self.path = self.folder / FILE_NAME
         self.index_version = index_version
-        self.depth, self.known_ids, self._now = depth, known_ids, now
+        self.depth, self.known_ids = depth, known_ids
         self._say = say or (lambda line: print(line, file=sys.stderr))
         config = json.dumps(retriever, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         # the question comes last, after two fixed parts that end in a NUL: one key per question
-        self._prefix = hashlib.sha256(f"{config}\0{index_version}\0".encode("utf-8", "surrogatepass"))
+        self._prefix = f"{config}\0{index_version}\0".encode("utf-8", "surrogatepass")
+        self.key = keyed(self._prefix)  # the writer keys what it writes by the same function
         self.hits = self.misses = self.unreadable = 0
         self.why: dict[str, int] = {}  # reason -> how many entries could not be used for it
         self.example: str | None = None  # the first such entry's details
@@ -107,14 +107,10 @@ class RetrievalCache:
         self._db = _open(self.path, source)
         self._db.execute(f"DELETE FROM {_TABLE} WHERE written < ? OR written > ?", self._fresh_window())
 
-    def _fresh_window(self) -> tuple[float, float]:
-        now = self._now()
+    @staticmethod
+    def _fresh_window() -> tuple[float, float]:
+        now = time.time()
         return now - MAX_AGE_DAYS * _DAY, now + _DAY
-
-    def key(self, question: str) -> bytes:
-        digest = self._prefix.copy()
-        digest.update(question.encode("utf-8", "surrogatepass"))
-        return digest.digest()
 
     def _rows(self, keys: list[bytes]) -> dict:
         """key -> (question, written, ids, scores, duplicates) of the entries among ``keys``."""
@@ -164,7 +160,7 @@ class RetrievalCache:
         if self.example is None and len(why.args) > 1:
             self.example = f"{query.id!r}: {why.args[1]}"[:200]
 
-    def put(self, query: Query, result: Retrieved, key: bytes | None = None) -> None:
+    def put(self, query: Query, result: Retrieved) -> None:
         if result.failed or result.stages or result.calls:
             # An entry holds the final list only: an answer that reports its stages or calls
             # is asked again, so the stage records never cover just the uncached questions.
@@ -172,8 +168,8 @@ class RetrievalCache:
         duplicates = 0
         if result.warnings:
             duplicates = next((int(w.split()[0]) for w in result.warnings if w.endswith(_DUPLICATE_NOTE)), 0)
-        self._pending.append((key or self.key(query.question), query.question, float(self._now()),
-                              ids_json(result.ids), score_bytes(result.scores), duplicates))
+        # the writer adds the key and the time (cache_writer.rows), off the run's thread
+        self._pending.append((query.question, ids_json(result.ids), score_bytes(result.scores), duplicates))
         if len(self._pending) >= _FLUSH_EVERY:
             self.flush()
 
@@ -181,7 +177,7 @@ class RetrievalCache:
         """Hand the answers gathered so far to the writer (one transaction)."""
         if self._pending:
             if self._writer is None:
-                self._writer = _Writer(self.path)
+                self._writer = _Writer(self.path, self._prefix)
             self._writer.send(self._pending)
             self._pending = []
 
@@ -206,17 +202,18 @@ class RetrievalCache:
         removed by another run meanwhile) is asked of the retriever with the others of its
         ``_LOOKUP`` that could not, in one more ``run`` call. The run holds none of the store:
         only each question's key (32 bytes) and whether it has an entry."""
-        keys = [self.key(q.question) for q in queries]
         window = self._fresh_window()
         present = bytearray(len(queries))
         empty = self._db.execute(f"SELECT 1 FROM {_TABLE} LIMIT 1").fetchone() is None
+        # keys to look up: none in an empty store (a first run), where only the writer keys
+        keys = [] if empty else [self.key(q.question) for q in queries]
         for start in range(0, len(queries) if not empty else 0, _LOOKUP):
             found = self._present(keys[start:start + _LOOKUP], window)
             for j, key in enumerate(keys[start:start + _LOOKUP], start):
                 present[j] = key in found
         misses = [q for q, hit in zip(queries, present) if not hit]
         if misses and self._writer is None:
-            self._writer = _Writer(self.path)  # it boots while the first answers come
+            self._writer = _Writer(self.path, self._prefix)  # it boots while the first answers come
         fresh = iter(run(misses)) if misses else iter(())
         try:
             for start in range(0, len(queries), _LOOKUP):
@@ -239,7 +236,7 @@ class RetrievalCache:
                         continue
                     qid, result = (q.id, answers[i]) if i in late else next(fresh)
                     self.misses += 1
-                    self.put(q, result, keys[i])
+                    self.put(q, result)
                     yield qid, result
         finally:
             self.close()
@@ -281,7 +278,7 @@ class _Writer:
     """Batches of answers written by a process of its own (retrieval/cache_writer.py says
     why not a thread), fed through a pipe: the run encodes a batch and goes on."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, prefix: bytes):
         from ci_eval.github.env import without_secrets
 
         self.error: str | None = None
@@ -291,16 +288,20 @@ class _Writer:
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=without_secrets(os.environ))
         except OSError as exc:
             self.proc, self.error = None, f"its writer could not start: {exc}"
+        self._frame(prefix)
 
-    def send(self, batch: list) -> None:
+    def _frame(self, payload: bytes) -> None:
         if self.error is not None or self.proc is None:
             return
-        payload = wire(batch)
         try:
             self.proc.stdin.write(LENGTH.pack(len(payload)))
             self.proc.stdin.write(payload)
         except OSError:
             self.error = "its writer stopped"
+
+    def send(self, batch: list) -> None:
+        if self.error is None:
+            self._frame(wire(batch))
 
     def finish(self) -> str | None:
         """Wait for every batch to be written; why writing stopped, if it did."""

@@ -8,10 +8,13 @@ side by side. Measured with an instant retriever, 100,000 questions, alternated
 (``python benchmarks/bench_cache.py --scale 100000 --repeat 3``): a first cached run took
 1.39x the wall time of an uncached one with a writer thread, WRITER_PROCESS_RATIO with this process.
 
-The wire: each batch is an 8-byte little-endian length, then a pickle of a list of rows
-(the table's columns in order, encoded by the run with ``ids_json`` and ``score_bytes``:
-sending the retriever's tuples to encode them here cost more to pickle than encoding
-them); end of input ends the work. Only the run that started this process writes to it. Before it exits
+The wire: frames, each an 8-byte little-endian length and that many bytes. The first is the
+key's prefix (the retriever's config and the index version, ``keyed``); each one after it a
+batch, a pickle of a list of (question, ids, scores, duplicates), ids and scores encoded by
+the run with ``ids_json`` and ``score_bytes`` (sending the retriever's tuples to encode them
+here cost more to pickle than encoding them); this process adds each answer's key and the
+time it was written. End of input ends the work. Only the run that started this process
+writes to it. Before it exits
 the process writes one line on its standard output: empty when every entry was written,
 else why writing stopped. It reads a batch while it inserts the one before, so the run is
 held up by a write to the pipe only when the writer is ``_AHEAD`` batches behind.
@@ -19,6 +22,7 @@ held up by a write to the pipe only when the writer is ``_AHEAD`` batches behind
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import pickle
@@ -82,6 +86,27 @@ def score_bytes(scores) -> bytes:
     return pack(*scores)
 
 
+def keyed(prefix: bytes):
+    """The key of a question under ``prefix``: sha256 over the prefix, then the question."""
+    start = hashlib.sha256(prefix)
+
+    def key(question: str) -> bytes:
+        digest = start.copy()
+        digest.update(question.encode("utf-8", "surrogatepass"))
+        return digest.digest()
+
+    return key
+
+
+def rows(key, batch: list) -> list[tuple]:
+    """A batch of (question, ids, scores, duplicates) as the table's rows, in key order (the
+    inserts then walk the table's pages in order: half the time of question order, whose
+    keys are scattered)."""
+    written = time.time()
+    return sorted((key(question), question, written, ids, scores, duplicates)
+                  for question, ids, scores, duplicates in batch)
+
+
 def insert(db: sqlite3.Connection, batch: list) -> None:
     whole = len(batch) - len(batch) % ROWS
     db.executemany(_INSERT_ROWS, (tuple(chain.from_iterable(batch[start:start + ROWS]))
@@ -95,15 +120,25 @@ def _read_exactly(stream, size: int) -> bytes | None:
     return data if data is not None and len(data) == size else None
 
 
+def _frames(stream):
+    """Each whole frame on ``stream``; a frame cut off (the run stopped mid-way) ends them."""
+    while (head := _read_exactly(stream, LENGTH.size)) is not None:
+        body = _read_exactly(stream, LENGTH.unpack(head)[0])
+        if body is None:
+            return
+        yield body
+
+
 def _batches(stream, into: queue.Queue) -> None:
-    """Each batch on ``stream`` put on ``into``, then None (also for a cut-off batch: the
-    run stopped mid-way, and what came whole is still written)."""
+    """The key's prefix, then each batch on ``stream`` as rows, put on ``into``, then None
+    (what came whole is still written)."""
     try:
-        while (head := _read_exactly(stream, LENGTH.size)) is not None:
-            body = _read_exactly(stream, LENGTH.unpack(head)[0])
-            if body is None:
-                break
-            into.put(pickle.loads(body))
+        frames = _frames(stream)
+        prefix = next(frames, None)
+        if prefix is not None:
+            key = keyed(prefix)
+            for body in frames:
+                into.put(rows(key, pickle.loads(body)))
     finally:
         into.put(None)
 
@@ -123,9 +158,6 @@ def write_all(path: str, batches: queue.Queue) -> str:
             if not in_transaction:
                 db.execute("BEGIN")
                 open_since = time.monotonic()
-            # in key order: the inserts then walk the table's pages in order (half the
-            # time of inserting in question order, whose keys are scattered)
-            batch.sort()
             insert(db, batch)
             in_transaction += len(batch)
             if in_transaction >= _COMMIT_EVERY or time.monotonic() - open_since >= _COMMIT_SECONDS:
