@@ -27,7 +27,7 @@ def _store(tmp_path: Path) -> Path:
     return path
 
 
-PREFIX = '{"type":"python"}\0idx-2\0'.encode()
+PREFIX = b'{"type":"python"}\0idx-2\0'
 
 
 def _answer(i: int) -> tuple:
