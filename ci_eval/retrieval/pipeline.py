@@ -170,6 +170,8 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
     finally:
         progress.close()
         discard_spare()  # a worker booted for questions the cache answered, or none
+        if cache is not None:
+            cache.close()  # its writer ended while the artefact was written (RetrievalCache.hand_over)
     return RunWritten(str(out), {**head, **tail}, columns, size)
 
 
