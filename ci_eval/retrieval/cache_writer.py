@@ -4,9 +4,10 @@ standard input and inserts them into the store (retrieval/cache.py hands them ov
 Why a process and not a thread of the run's: SQLite lets go of the interpreter lock while
 it inserts, but a thread must take the lock back to bind every statement's values, and the
 run's own thread holds it almost all the time, so the two took turns rather than running
-side by side. Measured with an instant retriever, 100,000 questions, alternated
-(``python benchmarks/bench_cache.py --scale 100000 --repeat 3``): a first cached run took
-1.39x the wall time of an uncached one with a writer thread, WRITER_PROCESS_RATIO with this process.
+side by side. Measured with an instant retriever at 100,000 questions, alternated: a first
+cached run took 1.38 to 1.41x the wall time of an uncached one with a writer thread (014dc10),
+1.16 to 1.20x with this process (``python benchmarks/bench_cache.py --scale 100000 --repeat 5``
+and the same runs against 014dc10, load 1 to 2 on two cores).
 
 The wire: frames, each an 8-byte little-endian length and that many bytes. The first is the
 key's prefix (the retriever's config and the index version, ``keyed``); each one after it a
