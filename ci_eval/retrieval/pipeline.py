@@ -126,7 +126,6 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
     from ci_eval.inputs.collector import collections_spaced
     from ci_eval.retrieval.progress import Progress
     from ci_eval.retrieval.sharding import open_cache, part_questions
-    from ci_eval.retrieval.worker import discard_spare
 
     cfg = inputs.config
     positions, questions = part_questions(inputs.gold.questions, shard)
@@ -168,11 +167,20 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
         with collections_spaced():
             size = write_rows(out, head, rows, columns, end, len(questions))
     finally:
-        progress.close()
-        discard_spare()  # a worker booted for questions the cache answered, or none
-        if cache is not None:
-            cache.close()  # its writer ended while the artefact was written (RetrievalCache.hand_over)
+        _closed(progress, cache)
     return RunWritten(str(out), {**head, **tail}, columns, size)
+
+
+def _closed(progress, cache) -> None:
+    """What a run closes however it ends: its bar, a worker booted for questions the cache
+    answered (or none), and the cache, whose writer ended while the artefact was written
+    (RetrievalCache.hand_over)."""
+    from ci_eval.retrieval.worker import discard_spare
+
+    progress.close()
+    discard_spare()
+    if cache is not None:
+        cache.close()
 
 
 def repeating(inputs: Inputs, questions, rows, passes, show_progress: bool):
