@@ -10,8 +10,9 @@ version.
 One SQLite file in the cache folder (``retrieval-cache.sqlite3``, standard library, WAL
 journal), an entry a row keyed by that hash: a run reads one entry per question when it
 needs it, never the whole store, and its answers are written by a process of its own
-(retrieval/cache_writer.py) a few large transactions a run (no fsync per answer), so a folder the CI caches between runs can be restored, grown and
-saved, and shards on one machine can share it.
+(retrieval/cache_writer.py), a few large transactions a run (no fsync per answer), so a
+folder the CI caches between runs can be restored, grown and saved, and shards on one
+machine can share it.
 
 An entry is an answer the retriever gave, and it is held to what a live answer is held to:
 it passes the same cleaning (core/artefact/results.clean: string ids, finite numeric scores, no
