@@ -140,6 +140,8 @@ def _batches(stream, into: queue.Queue) -> None:
             key = keyed(prefix)
             for body in frames:
                 into.put(rows(key, pickle.loads(body)))
+    except Exception as exc:  # a batch that cannot be read: said by write_all, never dropped silently
+        into.put(exc)
     finally:
         into.put(None)
 
@@ -151,6 +153,9 @@ def write_all(path: str, batches: queue.Queue) -> str:
     while (batch := batches.get()) is not None:
         if error:
             continue  # drained, so the run never waits on a writer that gave up
+        if isinstance(batch, Exception):
+            error = f"a batch could not be read ({type(batch).__name__}: {batch})"
+            continue
         try:
             if db is None:
                 db = sqlite3.connect(path, timeout=60, isolation_level=None)

@@ -128,3 +128,14 @@ def test_the_writer_has_no_token_and_reads_nothing_from_the_working_folder(tmp_p
     assert writer.finish() is None
     assert b"ghs_secret_value" not in environ
     assert _rows(path) == [_stored(3)]
+
+
+def test_a_batch_that_cannot_be_read_is_said_and_its_transaction_left_unwritten(tmp_path):
+    path = _store(tmp_path)
+    good = cache_writer.wire([_entry(1)])
+    frames = b"".join(cache_writer.LENGTH.pack(len(body)) + body for body in (PREFIX, good, b"not a pickle"))
+    done = subprocess.run([sys.executable, "-c", "import sys; from ci_eval.retrieval.cache_writer import main; "
+                           "main(sys.argv[1])", str(path)], input=frames, capture_output=True, check=True)
+    assert done.stdout.startswith(b"a batch could not be read (UnpicklingError")
+    # as with any failed batch, the open transaction is not committed: asked again next time
+    assert _rows(path) == []
