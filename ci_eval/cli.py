@@ -9,6 +9,7 @@ import sys
 from typing import NoReturn
 
 from ci_eval import __version__
+from ci_eval.blas_threads import one_thread_here
 from ci_eval.core.text import one_line
 from ci_eval.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, CiEvalError, InputErrors
 
@@ -60,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     point, ``python -m ci_eval``) it does not return: the process ends with that code."""
     if argv is not None:
         return _run(argv)
+    one_thread_here()  # the process is ci-eval's: numpy's BLAS on one thread (blas_threads.py)
     try:
         code = _run(sys.argv[1:])
     except SystemExit as exc:  # argparse's --help; nothing of the user's reaches here unguarded

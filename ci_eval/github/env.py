@@ -11,6 +11,7 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ci_eval.blas_threads import as_the_user_set
 from ci_eval.core.sticky import COMMENT_MODES
 from ci_eval.errors import InputError
 from ci_eval.inputs.files import atomic_append, decode, parse_json, read_bytes
@@ -110,8 +111,9 @@ def is_secret(name: str) -> bool:
 
 
 def without_secrets(environ: Mapping[str, str]) -> dict[str, str]:
-    """``environ`` without the token and the ``INPUT_*`` values (a command retriever's)."""
-    return {k: v for k, v in environ.items() if not is_secret(k)}
+    """``environ`` for a process ci-eval starts (a retriever's): without the token and the
+    ``INPUT_*`` values, and as the user set it (ci_eval/blas_threads.py)."""
+    return {k: v for k, v in as_the_user_set(environ).items() if not is_secret(k)}
 
 
 def withdraw_secrets(environ) -> None:

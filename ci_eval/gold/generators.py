@@ -7,6 +7,7 @@ from __future__ import annotations
 import email.utils
 import hashlib
 import json
+import os
 import shlex
 import subprocess
 import time
@@ -16,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 from ci_eval.core.gold.generation import Source
 from ci_eval.errors import InputError
+from ci_eval.github.env import without_secrets
 from ci_eval.inputs.files import atomic_append
 
 RETRIED = (429, 500, 502, 503, 504)
@@ -140,7 +142,8 @@ class CommandGenerator:
         errors ("the generator"), ``option`` is their place."""
         feed = "".join(json.dumps(line) + "\n" for line in lines)
         try:
-            done = subprocess.run(self.argv, input=feed, capture_output=True, text=True, timeout=self.timeout)
+            done = subprocess.run(self.argv, input=feed, capture_output=True, text=True, timeout=self.timeout,
+                                  env=without_secrets(os.environ))
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise InputError(f"{what} did not run: {exc}", option) from None
         if done.returncode != 0:
