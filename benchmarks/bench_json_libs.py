@@ -11,8 +11,8 @@ reranker's probabilities, whose tail reaches below 1e-4), and `ci-eval run` writ
 and a head artefact with the project's own writer (the head's retriever differs on a tenth
 of the questions). Generating them is timed once, not compared.
 
-Reading the head artefact, wall and CPU seconds, the collector paused as ci-eval's reader
-pauses it:
+Reading the head artefact, wall and CPU seconds, the cycle collector paused alike for every
+reader:
 
 - ``ci-eval read_run``: inputs/artefact_file.read_run, what `compare` reads each artefact
   with (every schema and meaning check, typed into columns; each piece of rows decoded by
@@ -165,8 +165,8 @@ READERS = {"ci-eval read_run": _read_ci_eval, "json.loads": _read_json, "orjson.
 
 
 def _timed(call, *args) -> tuple[float, float]:
-    """(wall, CPU) seconds of ``call(*args)``, the collector paused as ci-eval's reader pauses
-    it, children's CPU counted (read_pair forks); the result freed outside the timing."""
+    """(wall, CPU) seconds of ``call(*args)``, the cycle collector paused alike for every reader,
+    children's CPU counted (read_pair forks); the result freed outside the timing."""
     gc.collect()
     gc.disable()
     try:

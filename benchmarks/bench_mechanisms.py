@@ -9,14 +9,13 @@ monkeypatch made in that process before the command runs (the code path the prog
 when the mechanism cannot be used). The variants take turns, ``--repeat`` rounds, so a busy
 machine slows them alike; the figures are medians of wall and CPU seconds (the process and
 its children), and the ratio off / on: above 1.0 the mechanism buys that much. Nothing here
-asserts a time. The commands and the mechanisms each one reaches:
+asserts a time. The commands and the mechanisms each one reaches (every command: numpy's
+OpenBLAS on one thread, ci_eval/blas_threads.py):
 
 - ``action`` at ``--small`` and ``--questions`` questions (loopback GitHub, a stored
-  baseline): the collector paused while reading, the gold questions checked by hand.
+  baseline): the gold questions checked by hand.
 - ``run`` at ``--questions``: the same.
-- ``compare`` at ``--questions`` (markdown, ``--json-out``, ``--summary-out``): the
-  collector paused, and the artefact rows checked by blocks (core/artefact/row_blocks.py,
-  shown for reference: its replacement is another change's).
+- ``compare`` at ``--questions`` (markdown, ``--json-out``, ``--summary-out``).
 - ``evaluate`` on 20,000 queries x 100 results: the TREC parser's plain-layout splitter and
   its memory map of the file.
 
@@ -54,20 +53,20 @@ OFF = {
     # the TREC parser's fast paths, each with the general path it steps aside to
     "plain splitter": "import ci_eval.trec.parse as m; m._split_plain = lambda chunk, k, wanted: None",
     "memory map": "import ci_eval.trec.parse as m; m._map = lambda path, what: m._read(path, what)",
-    "collector paused": ("import contextlib, ci_eval.inputs.collector as m; "
-                         "m.collector_paused = contextlib.nullcontext"),
+    # numpy's OpenBLAS with its thread per core, as before ci_eval/blas_threads.py
+    "blas threads": "import ci_eval.cli as m; m.one_thread_here = lambda: None",
     # each gold question held to jsonschema's verdict (its validator built once)
     "gold checked by hand": ("import ci_eval.core.gold.goldset as m; from ci_eval.schemas import load; "
                              "from jsonschema import Draft202012Validator as V; s = load('goldset'); "
                              "m._question_valid = V({'$defs': s['$defs'], '$ref': '#/$defs/question'}).is_valid"),
 }
 REACHES = {
-    "action": ("collector paused", "gold checked by hand"),
-    "run": ("collector paused", "gold checked by hand"),
-    "compare": ("collector paused",),
-    "evaluate": ("plain splitter", "memory map"),
+    "action": ("blas threads", "gold checked by hand"),
+    "run": ("blas threads", "gold checked by hand"),
+    "compare": ("blas threads",),
+    "evaluate": ("blas threads", "plain splitter", "memory map"),
 }
-_FILES = {"plain splitter": "trec/parse.py", "memory map": "trec/parse.py", "collector paused": "inputs/collector.py",
+_FILES = {"blas threads": "blas_threads.py", "plain splitter": "trec/parse.py", "memory map": "trec/parse.py",
           "gold checked by hand": "core/gold/goldset.py"}
 
 

@@ -37,7 +37,6 @@ from ci_eval.core.artefact.question_columns import QuestionColumns, Questions
 from ci_eval.core.artefact.row_blocks import row_finite  # noqa: F401 (merge's part reader)
 from ci_eval.core.measure.metric_table import MetricTable
 from ci_eval.errors import InputError
-from ci_eval.inputs.collector import collector_paused
 from ci_eval.inputs.files import SURROGATE_ESCAPE, decode, parse_json, read_blocks, read_bytes
 from ci_eval.inputs.loaders import MAX_ARTEFACT_BYTES, _checked_artefact
 from ci_eval.inputs.typed_rows import decoded_block
@@ -58,19 +57,17 @@ def read_run(path: str | os.PathLike, top: int = 0, max_bytes: int = MAX_ARTEFAC
     strings this one uses too (base and head name mostly the same ids)."""
     source = str(path)
     strings = shared.columns.strings if shared is not None else None
-    with collector_paused():
-        fast = _by_lines(read_blocks(path, "run artefact", max_bytes), source, top, strings)
-        if fast is not None:
-            return fast
-        return _full_parse(read_bytes(path, "run artefact", max_bytes), source, top)
+    fast = _by_lines(read_blocks(path, "run artefact", max_bytes), source, top, strings)
+    if fast is not None:
+        return fast
+    return _full_parse(read_bytes(path, "run artefact", max_bytes), source, top)
 
 
 def run_from_bytes(raw: bytes, source: str, top: int = 0) -> Artefact:
     if len(raw) > MAX_ARTEFACT_BYTES:
         raise InputError(f"run artefact is over the {MAX_ARTEFACT_BYTES:,}-byte limit", source)
-    with collector_paused():
-        fast = _by_lines(raw, source, top)
-        return fast if fast is not None else _full_parse(raw, source, top)
+    fast = _by_lines(raw, source, top)
+    return fast if fast is not None else _full_parse(raw, source, top)
 
 
 def _full_parse(raw: bytes, source: str, top: int) -> Artefact:

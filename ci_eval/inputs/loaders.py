@@ -101,23 +101,18 @@ def load_gold_set(path: str):
     """The gold set and the sha256 of its bytes (which pins it in the artefact): read a
     question at a time, or whole when the streamed reading finds a problem to word."""
     from ci_eval.core.gold.goldset import GoldSetBuilder, content_hash, parse_gold_set
-    from ci_eval.inputs.collector import collector_paused
     from ci_eval.inputs.files import read_blocks
     from ci_eval.inputs.json_stream import GiveUp, stream_object
 
     builder = GoldSetBuilder()
-    # the questions live as long as the run: the cycle collector need not walk them while
-    # they are built, nor again at each later collection of the run (a tenth to a fifth of
-    # the load's CPU time, and as much of what the run allocates later)
-    with collector_paused():
-        try:
-            head, sha = stream_object(read_blocks(path, "gold set"), "questions", builder.add)
-        except GiveUp:
-            pass
-        else:
-            gold = builder.finish(head)
-            if gold is not None:
-                return gold, sha
+    try:
+        head, sha = stream_object(read_blocks(path, "gold set"), "questions", builder.add)
+    except GiveUp:
+        pass
+    else:
+        gold = builder.finish(head)
+        if gold is not None:
+            return gold, sha
     del builder
     data, raw = read_json(path, "gold set")
     sha = content_hash(raw)
