@@ -112,9 +112,8 @@ class BM25Index:
         tfs: list[Counter[str]] = []
         lengths = np.zeros(n, dtype=np.float64)
         for i, (_, title, text) in enumerate(docs):
-            body = Counter(self._tokens(text))
-            tf: Counter[str] = Counter({t: float(c) for t, c in body.items()})
-            length = float(sum(body.values()))
+            tf = Counter(self._tokens(text))  # counts; with a title, plus w * its counts
+            length = float(sum(tf.values()))
             if p.title_boost:
                 head = Counter(self._tokens(title))
                 for t, c in head.items():
@@ -125,23 +124,31 @@ class BM25Index:
         self.doc_lengths = lengths
         self.avgdl = float(lengths.mean()) if n and lengths.sum() > 0 else 1.0
 
-        # Gather postings in document order so each term's arrays are sorted by doc index.
-        gathered: dict[str, tuple[list[int], list[float]]] = {}
-        for i, tf in enumerate(tfs):
-            for term in sorted(tf):
-                docs_of, tf_of = gathered.setdefault(term, ([], []))
-                docs_of.append(i)
-                tf_of.append(tf[term])
+        # Every (document, term) pair once, then ordered by term and, within a term, by
+        # document: each term's postings are slices of two flat arrays. (Built with a list
+        # per term, appended to pair by pair, the sweep benchmark's 4-gram index of 18,891
+        # Vaswani chunks took 2.2 s; this way, 1.3 s, with the same arrays to the bit.)
+        vocab: dict[str, int] = {}
+        pair_term: list[int] = []
+        pair_tf: list[float] = []
+        per_doc = np.fromiter((len(tf) for tf in tfs), dtype=np.intp, count=n)
+        for tf in tfs:
+            pair_term += [vocab.setdefault(term, len(vocab)) for term in tf]
+            pair_tf += tf.values()
+        terms = np.asarray(pair_term, dtype=np.intp)
+        pair_doc = np.repeat(np.arange(n, dtype=np.intp), per_doc)
+        order = np.lexsort((pair_doc, terms))
+        pair_doc, tf_arr = pair_doc[order], np.asarray(pair_tf, dtype=np.float64)[order]
+        df = np.bincount(terms, minlength=len(vocab))
+        ends = np.cumsum(df)
         norm = p.k1 * (1.0 - p.b + p.b * lengths / self.avgdl)
-        self.idf: dict[str, float] = {}
-        self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        for term, (docs_of, tf_of) in gathered.items():
-            idx = np.asarray(docs_of, dtype=np.intp)
-            tf_arr = np.asarray(tf_of, dtype=np.float64)
-            df = len(docs_of)
-            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-            self.idf[term] = idf
-            self.postings[term] = (idx, idf * tf_arr * (p.k1 + 1.0) / (tf_arr + norm[idx]))
+        # math.log per term, as the formula above is written (np.log may differ in the last bit)
+        self.idf: dict[str, float] = {term: math.log(1.0 + (n - int(df[t]) + 0.5) / (int(df[t]) + 0.5))
+                                      for term, t in vocab.items()}
+        pair_idf = np.repeat(np.fromiter(self.idf.values(), dtype=np.float64, count=len(vocab)), df)
+        contrib = pair_idf * tf_arr * (p.k1 + 1.0) / (tf_arr + norm[pair_doc])
+        self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {
+            term: (pair_doc[ends[t] - df[t]:ends[t]], contrib[ends[t] - df[t]:ends[t]]) for term, t in vocab.items()}
         # Ties broken by id descending, the order the evaluation itself uses; precomputing
         # each id's rank in that order turns the tie-break into one integer key.
         order = sorted(range(n), key=lambda i: self.ids[i].encode("utf-8"), reverse=True)
