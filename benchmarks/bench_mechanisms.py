@@ -1,7 +1,7 @@
 """What each mechanism that exists only for speed buys on a command a user runs.
 
-    python benchmarks/bench_mechanisms.py [--questions 100000] [--small 1000] [--repeat 3]
-                                          [--only action,run,compare,evaluate] [--mechanisms A,B] [--json FILE]
+    python benchmarks/bench_mechanisms.py [--questions 100000] [--small 1000] [--repeat 3] [--busy N]
+                                          [--only check,action,run,compare,evaluate] [--mechanisms A,B] [--json FILE]
 
 Each command is a whole ``ci-eval`` process on a project shaped like a user's
 (benchmarks/user_shaped.py): once as it is, and once with one mechanism switched off by a
@@ -10,8 +10,10 @@ when the mechanism cannot be used). The variants take turns, ``--repeat`` rounds
 machine slows them alike; the figures are medians of wall and CPU seconds (the process and
 its children), and the ratio off / on: above 1.0 the mechanism buys that much. Nothing here
 asserts a time. The commands and the mechanisms each one reaches (every command: numpy's
-OpenBLAS on one thread, ci_eval/blas_threads.py):
+OpenBLAS on one thread, ci_eval/blas_threads.py; all but ``evaluate``: the small schema
+checker, core/validate.py):
 
+- ``check`` at ``--small`` questions: a small command, where start-up is most of the time.
 - ``action`` at ``--small`` and ``--questions`` questions (loopback GitHub, a stored
   baseline): the gold questions checked by hand.
 - ``run`` at ``--questions``: the same.
@@ -27,6 +29,7 @@ taken on it, beside the CPU ratio.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -55,18 +58,21 @@ OFF = {
     "memory map": "import ci_eval.trec.parse as m; m._map = lambda path, what: m._read(path, what)",
     # numpy's OpenBLAS with its thread per core, as before ci_eval/blas_threads.py
     "blas threads": "import ci_eval.cli as m; m.one_thread_here = lambda: None",
+    # every document's verdict from jsonschema (imported at each start)
+    "small schema checker": "import ci_eval.core.validate as m; m.fast_valid = lambda instance, schema: None",
     # each gold question held to jsonschema's verdict (its validator built once)
     "gold checked by hand": ("import ci_eval.core.gold.goldset as m; from ci_eval.schemas import load; "
                              "from jsonschema import Draft202012Validator as V; s = load('goldset'); "
                              "m._question_valid = V({'$defs': s['$defs'], '$ref': '#/$defs/question'}).is_valid"),
 }
 REACHES = {
-    "action": ("blas threads", "gold checked by hand"),
-    "run": ("blas threads", "gold checked by hand"),
-    "compare": ("blas threads",),
+    "check": ("blas threads", "small schema checker"),
+    "action": ("blas threads", "small schema checker", "gold checked by hand"),
+    "run": ("blas threads", "small schema checker", "gold checked by hand"),
+    "compare": ("blas threads", "small schema checker"),
     "evaluate": ("blas threads", "plain splitter", "memory map"),
 }
-_FILES = {"blas threads": "blas_threads.py", "plain splitter": "trec/parse.py", "memory map": "trec/parse.py",
+_FILES = {"blas threads": "blas_threads.py", "small schema checker": "core/validate.py", "plain splitter": "trec/parse.py", "memory map": "trec/parse.py",
           "gold checked by hand": "core/gold/goldset.py"}
 
 
@@ -142,6 +148,27 @@ def bench_compare(folder: Path, base: Path, head: Path, repeat: int) -> list[dic
         _argv(patch, ["compare", str(base), str(head), *outs]), folder, env), repeat)
 
 
+def bench_check(folder: Path, questions: int, repeat: int) -> list[dict]:
+    folder.mkdir(parents=True, exist_ok=True)
+    user_shaped.write_project(folder, questions)
+    env = user_shaped.environment(folder, ROOT, "head")
+    return _alternated(f"check {questions:,}", _variants("check"), lambda i, patch: _timed(
+        _argv(patch, ["check"]), folder, env), repeat)
+
+
+@contextlib.contextmanager
+def busy(cores: int):
+    """``cores`` processes that spin for as long as the measurements last: a runner whose
+    other steps, or the retriever, keep its cores busy."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cores)]
+    try:
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+
+
 def bench_evaluate(folder: Path, repeat: int) -> list[dict]:
     folder.mkdir(parents=True, exist_ok=True)
     qrels, run = user_shaped.write_trec(folder, 20_000, 100)
@@ -182,9 +209,11 @@ def bench_action(folder: Path, questions: int, repeat: int) -> list[dict]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=100_000)
-    parser.add_argument("--small", type=int, default=1_000, help="0: no small action")
+    parser.add_argument("--small", type=int, default=1_000, help="0: no small check or action")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--only", default="action,run,compare,evaluate")
+    parser.add_argument("--only", default="check,action,run,compare,evaluate")
+    parser.add_argument("--busy", type=int, default=0, metavar="N",
+                        help="N spinning processes beside the measurements (default 0)")
     parser.add_argument("--mechanisms", help="only these, comma-separated (default: every one present)")
     parser.add_argument("--json", help="also write the rows here")
     args = parser.parse_args(argv)
@@ -196,8 +225,10 @@ def main(argv=None) -> int:
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "ci_eval")], check=True)
     print(f"load average at start: {os.getloadavg()}", flush=True)
     rows: list[dict] = []
-    with tempfile.TemporaryDirectory(prefix="ci-eval-mechanisms-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="ci-eval-mechanisms-") as tmp, busy(args.busy):
         tmp = Path(tmp)
+        if "check" in only and args.small:
+            rows += bench_check(tmp / "check", args.small, args.repeat)
         if "action" in only:
             if args.small:
                 rows += bench_action(tmp / "action-small", args.small, args.repeat)

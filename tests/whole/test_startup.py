@@ -59,3 +59,34 @@ def test_a_comparison_does_not_load_numpy_ma(tmp_path):
                          cwd=tmp_path)  # no ci-eval.toml of the checkout's
     # numpy.random is there: the bootstrap ran, and numpy.ma was not needed for it
     assert json.loads(out.stdout.strip().splitlines()[-1]) == ["numpy.random"]
+
+
+@pytest.mark.parametrize("argv", [("check",), ("run", "--quiet", "--out", "out.json"), ("compare", "base.json", "head.json")],
+                         ids=" ".join)
+def test_valid_input_is_checked_without_importing_jsonschema(tmp_path, argv):
+    # jsonschema's import is a third of a small command's start-up; it words the problems of
+    # a document the small checker refuses (core/validate.py), and is not needed otherwise.
+    import shutil
+
+    from suite_paths import REPO_ROOT
+
+    shutil.copytree(REPO_ROOT / "tests" / "bad_inputs" / "_project", tmp_path / "p")
+    probe = _PROBE.replace("HEAVY = ", "HEAVY = ('jsonschema',) or ")
+    out = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, check=True,
+                         cwd=tmp_path / "p")
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+    assert (tmp_path / "p" / "out.json").is_file() or argv[0] != "run"
+
+
+def test_the_probe_sees_jsonschema_where_a_config_is_refused(tmp_path):
+    import shutil
+
+    from suite_paths import REPO_ROOT
+
+    shutil.copytree(REPO_ROOT / "tests" / "bad_inputs" / "_project", tmp_path / "p")
+    (tmp_path / "p" / "ci-eval.toml").write_text('gold_set = "gold.json"\nk = "two"\n[retriever]\ntype = "run-file"\n'
+                                                'path = "run.jsonl"\n')
+    probe = _PROBE.replace("HEAVY = ", "HEAVY = ('jsonschema',) or ")
+    out = subprocess.run([sys.executable, "-c", probe, "check"], capture_output=True, text=True, check=True,
+                         cwd=tmp_path / "p")
+    assert "jsonschema" in json.loads(out.stdout.strip().splitlines()[-1])
