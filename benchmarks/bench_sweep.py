@@ -183,11 +183,10 @@ def sweep(folder: Path, paths: list[Path], fmt: str = "markdown") -> subprocess.
 
 def _compare(folder: Path, base: str, head: str) -> dict:
     """`ci-eval compare`'s JSON report, and the PR comment it would post under "comment"."""
-    def compare(fmt: str) -> str:
-        return _ok(cli("compare", base, head, "--no-config", "--max-drop", "mrr=0.05", "--format", fmt,
-                       cwd=folder), 0, 1).stdout
-
-    return {**json.loads(compare("json")), "comment": compare("markdown")}
+    report = folder / f"report-{Path(head).stem}.json"
+    comment = _ok(cli("compare", base, head, "--no-config", "--max-drop", "mrr=0.05", "--json-out", report.name,
+                      cwd=folder), 0, 1).stdout
+    return {**json.loads(report.read_text(encoding="utf-8")), "comment": comment}
 
 
 def rechunk_prs(c: Collection, folder: Path) -> dict:

@@ -78,10 +78,16 @@ JSONISH = st.recursive(
 )
 
 
+_JSONSCHEMA: dict[int, tuple] = {}
+
+
 def _valid_by_jsonschema(doc, schema) -> bool:
     from jsonschema import Draft202012Validator
 
-    return Draft202012Validator(schema).is_valid(doc)
+    held = _JSONSCHEMA.get(id(schema))
+    if held is None:  # built once a schema, the schema kept so its id is not reused
+        held = _JSONSCHEMA[id(schema)] = (schema, Draft202012Validator(schema))
+    return held[1].is_valid(doc)
 
 
 def _mutations(doc):
@@ -127,8 +133,12 @@ def _configs() -> list[dict]:
 def test_the_small_checker_agrees_on_mutations_of_real_documents(tmp_path):
     from run_files import demo_base
 
-    art = demo_base(tmp_path)  # as a stored baseline reads, each question an object
+    # as a stored baseline reads, each question an object; three questions of each document
+    # hold every shape a mutation reaches, and jsonschema walks each mutated document whole
+    art = demo_base(tmp_path)
+    art = {**art, "questions": art["questions"][:3]}
     gold = json.loads((PACKAGE / "demo" / "gold.json").read_text())
+    gold = {**gold, "questions": gold["questions"][:3]}
     configs = _configs()
     assert len(configs) > 5
     checked = 0
