@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import compileall
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,12 +12,17 @@ from suite_paths import PACKAGE, SHARED
 
 
 def pytest_configure(config):
-    # The suite starts ci-eval about a thousand times. Where PYTHONDONTWRITEBYTECODE is set
-    # (container images often set it), no process keeps what it compiles, so
-    # each would compile ci-eval's modules from source again: `run` on a small project took
-    # 257 ms of CPU against 166 ms, about 40 s of the suite's wall time on two cores. They
-    # are compiled once, before the workers start, as pip compiles a package it installs.
+    # The suite starts Python about two thousand times (ci-eval, retrievers, helpers). Where
+    # PYTHONDONTWRITEBYTECODE is set (container images often set it) no process keeps what it
+    # compiles, so each compiled every module it imported from source again: `run` on a small
+    # project took 257 ms of CPU against 166 ms. The suite's processes write bytecode as
+    # Python does by default, each module compiled once, when it is first imported (the
+    # install compiles nothing ahead: most installed modules are never imported here), and
+    # ci_eval is compiled before the workers start. A test that must leave a folder
+    # untouched sets the variable for its own processes (tests/whole/test_bad_inputs.py).
     if not hasattr(config, "workerinput"):  # the controller, or a run without workers
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        sys.dont_write_bytecode = False
         compileall.compile_dir(PACKAGE, quiet=1)
 
 
