@@ -7,10 +7,10 @@ ci-eval does no matrix work that a thread would speed up (its one floating-point
 `gold mine`'s clustering of question vectors, is a few milliseconds), so its own process asks
 OpenBLAS for one thread.
 
-Measured without it, alternated (docs/design.md, "Speed mechanisms, measured"): a small
-``check`` or ``run`` takes 1.33x and 1.47x the CPU and, with both cores busy, ``check`` 1.26x
-the wall; at 100,000 questions it is under 2 % (``benchmarks/bench_mechanisms.py``). The test
-suite, which starts ci-eval about a thousand times, is where it shows most.
+Measured without it, alternated (``benchmarks/bench_mechanisms.py``; docs/design.md, "Speed
+mechanisms, measured"): ``check`` takes 1.57x the CPU on an idle machine and, with both cores
+busy, 1.15x the wall; at 100,000 questions it is under 2 %. The test suite, which starts
+ci-eval about a thousand times, is where it shows most.
 
 The retriever and every other process ci-eval starts get the environment as the user set
 it (``without_secrets`` applies ``as_the_user_set``); a value the user set is kept everywhere.
