@@ -15,9 +15,9 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
 
+from ci_eval.blas_threads import as_the_user_set
 from ci_eval.core.gold.generation import Source
 from ci_eval.errors import InputError
-from ci_eval.github.env import without_secrets
 from ci_eval.inputs.files import atomic_append
 
 RETRIED = (429, 500, 502, 503, 504)
@@ -143,7 +143,7 @@ class CommandGenerator:
         feed = "".join(json.dumps(line) + "\n" for line in lines)
         try:
             done = subprocess.run(self.argv, input=feed, capture_output=True, text=True, timeout=self.timeout,
-                                  env=without_secrets(os.environ))
+                                  env=as_the_user_set(os.environ))
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise InputError(f"{what} did not run: {exc}", option) from None
         if done.returncode != 0:
