@@ -13,7 +13,10 @@ MAX_ARTIFACT_ZIP = MAX_COMPRESSED_BYTES
 
 
 def log(line: str) -> None:
-    print(safe_log(line), file=sys.stderr, flush=True)
+    # One write with its newline: the baseline's thread logs while the progress line is
+    # written, and print's two writes (the text, then the newline) could be split by it.
+    sys.stderr.write(safe_log(line) + "\n")
+    sys.stderr.flush()
 
 
 def job_git(event: Event, env) -> dict | None:

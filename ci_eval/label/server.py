@@ -38,7 +38,9 @@ def _one_line(exc: BaseException) -> str:
 
 def _log(line: str) -> None:
     """The terminal gets one line per problem, never a traceback."""
-    print(f"ci-eval label: {line}", file=sys.stderr, flush=True)
+    # one write, newline included: the server's threads log at once
+    sys.stderr.write(f"ci-eval label: {line}\n")
+    sys.stderr.flush()
 
 
 def _asset(name: str) -> str:
