@@ -178,6 +178,8 @@ class LabelServer(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.server_address[1]}/?t={self.token}"
 
     def serve_in_thread(self) -> threading.Thread:
-        thread = threading.Thread(target=self.serve_forever, name="ci-eval-label", daemon=True)
+        # shutdown() waits for the loop's next poll: half a second at the default interval
+        thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05},
+                                  name="ci-eval-label", daemon=True)
         thread.start()
         return thread
