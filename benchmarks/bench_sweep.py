@@ -167,7 +167,7 @@ def _ok(done: subprocess.CompletedProcess, *codes: int) -> subprocess.CompletedP
 
 def configs(c: Collection, folder: Path) -> list[Path]:
     """The six configurations, in the table's order: chunk size, then fusion."""
-    from ci_eval.core.measure.metrics import default_metrics
+    from ci_eval.core.measure.names import default_metrics
 
     for size in SIZES:
         write_chunking(c, size, folder, evidence=True)

@@ -51,7 +51,7 @@ def resolved_gold(config, gold, manifest):
     into chunk judgements (core/gold/evidence.py). An evidence metric in ``metrics`` needs
     span gold to measure."""
     from ci_eval.core.gold.evidence import resolve
-    from ci_eval.core.measure.metrics import resolve_metric
+    from ci_eval.core.measure.names import resolve_metric
 
     on_evidence = [(i, m) for i, m in enumerate(config.metrics) if resolve_metric(m).on_evidence]
     if on_evidence and not any(q.evidence for q in gold.questions):

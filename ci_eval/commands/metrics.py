@@ -30,7 +30,8 @@ R = 0. Names are case-insensitive; the cutoff may follow `@`, `_` or `.`."""
 
 
 def render(markdown: bool) -> str:
-    from ci_eval.core.measure.metrics import FAMILIES, describe
+    from ci_eval.core.measure.metrics import describe
+    from ci_eval.core.measure.names import FAMILIES
 
     if not markdown:
         blocks = [_PREAMBLE, ""]

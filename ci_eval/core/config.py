@@ -221,7 +221,7 @@ def _gate_tables(data: dict):
 
 def _metric_problems(data: dict, out: _Problems) -> None:
     """Metric names resolve; the gate's metrics are measured; its values are shares."""
-    from ci_eval.core.measure.metrics import resolve_metric
+    from ci_eval.core.measure.names import resolve_metric
 
     metrics = data.get("metrics")
     named = [(("metrics", i), name) for i, name in enumerate(metrics if isinstance(metrics, list) else [])]
@@ -262,7 +262,7 @@ def _number_text(value: int | float) -> str:
 
 def _measured(data: dict) -> tuple[str, ...] | None:
     """The metrics a run with this config measures, or None when k or metrics are unusable."""
-    from ci_eval.core.measure.metrics import default_metrics, resolve_metric
+    from ci_eval.core.measure.names import default_metrics, resolve_metric
 
     k = data.get("k")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -298,7 +298,7 @@ def _build_retriever(r: dict, k: int, base_dir: str) -> RetrieverConfig:
 
 def _canonical_gate(raw: dict) -> dict:
     """Canonical metric names in the gate, so "success_5" and "hit@5" are the same rule."""
-    from ci_eval.core.measure.metrics import resolve_metric
+    from ci_eval.core.measure.names import resolve_metric
 
     gate = dict(raw)
     for rule in _SHARE_RULES:

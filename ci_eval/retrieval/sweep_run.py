@@ -128,7 +128,7 @@ def plan(req: SweepRequest) -> tuple:
 
 
 def headline(req: SweepRequest, k: int) -> tuple[str, ...]:
-    from ci_eval.core.measure.metrics import resolve_metric
+    from ci_eval.core.measure.names import resolve_metric
     from ci_eval.errors import InputError
 
     if not req.metrics:

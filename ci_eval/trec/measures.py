@@ -92,7 +92,8 @@ def measure_values(measures: Measures, judged) -> dict:
     """Per-query arrays for every measure name (counts as integer arrays)."""
     import numpy as np
 
-    from ci_eval.core.measure.metrics import compute_table, resolve_metric
+    from ci_eval.core.measure.metrics import compute_table
+    from ci_eval.core.measure.names import resolve_metric
 
     table = judged.table
     out: dict = {}

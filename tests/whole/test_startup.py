@@ -90,3 +90,19 @@ def test_the_probe_sees_jsonschema_where_a_config_is_refused(tmp_path):
     out = subprocess.run([sys.executable, "-c", probe, "check"], capture_output=True, text=True, check=True,
                          cwd=tmp_path / "p")
     assert "jsonschema" in json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_check_on_valid_input_does_not_import_numpy(tmp_path):
+    # `check` resolves metric names and hashes manifest texts, neither of which needs numpy
+    # (core/measure/names.py, core/gold/fingerprint.py): its import is half a check's time.
+    import shutil
+
+    from suite_paths import REPO_ROOT
+
+    shutil.copytree(REPO_ROOT / "tests" / "bad_inputs" / "_project", tmp_path / "p")
+    probe = ("import sys\nfrom ci_eval.cli import main\ncode = main(['check'])\n"
+             "print(code, sorted(m for m in sys.modules if m.split('.')[0] == 'numpy'))\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         cwd=tmp_path / "p")
+    assert "no stale gold ids" in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "0 []"

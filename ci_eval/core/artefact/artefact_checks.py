@@ -44,7 +44,7 @@ def metric_name_problem(name: object) -> str | None:
     """Why ``name`` cannot be a metric name in an artefact, or None when it is one. The
     name itself is never repeated: it may be a mention or markup meant for a log or a
     comment, and the JSON path already says where it is."""
-    from ci_eval.core.measure.metrics import resolve_metric
+    from ci_eval.core.measure.names import resolve_metric
 
     if not isinstance(name, str):
         return "a metric name must be a string"

@@ -236,7 +236,7 @@ def evaluate_rows(
     ``judge(scored, metric values)`` decides answer_correct when given (the demo's
     stand-in judge); else ``answers`` (the team's end-to-end eval) does, or nothing.
     ``chunks`` (the index's, id -> Chunk) give the evidence metrics the ranked spans."""
-    from ci_eval.core.measure.metrics import resolve_metric
+    from ci_eval.core.measure.names import resolve_metric
 
     by_id = gold.by_id()
     resolved = [resolve_metric(m) for m in metrics]

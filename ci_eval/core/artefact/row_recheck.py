@@ -73,7 +73,7 @@ def _recomputed(batch: list, metrics, k: int, level) -> list:
 
 def _checkable(metrics) -> list[int]:
     """The positions of the metrics a row's gold and ranking give (not the evidence ones)."""
-    from ci_eval.core.measure.metrics import resolve_metric
+    from ci_eval.core.measure.names import resolve_metric
 
     return [n for n, m in enumerate(metrics) if not resolve_metric(m).on_evidence]
 

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ci_eval.core.measure.metrics import resolve_metric
+from ci_eval.core.measure.names import resolve_metric
 from ci_eval.errors import InputError, InputErrors, UsageError
 
 REGRESSION_POLICIES = ("significant", "always")

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ci_eval.core.gold.fingerprint import SHINGLE, positional_values, text_hash, words_at
+from ci_eval.core.gold.fingerprint import SHINGLE, text_hash, words_at
+from ci_eval.core.gold.minhash import positional_values
 
 # How many words at either end of a reading may show no found shingle. The first word is
 # covered by one shingle only, found when one of the 64 slots drew it (about 0.8 of the time

@@ -34,7 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ci_eval.core.gold.candidates import normalise
-from ci_eval.core.gold.fingerprint import SLOTS, batch_slots, shingle_hash
+from ci_eval.core.gold.fingerprint import shingle_hash
+from ci_eval.core.gold.minhash import SLOTS, batch_slots
 
 BANDS, ROWS = 16, 4
 EXHAUSTIVE = 2000

@@ -52,18 +52,16 @@ import numpy as np
 
 from ci_eval.core.gold.alignment import readings, word_counter
 from ci_eval.core.gold.anchors import Anchor, anchor_for, drifted_ids, gold_ids
-from ci_eval.core.gold.fingerprint import (
-    SHINGLE,
+from ci_eval.core.gold.fingerprint import SHINGLE, shingles, text_hash
+from ci_eval.core.gold.manifest import Chunk, ChunkIndex
+from ci_eval.core.gold.minhash import (
     decode_signature,
     estimated_size,
     held,
     shingle_values,
-    shingles,
     signature_slots,
     similarity,
-    text_hash,
 )
-from ci_eval.core.gold.manifest import Chunk, ChunkIndex
 from ci_eval.core.gold.remap_record import applied_mappings
 
 AUTOMATIC, PROPOSED, UNRESOLVED = "automatic", "proposed", "unresolved"

@@ -234,7 +234,7 @@ def test_a_batch_made_a_column_at_a_time_is_the_batch_made_a_question_at_a_time(
     same rows, to the type of every value (an int where a whole value is written as one),
     or None when some question cites an id missing from the index."""
     from ci_eval.core.artefact.evaluation import _emit, _row, missing_from_index, plain_rows, score
-    from ci_eval.core.measure.metrics import resolve_metric
+    from ci_eval.core.measure.names import resolve_metric
 
     pairs = [(Question(f"q{i}", q.question, q.gold, q.tags, q.unanswerable), r) for i, (q, r) in enumerate(pairs)]
     by_id = {q.id: q for q, _ in pairs}
@@ -252,7 +252,7 @@ def test_a_batch_made_a_column_at_a_time_is_the_batch_made_a_question_at_a_time(
 
 def test_a_batch_with_a_failed_question_or_at_level_0_is_made_a_question_at_a_time():
     from ci_eval.core.artefact.evaluation import plain_rows
-    from ci_eval.core.measure.metrics import resolve_metric
+    from ci_eval.core.measure.names import resolve_metric
 
     q, hit = Question("q", "?", (("a", 1),)), [resolve_metric("hit@1")]
     assert plain_rows([("q", failed("boom"))], {"q": q}, 3, 1, frozenset(), hit) is None

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from ci_eval.core.gold.alignment import readings
 from ci_eval.core.gold.anchors import anchor_for
-from ci_eval.core.gold.fingerprint import signature_slots, text_hash
+from ci_eval.core.gold.fingerprint import text_hash
 from ci_eval.core.gold.goldset import parse_gold_set
 from ci_eval.core.gold.manifest import Chunk, ChunkIndex
+from ci_eval.core.gold.minhash import signature_slots
 from ci_eval.core.gold.remap import AUTOMATIC, plan_remap
 
 

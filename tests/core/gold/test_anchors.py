@@ -1,9 +1,10 @@
 """Anchoring gold ids against an index, and keeping anchors fresh."""
 
 from ci_eval.core.gold.anchors import Anchor, anchor_for, update_anchors
-from ci_eval.core.gold.fingerprint import signature, text_hash
+from ci_eval.core.gold.fingerprint import text_hash
 from ci_eval.core.gold.goldset import Question
 from ci_eval.core.gold.manifest import Chunk, ChunkIndex
+from ci_eval.core.gold.minhash import signature
 
 
 def idx(*chunks):

@@ -92,7 +92,8 @@ def test_answerable_without_gold_is_reported_with_the_shape_problems(tmp_path):
 
 def test_anchored_gold_set_parses_and_the_schema_accepts_it():
     from ci_eval.core.gold.anchors import Anchor
-    from ci_eval.core.gold.fingerprint import signature, text_hash
+    from ci_eval.core.gold.fingerprint import text_hash
+    from ci_eval.core.gold.minhash import signature
     from ci_eval.core.validate import schema_valid
     from ci_eval.schemas import load
 

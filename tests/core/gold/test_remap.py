@@ -7,9 +7,10 @@ import copy
 import pytest
 
 from ci_eval.core.gold.anchors import Anchor, anchor_for
-from ci_eval.core.gold.fingerprint import signature, text_hash
+from ci_eval.core.gold.fingerprint import text_hash
 from ci_eval.core.gold.goldset import parse_gold_set
 from ci_eval.core.gold.manifest import Chunk, ChunkIndex
+from ci_eval.core.gold.minhash import signature
 from ci_eval.core.gold.remap import AUTOMATIC, PROPOSED, UNRESOLVED, apply_plan, plan_remap
 
 

@@ -8,14 +8,8 @@ import numpy as np
 import pytest
 from suite_paths import DOCS
 
-from ci_eval.core.measure.metrics import (
-    FAMILIES,
-    Metric,
-    compute,
-    default_metrics,
-    describe,
-    resolve_metric,
-)
+from ci_eval.core.measure.metrics import compute, describe
+from ci_eval.core.measure.names import FAMILIES, Metric, default_metrics, resolve_metric
 from ci_eval.errors import InputError
 
 
@@ -151,7 +145,7 @@ def test_duplicate_id_in_a_ranking_is_rejected():
 def test_resolve_metric(name, canonical, trec, k):
     m = resolve_metric(name)
     assert (m.name, m.trec_name, m.k) == (canonical, trec, k)
-    assert isinstance(m, Metric) and m.description
+    assert isinstance(m, Metric) and describe(m.family)
 
 
 @pytest.mark.parametrize("name", ["hit", "hit@0", "hit@x", "map@5", "ndgc@5", "", "bpref"])
