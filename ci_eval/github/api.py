@@ -249,8 +249,9 @@ def build_client(
     retry), ``retries`` how many times one request is retried, ``max_wait`` the longest
     single wait (a longer ``Retry-After`` is cut to it), ``secondary_rate_wait`` the wait
     after a secondary rate limit that came without ``Retry-After``. ``pace_requests``
-    keeps PyGithub's spacing between requests (GitHub asks integrations not to fire
-    writes back to back); tests turn it off. ``sleep`` is how waiting is done, and
+    keeps PyGithub's spacing between requests (a quarter second between any two, a second
+    between writes); ci-eval's commands turn it off: they make their requests one at a
+    time and at most a few writes (a comment posted or updated), as GitHub asks. ``sleep`` is how waiting is done, and
     ``total_wait`` the seconds of waiting the whole client may spend (see TOTAL_WAIT).
     """
     _check_client_inputs(api_url, token)

@@ -55,3 +55,31 @@ def test_no_token_or_no_runs_is_one_line_exit_2(tmp_path):
         assert done.stderr.strip().splitlines()[-1].startswith("ci-eval:")
     done = cli("history", cwd=tmp_path)
     assert done.returncode == 2 and "FOLDER or --github" in done.stderr
+
+
+def test_the_reads_are_not_spaced_out(tmp_path, monkeypatch):
+    # Reads only, one at a time: PyGithub's quarter second between requests would add 15 s
+    # to reading 30 runs. The client is built without it; the runs are still all read.
+    from ci_eval.github import api
+    from ci_eval.github.history_source import branch_artefacts
+
+    built = []
+
+    def spy(*args, **kwargs):
+        client = real(*args, **kwargs)
+        built.append(client.requester)
+        return client
+
+    real = api.build_client
+    monkeypatch.setattr(api, "build_client", spy)
+    paths = write_runs(tmp_path, PLANS)
+    shas = [json.loads(p.read_text().split('\n "questions"')[0].rstrip(",") + "}")["git"]["sha"] for p in paths]
+    with GitHubStandIn(REPO) as gh:
+        for r, path in enumerate(paths):
+            gh.add_artifact(gh.add_run(shas[r], created_at=T0 + timedelta(hours=r)),
+                            build_zip({"ci-eval-run.json": path.read_bytes()}))
+        env = {"GITHUB_TOKEN": gh.token, "GITHUB_API_URL": gh.api_url}
+        with branch_artefacts(REPO, "main", "ci-eval.yml", "ci-eval", 30, env, lambda line: None) as folder:
+            assert len(list(folder.glob("run-*.json"))) == len(paths)
+    [requester] = built
+    assert requester._Requester__seconds_between_requests is None
