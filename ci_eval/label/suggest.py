@@ -117,6 +117,12 @@ def _why(exc: InputError) -> str:
     return _one_line(InputError(exc.message, *where) if where else exc.message)
 
 
+def _stderr_line(line: str) -> None:
+    # One write, newline included: this thread logs while the server's threads do.
+    sys.stderr.write(f"ci-eval label: {line}\n")
+    sys.stderr.flush()
+
+
 class Suggester:
     """Asks the judge in a background thread, a question's pool at a time in the order the
     page walks them, and keeps every answer in memory by (question, chunk), so each is
@@ -125,7 +131,7 @@ class Suggester:
     def __init__(self, judge, *, log: Callable[[str], None] | None = None):
         self.judge = judge
         self.identity: str = judge.identity
-        self._log = log or (lambda line: print(f"ci-eval label: {line}", file=sys.stderr, flush=True))
+        self._log = log or _stderr_line
         self._lock = threading.Lock()
         self._known: dict[tuple[str, str], int] = {}
         self._arrived: list[tuple[str, str, int]] = []  # in arrival order: version = its length
