@@ -230,11 +230,15 @@ def stage_collector(inputs: Inputs):
     cfg = inputs.config
     if not cfg.stages and cfg.retriever.type not in _STAGED_TYPES:
         return None
-    index = inputs.gold_index_ids
-    level = cfg.relevance_level
-    relevant = {q.id: [g for g, grade in q.gold if grade >= level and (index is None or g in index)]
+    def relevant() -> dict:
+        index = inputs.gold_index_ids
+        level = cfg.relevance_level
+        return {q.id: [g for g, grade in q.gold if grade >= level and (index is None or g in index)]
                 for q in inputs.gold.questions if not q.unanswerable}
-    return StageCollector(cfg.stages, cfg.k, cfg.calls_budget, relevant, chunk_lengths(inputs.manifest))
+
+    # chunk lengths are read by a stage's character budget only
+    chars = chunk_lengths(inputs.manifest) if cfg.stages else None
+    return StageCollector(cfg.stages, cfg.k, cfg.calls_budget, relevant, chars)
 
 
 def chunk_lengths(manifest) -> dict | None:

