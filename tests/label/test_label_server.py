@@ -257,19 +257,12 @@ def test_a_span_maps_to_document_offsets_and_is_regraded_not_repeated(span_serve
 def test_the_server_s_log_line_is_one_write_with_its_newline(monkeypatch):
     import sys
 
+    from streams import Writes
+
     from ci_eval.label import server
 
-    calls: list[str] = []
-
-    class Stream:
-        def write(self, text):
-            calls.append(text)
-            return len(text)
-
-        def flush(self):
-            pass
-
-    monkeypatch.setattr(sys, "stderr", Stream())
+    stream = Writes()
+    monkeypatch.setattr(sys, "stderr", stream)
     server._log("saving failed: disk full")
     # the server's threads log at once; one write keeps a line from being split by another
-    assert calls == ["ci-eval label: saving failed: disk full\n"]
+    assert stream.calls == ["ci-eval label: saving failed: disk full\n"]

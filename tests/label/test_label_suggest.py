@@ -199,19 +199,12 @@ def test_a_kept_candidate_question_is_asked_about_too(tmp_path):
 def test_the_suggester_s_own_log_line_is_one_write_with_its_newline(monkeypatch):
     import sys
 
+    from streams import Writes
+
     from ci_eval.label import suggest
 
-    calls: list[str] = []
-
-    class Stream:
-        def write(self, text):
-            calls.append(text)
-            return len(text)
-
-        def flush(self):
-            pass
-
-    monkeypatch.setattr(sys, "stderr", Stream())
+    stream = Writes()
+    monkeypatch.setattr(sys, "stderr", stream)
     suggest._stderr_line("the judge refused: HTTP 401")
     # the suggester's thread logs while the server's do: a line must not be split by another
-    assert calls == ["ci-eval label: the judge refused: HTTP 401\n"]
+    assert stream.calls == ["ci-eval label: the judge refused: HTTP 401\n"]
