@@ -22,6 +22,7 @@ from ci_eval.core.gold.judgement import Conflict
 from ci_eval.errors import InputError
 from ci_eval.inputs.files import parse_json
 from ci_eval.label.session import Session
+from ci_eval.label.suggest import log_line as _log  # one line per problem, never a traceback
 
 MAX_BODY = 64 * 1024
 TOKEN_HEADER = "X-CI-Eval-Token"
@@ -34,13 +35,6 @@ TOKEN_MARK = "__TOKEN__"
 
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:300]
-
-
-def _log(line: str) -> None:
-    """The terminal gets one line per problem, never a traceback."""
-    # one write, newline included: the server's threads log at once
-    sys.stderr.write(f"ci-eval label: {line}\n")
-    sys.stderr.flush()
 
 
 def _asset(name: str) -> str:

@@ -117,8 +117,9 @@ def _why(exc: InputError) -> str:
     return _one_line(InputError(exc.message, *where) if where else exc.message)
 
 
-def _stderr_line(line: str) -> None:
-    # One write, newline included: this thread logs while the server's threads do.
+def log_line(line: str) -> None:
+    """`ci-eval label`'s line on stderr (the server's and the suggester's): one write, newline
+    included, as this thread logs while the server's threads do."""
     sys.stderr.write(f"ci-eval label: {line}\n")
     sys.stderr.flush()
 
@@ -131,7 +132,7 @@ class Suggester:
     def __init__(self, judge, *, log: Callable[[str], None] | None = None):
         self.judge = judge
         self.identity: str = judge.identity
-        self._log = log or _stderr_line
+        self._log = log or log_line
         self._lock = threading.Lock()
         self._known: dict[tuple[str, str], int] = {}
         self._arrived: list[tuple[str, str, int]] = []  # in arrival order: version = its length

@@ -230,6 +230,7 @@ def stage_collector(inputs: Inputs):
     cfg = inputs.config
     if not cfg.stages and cfg.retriever.type not in _STAGED_TYPES:
         return None
+
     def relevant() -> dict:
         index = inputs.gold_index_ids
         level = cfg.relevance_level

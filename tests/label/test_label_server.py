@@ -252,17 +252,3 @@ def test_a_span_maps_to_document_offsets_and_is_regraded_not_repeated(span_serve
     y, n = json.loads(data)["questions"][0]["candidates"]
     assert y["place"] == {"doc": "notes.md", "start": 100, "length": 15, "at": 4}
     assert y["spans"] == [{"start": 4, "end": 8, "grade": 3}] and n["no_span"] == "no doc given"
-
-
-def test_the_server_s_log_line_is_one_write_with_its_newline(monkeypatch):
-    import sys
-
-    from streams import Writes
-
-    from ci_eval.label import server
-
-    stream = Writes()
-    monkeypatch.setattr(sys, "stderr", stream)
-    server._log("saving failed: disk full")
-    # the server's threads log at once; one write keeps a line from being split by another
-    assert stream.calls == ["ci-eval label: saving failed: disk full\n"]

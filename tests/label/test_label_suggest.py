@@ -196,7 +196,7 @@ def test_a_kept_candidate_question_is_asked_about_too(tmp_path):
     assert state["suggest"]["state"] == "done"
 
 
-def test_the_suggester_s_own_log_line_is_one_write_with_its_newline(monkeypatch):
+def test_the_label_command_s_log_line_is_one_write_with_its_newline(monkeypatch):
     import sys
 
     from streams import Writes
@@ -205,6 +205,6 @@ def test_the_suggester_s_own_log_line_is_one_write_with_its_newline(monkeypatch)
 
     stream = Writes()
     monkeypatch.setattr(sys, "stderr", stream)
-    suggest._stderr_line("the judge refused: HTTP 401")
-    # the suggester's thread logs while the server's do: a line must not be split by another
+    suggest.log_line("the judge refused: HTTP 401")
+    # the suggester's thread and the server's log at once: a line must not be split by another
     assert stream.calls == ["ci-eval label: the judge refused: HTTP 401\n"]
