@@ -33,9 +33,8 @@ def instant(question, depth):
 # The in-process run: the runner the python type had before the worker, chosen by hand.
 IN_PROCESS = """
 import sys
-import ci_eval.retrieval.query as query
-from ci_eval.retrieval import python_runner, worker
-query.runner_for = lambda kind: python_runner.runner
+from ci_eval.retrieval import pipeline, python_runner, worker
+pipeline.runner_for = lambda kind: python_runner.runner
 worker.prestart = lambda config: None
 from ci_eval.cli import main
 sys.exit(main(sys.argv[1:]))

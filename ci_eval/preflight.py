@@ -91,7 +91,7 @@ def _framework_ready(config) -> None:
     import importlib
 
     from ci_eval.errors import RetrieverError
-    from ci_eval.retrieval.query import RUNNER_MODULES
+    from ci_eval.retrieval.registry import RUNNER_MODULES
 
     try:
         importlib.import_module(RUNNER_MODULES[config.retriever.type]).prepare(config)

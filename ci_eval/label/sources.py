@@ -32,7 +32,8 @@ def rankings_from_file(path: str) -> dict[str, list[str]]:
 
 def retriever_rankings(config, questions: Sequence[tuple[str, str]], known_ids=None):
     """The configured retriever's rankings for ``(id, text)`` questions, and the failures."""
-    from ci_eval.retrieval.query import Query, runner_for
+    from ci_eval.retrieval.pipeline import runner_for
+    from ci_eval.retrieval.query import Query
 
     queries = [Query(qid, text) for qid, text in questions]
     rankings, failures = {}, {}

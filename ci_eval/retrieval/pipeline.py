@@ -81,7 +81,7 @@ def stop_when_all_fail_alike(stream, order: list[str], limit: int = STOP_AFTER):
 def retrieve(inputs: Inputs, progress=None, questions=None, cache=None):
     """Yield (question id, Retrieved) in gold-set order from the configured retriever, for
     ``questions`` (default: the whole gold set), through ``cache`` when one is given."""
-    from ci_eval.retrieval.query import iter_queries, runner_for
+    from ci_eval.retrieval.query import iter_queries
 
     queries = iter_queries(inputs.gold.questions if questions is None else questions)
     known = inputs.manifest.ids if inputs.manifest else None
@@ -395,3 +395,17 @@ def retriever_failed(written) -> str | None:
 
 
 __all__ = ["Inputs", "load_inputs", "refuse_oversized", "remap_of", "retriever_failed", "run_evaluation"]
+
+
+def runner_for(retriever_type: str):
+    """The runner of a type (retrieval/query.py's ``Runner``). The python and framework
+    types run the user's code in a worker process watched from here (retrieval/worker.py),
+    so that it cannot hold this one."""
+    import importlib
+
+    from ci_eval.retrieval import worker
+    from ci_eval.retrieval.registry import IN_WORKER, RUNNER_MODULES
+
+    if retriever_type in IN_WORKER:
+        return worker.runner
+    return importlib.import_module(RUNNER_MODULES[retriever_type]).runner

@@ -157,7 +157,7 @@ def prestart(config) -> None:
     path. No user code runs until it is given its questions; one not taken is ended by
     ``discard_spare`` (or, with ci-eval's process, by the end of its stdin)."""
     global _spare
-    from ci_eval.retrieval.query import IN_WORKER
+    from ci_eval.retrieval.registry import IN_WORKER
 
     discard_spare()
     if config.retriever.type in IN_WORKER:

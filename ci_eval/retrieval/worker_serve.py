@@ -155,7 +155,7 @@ def _answer(out: _Out, setup: dict, clock) -> None:
     import importlib
 
     from ci_eval.retrieval import python_runner
-    from ci_eval.retrieval.query import RUNNER_MODULES
+    from ci_eval.retrieval.registry import RUNNER_MODULES
 
     config, known = setup["retriever_config"], setup["known_ids"]
     queries = []

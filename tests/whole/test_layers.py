@@ -9,9 +9,14 @@ from suite_paths import PACKAGE
 
 
 def imported_modules(path: Path) -> set[str]:
+    """What a module imports, with a statement or by name: a string that is exactly a dotted
+    name under ``ci_eval`` (``importlib.import_module("ci_eval.retrieval.worker")``, a
+    registry's table) counts, since the module is imported from it all the same."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("ci_eval."):
+            names.add(node.value)
+        elif isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names.add(node.module)
@@ -93,6 +98,15 @@ def test_the_check_sees_a_circle_through_a_late_import(tmp_path):
     (package / "core" / "c.py").write_text("import ci_eval.core.a\n")
     (package / "core" / "d.py").write_text("from ci_eval.core.a import y\n")
     assert import_circles(import_graph(package)) == [["ci_eval.core.a", "ci_eval.core.b", "ci_eval.core.c"]]
+
+
+def test_the_check_sees_a_circle_through_a_module_imported_by_name(tmp_path):
+    package = tmp_path / "ci_eval"
+    package.mkdir()
+    (package / "registry.py").write_text('RUNNERS = {"python": "ci_eval.runner"}\n')
+    (package / "runner.py").write_text("from ci_eval.registry import RUNNERS\n")
+    (package / "other.py").write_text('NAME = "ci_eval.runner is a module"\n')
+    assert import_circles(import_graph(package)) == [["ci_eval.registry", "ci_eval.runner"]]
 
 
 # ----------------------------------------------------------------- the core's wings
