@@ -60,16 +60,54 @@ def write_artefact(destination: str | os.PathLike, pieces, questions: int, limit
         ) from None
 
 
-def write_rows(destination, head: dict, rows, columns, end, questions: int, limit: int | None = None) -> int:
-    """``head``, then ``rows`` (each also handed to ``columns``), then ``end()``, streamed."""
+def write_rows(destination, head: dict, rows, columns, end, questions: int, limit: int | None = None,
+               probe=None) -> int:
+    """``head``, then ``rows`` (each also handed to ``columns``), then ``end()``, streamed.
+    ``probe`` is ``(after, check)``: once ``after`` rows are written, ``check`` is given what
+    they say of the size (core/artefact/artefact_size.SizeProbe) and may raise to stop the
+    run there, nothing written."""
     from ci_eval.core.artefact.artefact_writer import artefact_pieces
+    from ci_eval.core.artefact.question_row import FIELD
+
+    seen: list = []  # the first rows' rankings, for the depth a stopped run is advised
+    count = [0]
+    after = probe[0] if probe is not None else 0
+    ranking = FIELD["ranking"]
 
     def counted():
         for row in rows:
             columns.add(row)
+            if count[0] < after:
+                seen.append(row[ranking])
+            count[0] += 1
             yield row
 
-    return write_artefact(destination, artefact_pieces(head, counted(), end), questions, limit)
+    pieces = artefact_pieces(head, counted(), end)
+    if probe is not None:
+        pieces = _probed(pieces, count, seen, after, probe[1])
+    return write_artefact(destination, pieces, questions, limit)
+
+
+def _probed(pieces, count: list, seen: list, after: int, check):
+    """The pieces, passed on; their bytes counted until ``after`` rows have gone by (rows
+    come a batch a piece, after the head's pieces), then ``check`` called once."""
+    from ci_eval.core.artefact.artefact_size import SizeProbe
+
+    written = head = 0
+    pieces = iter(pieces)
+    for piece in pieces:
+        written += len(piece.encode("utf-8"))
+        yield piece
+        if piece.endswith('"questions": ['):
+            head = written
+            break
+    for piece in pieces:
+        written += len(piece.encode("utf-8"))
+        yield piece
+        if count[0] >= after:
+            check(SizeProbe(count[0], written, head, tuple(seen)))
+            break
+    yield from pieces
 
 
 def write_merged(destination, parts, rows, history=None) -> RunWritten:

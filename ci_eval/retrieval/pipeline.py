@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass
-from itertools import chain
-from operator import attrgetter, itemgetter
 
 from ci_eval import __version__
 from ci_eval.core.artefact.results import STOP_AFTER, stopped_early
@@ -133,7 +131,7 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
     head = run_head(inputs, git, shard, positions, questions)
     if amend is not None:
         amend(head)
-    refuse_oversized(inputs, head, questions, history, shard, out, repeat)
+    refuse_oversized(inputs, head, questions, shard, out)
     columns = RunColumns(cfg.metrics, cfg.abstain_below, cfg.k, cfg.retriever.depth)
     progress = Progress(len(questions), "retrieving", enabled=show_progress)
     collector = stage_collector(inputs)
@@ -165,7 +163,8 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
 
     try:
         with collections_spaced():
-            size = write_rows(out, head, rows, columns, end, len(questions))
+            size = write_rows(out, head, rows, columns, end, len(questions),
+                              probe=size_probe(inputs, head, questions, shard, out))
     finally:
         _closed(progress, cache)
     return RunWritten(str(out), {**head, **tail}, columns, size)
@@ -255,57 +254,59 @@ def chunk_lengths(manifest) -> dict | None:
     return out
 
 
-def refuse_oversized(inputs: Inputs, head: dict, questions, history, shard, out, repeat=None) -> None:
-    """Refuse, before the retriever is called, a run whose artefact could pass the size
-    limit a later run reads as its baseline (loaders.MAX_ARTEFACT_BYTES, as it is now). A
-    shard is held to its own part and to the merged artefact of the whole run, which is as
-    large as the unsharded run's: sharding spreads the retrieval, never the artefact's size.
-    The bound counts the stages the config asks for and a ``repeat`` run's record.
-    The advice is one that fits: a shard count when only a part is over, else a depth."""
-    from ci_eval.core.artefact.artefact_size import artefact_bound
+def refuse_oversized(inputs: Inputs, head: dict, questions, shard, out) -> None:
+    """Refuse, before the retriever is called, a run whose artefact the gold set alone puts
+    over the size limit a later run reads as its baseline (loaders.MAX_ARTEFACT_BYTES, as it
+    is now): no depth can help it. A shard is held to the merged artefact of the whole run
+    too, which is as large as the unsharded run's: sharding spreads the retrieval, never the
+    artefact's size. The rest is projected from the first rows (``size_probe``)."""
+    from ci_eval.core.artefact.artefact_size import gold_floor
     from ci_eval.inputs import loaders
 
-    limit, depth = loaders.MAX_ARTEFACT_BYTES, inputs.config.retriever.depth
-    known = inputs.manifest.ids if inputs.manifest else _gold_ids(inputs.gold.questions)
-    longest = max(map(len, known), default=1)
-    chain = inputs.config.stages
-    bound = artefact_bound(head, questions, depth, longest, history, repeat, chain)
+    limit = loaders.MAX_ARTEFACT_BYTES
     whole_head = {key: value for key, value in head.items() if key != "shard"}
-    whole = bound if shard is None else artefact_bound(whole_head, inputs.gold.questions, depth, longest, history,
-                                                       repeat, chain)
-    if bound <= limit and whole <= limit:
+    floor = max(gold_floor(head, questions), gold_floor(whole_head, inputs.gold.questions))
+    if floor <= limit:
         return
-    advice = _size_advice(inputs, whole_head, history, shard, limit, longest, whole, repeat)
-    part = "" if shard is None else f" (shard {shard})"
-    reached, what = (bound, f"{len(questions):,} questions") if bound > limit else (
-        whole, f"merged: {len(inputs.gold.questions):,} questions")
     raise InputError(
-        f"the run artefact{part} could reach {reached:,} bytes ({what}, depth {depth}, "
-        f"{len(inputs.config.metrics)} metrics), over the {limit:,}-byte limit a later run reads as its baseline: "
-        f"refused before the retriever is called; {advice}", str(out))
+        f"the run artefact would be over {floor:,} bytes from the gold set's {len(inputs.gold.questions):,} "
+        f"questions alone (their text, tags and gold), over the {limit:,}-byte limit a later run reads as its "
+        "baseline: refused before the retriever is called; measure fewer questions (shards would not help: "
+        "their merged artefact is as large)", str(out))
 
 
-def _size_advice(inputs: Inputs, whole_head: dict, history, shard, limit: int, longest: int, whole: int,
-                 repeat: int | None) -> str:
-    from ci_eval.core.artefact.artefact_size import depth_that_fits, shards_that_fit
+def size_probe(inputs: Inputs, head: dict, questions, shard, out):
+    """``(after, check)`` for ``write_rows``: once the first rows are written, ``check``
+    projects the artefact's size from them and stops a run on course past the limit, with a
+    depth those rows' rankings say fits (or fewer questions). None for a whole run too small
+    for a projection (the write's own check holds it)."""
+    from ci_eval.core.artefact.artefact_size import head_bytes, probe_rows
+    from ci_eval.inputs import loaders
 
-    cfg, gold = inputs.config, inputs.gold.questions
-    if whole <= limit:  # only this part is over: more parts, each smaller, merge to what fits
-        count = shards_that_fit(whole_head, gold, cfg.retriever.depth, longest, history, limit,
-                                at_least=shard.count + 1, repeat=repeat, chain=cfg.stages)
-        if count:
-            return f"run it in {count} shards (--shard I/{count} for I = 1 to {count}, then ci-eval merge)"
-    fits = depth_that_fits(whole_head, gold, cfg.retriever.depth, longest, history, limit, least=3 * cfg.k,
-                           repeat=repeat, chain=cfg.stages)
-    shards = " (shards would not help: their merged artefact is as large)"
-    if fits is not None and fits < cfg.retriever.depth:
-        return f"set [retriever] depth = {fits} or less{shards}"
-    return f"measure fewer questions or a smaller k (depth {3 * cfg.k} is the least it allows){shards}"
+    cfg, total = inputs.config, len(inputs.gold.questions)
+    whole_head = None if shard is None else head_bytes({key: value for key, value in head.items() if key != "shard"})
+    # A small part is projected at its last row: what it says of the merged artefact
+    # still comes before the other parts are run.
+    after = probe_rows(len(questions)) or (len(questions) if shard is not None else None)
+    if not after:
+        return None
 
+    def check(probe) -> None:
+        limit = loaders.MAX_ARTEFACT_BYTES
+        projected = max(probe.projected(len(questions)), probe.projected(total, whole_head))
+        if projected <= limit:
+            return
+        fits = probe.depth_that_fits(total, cfg.retriever.depth, 3 * cfg.k, limit, whole_head)
+        advice = (f"set [retriever] depth = {fits} or less" if fits is not None else
+                  f"measure fewer questions or a smaller k (depth {3 * cfg.k} is the least it allows)")
+        merged = "" if shard is None else f" (merged: {total:,} questions)"
+        raise InputError(
+            f"the run artefact is on course for {projected:,} bytes{merged} at the size of its first "
+            f"{probe.rows:,} rows, over the {limit:,}-byte limit a later run reads as its baseline: stopped "
+            f"after {probe.rows:,} of {len(questions):,} questions; {advice} (shards would not help: their "
+            "merged artefact is as large)", str(out))
 
-def _gold_ids(questions) -> set:
-    """Every chunk id the gold set names, in passes that stay in C."""
-    return set(map(itemgetter(0), chain.from_iterable(map(attrgetter("gold"), questions))))
+    return after, check
 
 
 def run_head(inputs: Inputs, git, shard, positions, questions) -> dict:
