@@ -64,9 +64,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="20000,100000")
     parser.add_argument("--before", help="a revision whose figure to show beside")
     args = parser.parse_args()
-    gen = _worktree(args.before)
-    before = next(gen)
-    try:
+    with _worktree(args.before) as before:
         print("| questions | ids | written | projected | projected / written |"
               + (" before | before / written |" if before else ""))
         print("| ---: | --- | ---: | ---: | ---: |" + (" ---: | ---: |" if before else ""))
@@ -78,9 +76,6 @@ def main() -> None:
                 if before:
                     line += f" {row['before']:,} | {row['before'] / row['real']:.2f}x |"
                 print(line, flush=True)
-    finally:
-        next(gen, None)
-
 
 if __name__ == "__main__":
     main()

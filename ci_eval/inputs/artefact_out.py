@@ -63,9 +63,10 @@ def write_artefact(destination: str | os.PathLike, pieces, questions: int, limit
 def write_rows(destination, head: dict, rows, columns, end, questions: int, limit: int | None = None,
                probe=None) -> int:
     """``head``, then ``rows`` (each also handed to ``columns``), then ``end()``, streamed.
-    ``probe`` is ``(after, check)``: once ``after`` rows are written, ``check`` is given what
-    they say of the size (core/artefact/artefact_size.SizeProbe) and may raise to stop the
-    run there, nothing written."""
+    ``probe`` is ``(after, known, check)``: once ``after`` rows are written, ``check`` is
+    given what they say of the size (core/artefact/artefact_size.SizeProbe; ``known(n)``:
+    the first ``n`` rows' gold-set bytes) and may raise to stop the run there, nothing
+    written."""
     from ci_eval.core.artefact.artefact_writer import artefact_pieces
     from ci_eval.core.artefact.question_row import FIELD
 
@@ -84,11 +85,11 @@ def write_rows(destination, head: dict, rows, columns, end, questions: int, limi
 
     pieces = artefact_pieces(head, counted(), end)
     if probe is not None:
-        pieces = _probed(pieces, count, seen, after, probe[1])
+        pieces = _probed(pieces, count, seen, after, *probe[1:])
     return write_artefact(destination, pieces, questions, limit)
 
 
-def _probed(pieces, count: list, seen: list, after: int, check):
+def _probed(pieces, count: list, seen: list, after: int, known, check):
     """The pieces, passed on; their bytes counted until ``after`` rows have gone by (rows
     come a batch a piece, after the head's pieces), then ``check`` called once."""
     from ci_eval.core.artefact.artefact_size import SizeProbe
@@ -105,7 +106,7 @@ def _probed(pieces, count: list, seen: list, after: int, check):
         written += len(piece.encode("utf-8"))
         yield piece
         if count[0] >= after:
-            check(SizeProbe(count[0], written, head, tuple(seen)))
+            check(SizeProbe(count[0], written, head, known(count[0]), tuple(seen)))
             break
     yield from pieces
 

@@ -276,11 +276,11 @@ def refuse_oversized(inputs: Inputs, head: dict, questions, shard, out) -> None:
 
 
 def size_probe(inputs: Inputs, head: dict, questions, shard, out):
-    """``(after, check)`` for ``write_rows``: once the first rows are written, ``check``
-    projects the artefact's size from them and stops a run on course past the limit, with a
+    """``(after, known, check)`` for ``write_rows``: once the first rows are written, ``check``
+    projects the artefact's size from them (the gold set's part of every row counted exactly) and stops a run on course past the limit, with a
     depth those rows' rankings say fits (or fewer questions). None for a whole run too small
     for a projection (the write's own check holds it)."""
-    from ci_eval.core.artefact.artefact_size import head_bytes, probe_rows
+    from ci_eval.core.artefact.artefact_size import head_bytes, known_bytes, probe_rows
     from ci_eval.inputs import loaders
 
     cfg, total = inputs.config, len(inputs.gold.questions)
@@ -293,10 +293,12 @@ def size_probe(inputs: Inputs, head: dict, questions, shard, out):
 
     def check(probe) -> None:
         limit = loaders.MAX_ARTEFACT_BYTES
-        projected = max(probe.projected(len(questions)), probe.projected(total, whole_head))
+        known = known_bytes(inputs.gold.questions)
+        projected = max(probe.projected(len(questions), known_bytes(questions)),
+                        probe.projected(total, known, whole_head))
         if projected <= limit:
             return
-        fits = probe.depth_that_fits(total, cfg.retriever.depth, 3 * cfg.k, limit, whole_head)
+        fits = probe.depth_that_fits(total, known, cfg.retriever.depth, 3 * cfg.k, limit, whole_head)
         advice = (f"set [retriever] depth = {fits} or less" if fits is not None else
                   f"measure fewer questions or a smaller k (depth {3 * cfg.k} is the least it allows)")
         merged = "" if shard is None else f" (merged: {total:,} questions)"
@@ -306,7 +308,7 @@ def size_probe(inputs: Inputs, head: dict, questions, shard, out):
             f"after {probe.rows:,} of {len(questions):,} questions; {advice} (shards would not help: their "
             "merged artefact is as large)", str(out))
 
-    return after, check
+    return after, lambda rows: known_bytes(questions[:rows]), check
 
 
 def run_head(inputs: Inputs, git, shard, positions, questions) -> dict:

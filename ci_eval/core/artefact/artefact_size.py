@@ -73,21 +73,26 @@ def probe_rows(questions: int) -> int | None:
 @dataclass(frozen=True)
 class SizeProbe:
     """What the first rows of a run say of its size. ``rows`` rows took ``written - head``
-    bytes after the ``head`` bytes before them; ``rankings`` are the first of those rows'
-    rankings, each a list of ``[id, score]`` entries."""
+    bytes after the ``head`` bytes before them, ``known`` of them their gold-set fields;
+    ``rankings`` are the first of those rows' rankings, each a list of ``[id, score]``
+    entries."""
 
     rows: int
     written: int
     head: int
+    known: int
     rankings: tuple
 
-    def projected(self, total: int, head: int | None = None) -> int:
-        """The artefact's size for ``total`` rows at the probe's mean row size after ``head``
-        bytes (by default the probe's own; a shard's merged artefact has a head of its own).
-        The end keys, a few kilobytes, are left to the write's check."""
-        return (self.head if head is None else head) + round(total * (self.written - self.head) / self.rows)
+    def projected(self, total: int, known: int, head: int | None = None) -> int:
+        """The artefact's size for ``total`` rows whose gold-set fields take ``known`` bytes
+        (counted exactly), each row's retrieved part at the probe's mean, after ``head``
+        bytes (by default the probe's own; a shard's merged artefact has a head of its
+        own). The end keys, a few kilobytes, are left to the write's check."""
+        retrieved = self.written - self.head - self.known
+        return (self.head if head is None else head) + known + round(total * retrieved / self.rows)
 
-    def depth_that_fits(self, total: int, depth: int, least: int, limit: int, head: int | None = None) -> int | None:
+    def depth_that_fits(self, total: int, known: int, depth: int, least: int, limit: int,
+                        head: int | None = None) -> int | None:
         """The largest depth from ``least`` below ``depth`` whose projection is under
         ``limit`` with a margin: the bytes of the probe's ranking entries past that depth
         (with the comma before each) taken off every row in proportion. None when not even
@@ -98,7 +103,7 @@ class SizeProbe:
                 past[position] += len(compact(entry).encode("utf-8")) + 1
         for d in range(depth - 1, -1, -1):
             past[d] += past[d + 1]
-        whole = self.projected(total, head)
+        whole = self.projected(total, known, head)
         scale = total / max(len(self.rankings), 1)
         for d in range(depth - 1, least - 1, -1):
             if whole - past[d] * scale <= limit * _ADVICE_MARGIN:

@@ -75,21 +75,23 @@ def test_a_projection_waits_for_a_share_of_the_rows_and_none_is_made_for_a_small
 
 
 def test_rows_of_one_size_are_projected_to_the_byte():
-    # head 100 bytes, then 10 rows of 50 bytes: 1,000 rows take 100 + 1,000 x 50
-    probe = SizeProbe(rows=10, written=100 + 10 * 50, head=100, rankings=())
-    assert probe.projected(1000) == 100 + 1000 * 50
-    assert probe.projected(10) == probe.written
+    # head 100 bytes, then 10 rows of 50 bytes, 20 of each the gold set's: 1,000 rows whose
+    # gold-set fields take 25,000 bytes take 100 + 25,000 + 1,000 x 30
+    probe = SizeProbe(rows=10, written=100 + 10 * 50, head=100, known=10 * 20, rankings=())
+    assert probe.projected(1000, 25_000) == 100 + 25_000 + 1000 * 30
+    assert probe.projected(10, 10 * 20) == probe.written
+    assert probe.projected(1000, 25_000, head=40) == 40 + 25_000 + 1000 * 30
 
 
 def test_the_depth_advised_takes_off_the_entries_past_it_on_every_row():
     entry = ["c-1", 0.5]
     size = len(compact(entry)) + 1  # an entry and the comma before it
     rankings = ((entry,) * 4, (entry,) * 2)  # two rows: four entries and two
-    probe = SizeProbe(rows=2, written=1000, head=0, rankings=rankings)
-    whole = probe.projected(200)  # 100,000
+    probe = SizeProbe(rows=2, written=1000, head=0, known=0, rankings=rankings)
+    whole = probe.projected(200, 0)  # 100,000
     # at depth d the first row loses 4 - d entries and the second max(0, 2 - d), 100 times over
     at = {d: whole - 100 * size * (max(0, 4 - d) + max(0, 2 - d)) for d in range(1, 4)}
     for d in (3, 2, 1):
         limit = at[d] / 0.95  # the margin the advice keeps
-        assert probe.depth_that_fits(200, 4, 1, limit) == d
-    assert probe.depth_that_fits(200, 4, 2, at[1] / 0.95) is None
+        assert probe.depth_that_fits(200, 0, 4, 1, limit) == d
+    assert probe.depth_that_fits(200, 0, 4, 2, at[1] / 0.95) is None
