@@ -326,13 +326,16 @@ def run_mine(args) -> int:
             bars.append(Progress(total, "folding near-duplicates"))
         bars[0].update(n)
 
-    result, skipped = mine_log(args.log, fmt, args.field or "question", args.out, gold=gold, count=args.count,
+    result, read = mine_log(args.log, fmt, args.field or "question", args.out, gold=gold, count=args.count,
                                seed=args.seed, topics=args.topics, similarity=args.similarity,
                                groups_out=args.groups_out, force=args.force, tick=tick)
     for bar in bars:
         bar.close()
+    skipped = read.skipped
     print(f"{args.log}: {result.read} question(s) read, {result.distinct} distinct after normalising"
-          + (f" ({len(skipped)} line(s) without a question skipped, first: line {skipped[0]})" if skipped else ""))
+          + (f" ({len(skipped)} line(s) without a question skipped, first: line {skipped[0]})" if skipped else "")
+          + (f"; {read.mended} held half a surrogate pair (a broken character), mended to U+FFFD"
+             if read.mended else ""))
     print(f"{len(result.known)} already in {gold} dropped; " if gold else "no gold set to compare with; ", end="")
     print(f"{result.folded} near-duplicate(s) folded into {len(result.groups)} question(s)")
     print(f"{args.out}: {len(result.chosen)} candidate(s) over {len(result.topics)} topic(s); "
