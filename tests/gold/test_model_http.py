@@ -128,6 +128,17 @@ def test_an_endpoint_answering_only_503_fails_naming_it_never_a_clean_stop(tmp_p
     assert not (tmp_path / "gen.jsonl").exists()
 
 
+def test_an_answer_over_the_size_bound_is_refused_not_held(tmp_path):
+    from ci_eval.gold.model_http import MAX_ANSWER_BYTES
+
+    with ChatStandIn() as api:
+        api.script(("raw", b" " * MAX_ANSWER_BYTES + b"{}"))
+        done = generate(tmp_path, api.url, "--count", "1", "--retries", "2", "--backoff", "0")
+    [line] = refused(done)
+    assert f"announced an answer of {MAX_ANSWER_BYTES + 2:,} bytes, over the {MAX_ANSWER_BYTES:,}-byte bound" in line
+    assert len(api.requests) == 1
+
+
 # ------------------------------------------------------------------------- what a model writes
 
 LONE = "\ud83d"  # the first half of 😀's surrogate pair, alone
@@ -152,6 +163,14 @@ def test_half_a_surrogate_pair_in_an_answer_is_mended_and_so_is_a_cached_one(tmp
         again = generate(tmp_path, api.url, "--count", "1", "--force")
     assert again.returncode == 0, again.stderr
     assert len(api.requests) == 1 and rows(tmp_path / "gen.jsonl") == [row]
+
+
+def test_an_answer_nested_thousands_deep_is_malformed_not_a_crash(tmp_path):
+    with ChatStandIn() as api:
+        api.script(("content", "[" * 100_000))
+        done = generate(tmp_path, api.url, "--count", "1")
+    [line] = refused(done)
+    assert "is malformed: the answer's JSON is nested too deeply" in line
 
 
 def test_an_over_long_question_is_dropped_and_counted_and_the_file_stays_readable(tmp_path):
