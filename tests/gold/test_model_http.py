@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from chat_standin import ChatStandIn
 from gold_cli import refused
-from raw_endpoint import RawEndpoint, cut_mid_answer, not_http, trickle
+from raw_endpoint import RawEndpoint, cut_mid_answer, cut_mid_chunk, not_http, trickle
 
 from ci_eval import schemas
 from ci_eval.label.sources import read_candidates
@@ -102,8 +102,9 @@ def test_a_trickling_endpoint_is_left_at_the_timeout_of_the_whole_answer(tmp_pat
 
 # ------------------------------------------------------------------------- broken servers
 
-def test_a_connection_cut_mid_answer_is_retried_then_named(tmp_path):
-    with RawEndpoint(cut_mid_answer) as api:
+@pytest.mark.parametrize("behaviour", [cut_mid_answer, cut_mid_chunk], ids=["content-length", "chunked"])
+def test_a_connection_cut_mid_answer_is_retried_then_named(tmp_path, behaviour):
+    with RawEndpoint(behaviour) as api:
         done = generate(tmp_path, api.url, "--count", "1", "--retries", "1", "--backoff", "0")
     [line] = refused(done)
     assert "cut the connection mid-answer" in line and "(after 2 attempts" in line

@@ -46,6 +46,13 @@ def cut_mid_answer(sock: socket.socket, stop: threading.Event) -> None:
                  + f"Content-Length: {len(body)}\r\n\r\n".encode() + body[: len(body) // 2])
 
 
+def cut_mid_chunk(sock: socket.socket, stop: threading.Event) -> None:
+    """A 200 in chunked transfer encoding whose one chunk announces more than is sent."""
+    body = completion('{"questions": ["what is lift?"]}')
+    sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                 + f"{len(body):x}\r\n".encode() + body[: len(body) // 2])
+
+
 def not_http(sock: socket.socket, stop: threading.Event) -> None:
     """What an SSH server says first, and nothing more: the endpoint's port is the wrong one."""
     sock.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")
