@@ -126,7 +126,7 @@ def _error_message(raw: bytes, key: str | None) -> str:
         message = error.get("message") if isinstance(error, dict) else error
         if isinstance(message, str) and message.strip():
             text = message
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         pass
     return one_line(mend_surrogates(scrub(text, key)), 200) or "(empty body)"
 
