@@ -92,16 +92,20 @@ OpenAI-compatible chat-completions endpoint (--endpoint, --model; the key read f
 environment variable --key-env names) or a --command reading one chunk a line on stdin
 ({"id", "doc", "text", "count"}) and writing {"chunk": id, "question": "..."} lines.
 Answers are cached (--cache), so a re-run asks nothing twice; failures are retried with
-backoff, honouring Retry-After; --max-requests caps what one run may ask. Questions that
-copy their chunk's text or repeat another question (or the gold set's) are dropped.
+backoff, honouring Retry-After; --max-requests caps what one run may ask. No redirect is
+followed (the key and the chunks would go along), --timeout bounds a whole answer, and no
+message shows the key. Questions that copy their chunk's text, repeat another question (or
+the gold set's) or are over the gold set's 10,000 characters are dropped.
 
 examples:
   ci-eval gold generate --endpoint http://localhost:11434/v1 --model llama3.1 --out generated.jsonl
   ci-eval gold generate --endpoint https://api.openai.com/v1 --model gpt-4o-mini --count 40 --out generated.jsonl
   ci-eval gold generate --command "python make_questions.py" --out generated.jsonl
   ci-eval label --candidates generated.jsonl
-exit codes: 0 written; 2 bad input, an endpoint unreachable or answering malformed JSON, a
-failing command, or --out exists without --force (nothing written)."""
+exit codes: 0 written (also when --max-requests stops the run between answers); 2 bad input,
+an endpoint unreachable, redirecting, too slow, failing until the request budget ran out or
+answering malformed JSON, a failing command, or --out exists without --force (nothing
+written)."""
 
 
 def _parser(sub, name: str, help_: str, description: str):
@@ -207,7 +211,8 @@ def _register_generate(gold_sub) -> None:
     g.add_argument("--retries", type=int, default=4, metavar="N", help="retries of a failed request (default: %(default)s)")
     g.add_argument("--backoff", type=float, default=1.0, metavar="S",
                    help="the first retry's wait in seconds, doubled each time (default: %(default)s)")
-    g.add_argument("--timeout", type=float, default=60.0, metavar="S", help="seconds to wait for one answer (default: %(default)s)")
+    g.add_argument("--timeout", type=float, default=60.0, metavar="S", help="seconds one answer may take in all, from connecting to its last byte; a late answer "
+                        "is not retried (default: %(default)s)")
     g.add_argument("--similarity", type=float, default=0.5, metavar="S",
                    help="term-set similarity at which a question repeats another, 0..1 (default: %(default)s)")
     g.add_argument("--no-gold", action="store_true", help="keep questions near the gold set's own")
@@ -326,13 +331,16 @@ def run_mine(args) -> int:
             bars.append(Progress(total, "folding near-duplicates"))
         bars[0].update(n)
 
-    result, skipped = mine_log(args.log, fmt, args.field or "question", args.out, gold=gold, count=args.count,
+    result, read = mine_log(args.log, fmt, args.field or "question", args.out, gold=gold, count=args.count,
                                seed=args.seed, topics=args.topics, similarity=args.similarity,
                                groups_out=args.groups_out, force=args.force, tick=tick)
     for bar in bars:
         bar.close()
+    skipped = read.skipped
     print(f"{args.log}: {result.read} question(s) read, {result.distinct} distinct after normalising"
-          + (f" ({len(skipped)} line(s) without a question skipped, first: line {skipped[0]})" if skipped else ""))
+          + (f" ({len(skipped)} line(s) without a question skipped, first: line {skipped[0]})" if skipped else "")
+          + (f"; {read.mended} held half a surrogate pair (a broken character), mended to U+FFFD"
+             if read.mended else ""))
     print(f"{len(result.known)} already in {gold} dropped; " if gold else "no gold set to compare with; ", end="")
     print(f"{result.folded} near-duplicate(s) folded into {len(result.groups)} question(s)")
     print(f"{args.out}: {len(result.chosen)} candidate(s) over {len(result.topics)} topic(s); "

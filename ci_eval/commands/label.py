@@ -70,7 +70,8 @@ def register(sub) -> None:
     p.add_argument("--suggest-max-requests", type=int, default=500, metavar="N",
                    help="the most HTTP requests the judge makes, retries included (default: %(default)s)")
     p.add_argument("--suggest-timeout", type=float, default=60.0, metavar="S",
-                   help="seconds to wait for one answer (a command: for one question's chunks, times 10) "
+                   help="seconds one answer may take in all, from connecting to its last byte (a command: for "
+                        "one question's chunks, times 10) "
                         "(default: %(default)s)")
     p.set_defaults(func=run)
 

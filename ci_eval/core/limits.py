@@ -7,3 +7,8 @@
 # 4,096 of them), so an id a reader took is never refused later by the gold set, the
 # artefact or the labelling page; tests/core/test_limits.py holds the schemas to it.
 MAX_ID_BYTES = 4096
+
+# The longest question, in characters: the gold set's schema and reader, the candidates file
+# the labelling page reads. A generator's longer question is dropped at generation (and
+# counted), so `gold generate` never writes a file `label --candidates` refuses.
+MAX_QUESTION = 10_000

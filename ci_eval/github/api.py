@@ -50,7 +50,7 @@ from github.Requester import HTTPRequestsConnectionClass, HTTPSRequestsConnectio
 from ci_eval import __version__
 from ci_eval.core.compare.baseline import ArtifactInfo, RunInfo
 from ci_eval.core.sticky import CommentInfo
-from ci_eval.core.text import one_line
+from ci_eval.core.text import one_line, scrub
 from ci_eval.errors import GitHubError, InputError
 
 __all__ = [
@@ -520,14 +520,12 @@ class PyGithubPort:
         return _Translate(self, action, permission, gone)
 
     def _scrub(self, text: str) -> str:
-        if self._secret and self._secret in text:
-            text = text.replace(self._secret, "***")
-        return text
+        return scrub(text, self._secret)
 
     def _message(self, exc: GithubException, action: str, permission: str) -> str:
         status = exc.status
         data = exc.data if isinstance(exc.data, dict) else {}
-        message = one_line(data.get("message") or "", 240)
+        message = one_line(self._scrub(str(data.get("message") or "")), 240)  # scrubbed before the cut
         headers = {str(k).lower(): v for k, v in (exc.headers or {}).items()}
         rate_limited = (
             status == 429

@@ -9,7 +9,7 @@ from pathlib import Path
 from ci_eval.core.gold.mining import BAND_NAMES, Mined, mine
 from ci_eval.errors import InputError
 from ci_eval.inputs.files import atomic_write
-from ci_eval.inputs.question_log import read_log
+from ci_eval.inputs.question_log import QuestionLog, read_log
 
 
 def known_questions(gold_path: str | None) -> list[str]:
@@ -54,7 +54,7 @@ def group_lines(result: Mined) -> str:
 
 def mine_log(log: str, fmt: str, field: str, out: str, *, gold: str | None, count: int, seed: int,
              topics: int, similarity: float, groups_out: str | None = None, force: bool = False,
-             tick=lambda n, total: None) -> tuple[Mined, list[int]]:
+             tick=lambda n, total: None) -> tuple[Mined, QuestionLog]:
     _refuse_existing([out, groups_out], force)
     read = read_log(log, fmt, field)
     result = mine(read.questions, known_questions(gold), count=count, seed=seed, topics=topics,
@@ -62,4 +62,4 @@ def mine_log(log: str, fmt: str, field: str, out: str, *, gold: str | None, coun
     if groups_out:
         atomic_write(groups_out, group_lines(result))
     atomic_write(Path(out), candidate_lines(result))
-    return result, read.skipped
+    return result, read

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ci_eval.core.text import mend_surrogates
 from ci_eval.errors import InputError
 from ci_eval.inputs.files import decode, json_lines, read_bytes
 
@@ -25,6 +26,7 @@ MAX_QUESTION = 10000
 class QuestionLog:
     questions: list[str]
     skipped: list[int]  # line numbers of JSON lines without a question under the field
+    mended: int = 0  # questions holding a lone surrogate, mended to U+FFFD
 
 
 def guess_format(path: str, field: str | None) -> str:
@@ -60,10 +62,15 @@ def read_log(path: str, fmt: str, field: str = "question") -> QuestionLog:
                 questions.append(question)
             else:
                 skipped.append(n)
+    # "\ud83d" alone (a logger cut an emoji in two) parses as JSON but is no character: the
+    # question is kept with U+FFFD in its place, so it can be written out
+    mended = [mend_surrogates(q) for q in questions]
+    count = sum(a is not b for a, b in zip(mended, questions))
+    questions = mended
     for q in questions:
         if len(q) > MAX_QUESTION:
             raise InputError(f"a question longer than {MAX_QUESTION} characters: {q[:40]!r}...", path)
     if not questions:
         where = f' (no line has a string under "{field}")' if fmt == "jsonl" else ""
         raise InputError(f"no questions found{where}", path)
-    return QuestionLog(questions, skipped)
+    return QuestionLog(questions, skipped, count)

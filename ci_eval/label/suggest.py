@@ -52,6 +52,8 @@ def parse_grade(content: str) -> int:
             found, _ = json.JSONDecoder().raw_decode(text[start:])
         except ValueError as exc:
             raise InputError(f"the answer's JSON does not parse ({exc})") from None
+        except RecursionError:
+            raise InputError("the answer's JSON is nested too deeply") from None
         value = found.get("grade") if isinstance(found, dict) else None
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_GRADE:
         raise InputError(f'expected {{"grade": 0 to {MAX_GRADE}}}, got {" ".join(content.split())[:80]!r}')

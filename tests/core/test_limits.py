@@ -40,3 +40,10 @@ def test_a_gold_set_takes_an_id_of_the_longest_a_reader_takes():
                "anchors": {long_id: {"doc": "d", "start": 0, "end": 3}}}
         parsed = parse_gold_set(doc, "gold.json")
         assert parsed.questions[0].gold == ((long_id, grade),) and long_id in parsed.anchors
+
+
+def test_the_question_bound_is_the_gold_set_schema_s():
+    from ci_eval import schemas
+    from ci_eval.core.limits import MAX_QUESTION
+
+    assert schemas.load("goldset")["$defs"]["question"]["properties"]["question"]["maxLength"] == MAX_QUESTION

@@ -283,6 +283,18 @@ def test_bad_token_is_named_and_not_echoed(standin, waits):
     assert len(standin.calls("pulls/get")) == 1  # a 401 is not retried
 
 
+def test_a_message_echoing_the_token_is_scrubbed_before_it_is_cut(standin, waits):
+    # The token straddles the 240th character the message is cut at: scrubbing after the cut
+    # would miss the whole token and keep its first half.
+    secret = standin.token
+    port = make_port(standin, waits)
+    standin.fail("pulls/get", 401, message="x" * 225 + f" {secret} was refused")
+    with pytest.raises(GitHubError) as caught:
+        port.pull_request(7)
+    message = str(caught.value)
+    assert "HTTP 401: " + "x" * 225 + " ***" in message and secret[:6] not in message
+
+
 def test_read_only_token_names_the_comment_permission(standin, port):
     standin.refuse_writes()
     with pytest.raises(GitHubError) as caught:

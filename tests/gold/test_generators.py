@@ -37,8 +37,14 @@ def test_a_base_url_or_the_full_address_both_reach_chat_completions():
 def test_retries_count_against_the_budget_and_give_up_with_the_last_problem():
     with ChatStandIn() as api:
         api.script(*[("status", 503, "overloaded", {})] * 3)
-        with pytest.raises(BudgetSpent):
+        # the budget spent while one answer is retried is that answer's failure, named
+        with pytest.raises(InputError, match="HTTP 503: overloaded .the request budget ran out after 2 attempt"):
             ChatEndpoint(api.url, "m1", None, retries=5, backoff=0, sleep=lambda s: None).ask("x", Budget(2))
+        assert len(api.requests) == 2
+        spent = Budget(1)
+        spent.take()
+        with pytest.raises(BudgetSpent):  # spent between answers: a clean stop
+            ChatEndpoint(api.url, "m1", None, retries=5, backoff=0, sleep=lambda s: None).ask("x", spent)
         assert len(api.requests) == 2
         api.queue.clear()
         api.script(*[("status", 503, "overloaded", {})] * 3)

@@ -94,3 +94,18 @@ def test_a_log_without_questions_is_refused(tmp_path, capsys):
     (tmp_path / "app.jsonl").write_text('{"q": "elsewhere"}\n')
     assert mine_cli(tmp_path, "app.jsonl", "--out", "m.jsonl", "--no-gold") == 2
     assert 'no line has a string under "question"' in capsys.readouterr().err
+
+
+def test_half_a_surrogate_pair_in_a_log_line_is_mended_and_counted(tmp_path):
+    from gold_cli import gold
+
+    # a logger that cut "😀" (\ud83d\ude00) in two left the first half alone on line 2
+    lines = ['{"question": "why does a wing stall"}', '{"question": "what is flutter \\ud83d"}',
+             '{"question": "how is heat conducted in a slab"}']
+    (tmp_path / "app.jsonl").write_text("\n".join(lines) + "\n")
+    done = gold("mine", "app.jsonl", "--out", "mined.jsonl", "--no-gold", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "1 held half a surrogate pair (a broken character), mended to U+FFFD" in done.stdout
+    questions = read_candidates(str(tmp_path / "mined.jsonl"))
+    assert sorted(questions) == sorted(["why does a wing stall", "what is flutter \ufffd",
+                                        "how is heat conducted in a slab"])

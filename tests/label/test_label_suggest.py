@@ -208,3 +208,87 @@ def test_the_label_command_s_log_line_is_one_write_with_its_newline(monkeypatch)
     suggest.log_line("the judge refused: HTTP 401")
     # the suggester's thread and the server's log at once: a line must not be split by another
     assert stream.calls == ["ci-eval label: the judge refused: HTTP 401\n"]
+
+
+KEY = "sk-proj-" + "Wx4" * 16
+
+
+def _label_get(label, path):
+    conn = http.client.HTTPConnection(*label.origin.removeprefix("http://").split(":"), timeout=30)
+    try:
+        conn.request("GET", path, headers={TOKEN_HEADER: label.token})
+        return conn.getresponse().read().decode("utf-8")
+    finally:
+        conn.close()
+
+
+def _failed_state(label) -> tuple[str, str]:
+    """The page's /api/state and /api/suggestions once the judge has failed."""
+    import time
+
+    for _ in range(600):  # the judge fails on its first answer; this waits for the thread to say so
+        state = _label_get(label, "/api/state")
+        if json.loads(state)["suggest"]["state"] == "failed":
+            return state, _label_get(label, "/api/suggestions?since=0")
+        time.sleep(0.05)
+    raise AssertionError(f"the judge never failed: {state}")
+
+
+@pytest.mark.parametrize("answer, said", [
+    (("status", 401, f"Invalid API key provided: Bearer {KEY}", {}), "answered HTTP 401: Invalid API key provided: Bearer ***"),
+    (("redirect", 302, "ELSEWHERE"), "answered HTTP 302, a redirect to ELSEWHERE: not followed"),
+], ids=["401-echoing-the-key", "redirect"])
+def test_the_page_and_its_log_never_show_the_key_nor_send_it_elsewhere(tmp_path, monkeypatch, answer, said):
+    from labelling import LabelProcess, write_project
+
+    project = write_project(tmp_path)
+    monkeypatch.setenv("JUDGE_KEY", KEY)
+    with ChatStandIn() as chat, ChatStandIn() as elsewhere:
+        there = elsewhere.url.removesuffix("/v1")
+        chat.script(tuple(part.replace("ELSEWHERE", there) if isinstance(part, str) else part for part in answer))
+        label = LabelProcess(project, "--chunks", "chunks.jsonl", "--suggest-endpoint", chat.url,
+                             "--suggest-model", "judge", "--suggest-key-env", "JUDGE_KEY")
+        try:
+            state, suggestions = _failed_state(label)
+        finally:
+            err = label.kill()
+    assert chat.requests[0].headers["Authorization"] == f"Bearer {KEY}"
+    assert elsewhere.requests == [] and len(chat.requests) == 1
+    said = said.replace("ELSEWHERE", there)
+    assert said in json.loads(state)["suggest"]["problem"] and said in json.loads(suggestions)["problem"]
+    assert f"no suggestions: {chat.url}/chat/completions {said}" in err
+    for shown in (state, suggestions, err):
+        assert KEY not in shown and KEY[:12] not in shown
+
+
+SHOW_ENV = """
+import json, os, sys
+names = sorted(k for k in os.environ if k.upper() in ("GITHUB_TOKEN", "GH_TOKEN", "INPUT_GITHUB-TOKEN", "KEPT_SETTING"))
+with open("judge-env.json", "w") as fh:
+    json.dump(names, fh)
+for line in sys.stdin:
+    print(json.dumps({"chunk": json.loads(line)["chunk"], "grade": 1}))
+"""
+
+
+def test_a_judge_command_gets_the_environment_without_github_s_secrets(tmp_path, monkeypatch):
+    import sys
+    import time
+
+    from labelling import LabelProcess, write_project
+
+    project = write_project(tmp_path)
+    (project / "show_env.py").write_text(SHOW_ENV)
+    for name, value in {"GITHUB_TOKEN": "ghs_1", "GH_TOKEN": "ghp_2", "INPUT_GITHUB-TOKEN": "ghs_3",
+                        "KEPT_SETTING": "1"}.items():
+        monkeypatch.setenv(name, value)
+    label = LabelProcess(project, "--chunks", "chunks.jsonl", "--suggest-command", f"{sys.executable} show_env.py")
+    try:
+        for _ in range(600):
+            if (project / "judge-env.json").exists() and json.loads(_label_get(label, "/api/state"))["suggest"][
+                    "state"] == "done":
+                break
+            time.sleep(0.05)
+    finally:
+        label.kill()
+    assert json.loads((project / "judge-env.json").read_text()) == ["KEPT_SETTING"]

@@ -10,8 +10,9 @@ from the passage's words (``question_for``), so a test can derive what it expect
 
 Faults are queued with ``script(...)``: each request takes the next entry, then the default
 answer resumes. An entry is ``("status", code, message, headers)``, ``("content", text)``
-(a completion whose message content is ``text``) or ``("raw", bytes)`` (a body that is no
-completion at all).
+(a completion whose message content is ``text``), ``("raw", bytes)`` (a body that is no
+completion at all) or ``("redirect", code, location)``. Every request is recorded, whatever
+its method (a client following a 302 comes back with a GET).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class Recorded:
     path: str
     headers: dict
     body: dict | None
+    method: str = "POST"
 
 
 @dataclass
@@ -62,6 +64,10 @@ class ChatStandIn:
                     body = None
                 stand_in.requests.append(Recorded(self.path, dict(self.headers), body))
                 stand_in._answer(self, body)
+
+            def do_GET(self):
+                stand_in.requests.append(Recorded(self.path, dict(self.headers), None, "GET"))
+                stand_in._error(self, 405, f"Method not allowed: GET {self.path}", "invalid_request_error")
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
@@ -93,6 +99,8 @@ class ChatStandIn:
             _, code, message, headers = entry
             return self._error(handler, code, message, "rate_limit_exceeded" if code == 429 else "server_error",
                                headers)
+        if entry and entry[0] == "redirect":
+            return self._send(handler, entry[1], b"", {"Location": entry[2]})
         if entry and entry[0] == "raw":
             return self._send(handler, 200, entry[1])
         if entry and entry[0] == "content":

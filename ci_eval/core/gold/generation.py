@@ -11,7 +11,9 @@ Before a person sees them, generated questions are filtered:
   shingles, appear in the chunk) is dropped: such questions are the easy ones that score far
   above real users' questions;
 - a near-duplicate of an earlier generated question or of a question the gold set holds
-  (term-set similarity as ``ci-eval gold mine`` folds them) is dropped.
+  (term-set similarity as ``ci-eval gold mine`` folds them) is dropped;
+- a question over the gold set's length bound (core/limits.MAX_QUESTION) is dropped, as the
+  candidates file holding it would be refused whole.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from dataclasses import dataclass
 from ci_eval.core.gold.candidates import normalise
 from ci_eval.core.gold.fingerprint import shingles
 from ci_eval.core.gold.mining import stratified, terms
+from ci_eval.core.limits import MAX_QUESTION
+from ci_eval.core.text import mend_surrogates
 
 PROPOSED_GRADE = 2
 COPY_SHARE = 0.5
@@ -71,10 +75,13 @@ def parse_questions(content: str) -> list[str]:
         value, _ = json.JSONDecoder().raw_decode(text[start:])
     except ValueError as exc:
         raise Malformed(f"the answer's JSON does not parse ({exc})") from None
+    except RecursionError:
+        raise Malformed("the answer's JSON is nested too deeply") from None
     items = value.get("questions") if isinstance(value, dict) else value
     if not isinstance(items, list) or not all(isinstance(q, str) for q in items):
         raise Malformed('expected {"questions": ["...", ...]}')
-    return [" ".join(q.split()) for q in items if q.strip()]
+    # a "\ud83d" escape alone in the answer's JSON is no character: mended, so it can be written
+    return [mend_surrogates(" ".join(q.split())) for q in items if q.strip()]
 
 
 def copies(question: str, chunk_text: str) -> bool:
@@ -96,9 +103,12 @@ def screen(items: Sequence[tuple[str, Source]], known: Sequence[str], threshold:
     gold_count = len(kept_sets)
     out = []
     for question, source in items:
-        key = normalise(question)
+        too_long = len(question) > MAX_QUESTION  # the candidates reader would refuse the whole file
+        key = "" if too_long else normalise(question)
         mine = set(terms(key)) if key else set()
-        if not key:
+        if too_long:
+            why = f"longer than {MAX_QUESTION:,} characters"
+        elif not key:
             why = "empty"
         elif copies(question, source.text):
             why = "copies its chunk"
