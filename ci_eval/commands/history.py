@@ -51,10 +51,11 @@ def run(args) -> int:
     import os
     import sys
     from contextlib import nullcontext
+    from pathlib import Path
 
     from ci_eval.errors import EXIT_OK, UsageError
     from ci_eval.github.history_source import branch_artefacts
-    from ci_eval.inputs.history_runs import history_outputs
+    from ci_eval.inputs.history_runs import RunFiles, history_outputs
 
     if args.last is not None and args.last < 1:
         raise UsageError("--last takes a count of runs, 1 or more")
@@ -67,10 +68,10 @@ def run(args) -> int:
         if not args.quiet:
             print(line, file=sys.stderr, flush=True)
 
-    source = nullcontext(args.folder) if args.github is None else branch_artefacts(
+    source = nullcontext(RunFiles(Path(args.folder))) if args.github is None else branch_artefacts(
         args.github, args.branch, args.workflow, args.artifact_name, args.last or 30, dict(os.environ), say)
-    with source as folder:
-        for piece in history_outputs(folder, args.format, last=args.last, svg_out=args.svg_out,
+    with source as files:
+        for piece in history_outputs(files, args.format, last=args.last, svg_out=args.svg_out,
                                      trend_svg_out=args.trend_svg_out, rows=args.rows, quiet=args.quiet):
             sys.stdout.write(piece)
     return EXIT_OK
