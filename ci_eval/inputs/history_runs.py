@@ -77,7 +77,9 @@ class RunFiles:
         return self.names.get(path.name, str(path))
 
 
-def _skip(warn, name: str, why: str) -> None:
+def _skip(warn, name: str, why: str | InputError) -> None:
+    if isinstance(why, InputError):  # the file is named once, by the warning itself
+        why = f"{why.place}: {why.message}" if why.place else why.message
     warn(f"ci-eval: warning: history: skipping {name}: {why}")
 
 
@@ -123,7 +125,7 @@ def read_history(source, last: int | None = None, progress=None, warn=None) -> H
             except InputError as exc:
                 if not files.skip_broken:
                     raise
-                _skip(warn, files.name(path), str(exc))
+                _skip(warn, files.name(path), exc)
                 continue
         views.append((path, view))
     if not views:
@@ -141,7 +143,7 @@ def read_history(source, last: int | None = None, progress=None, warn=None) -> H
         except InputError as exc:
             if not files.skip_broken:
                 raise
-            _skip(warn, files.name(path), str(exc))
+            _skip(warn, files.name(path), exc)
             dropped.append(r)
             continue
         if _view(part.head) != view:
