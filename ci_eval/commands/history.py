@@ -8,7 +8,9 @@ and say, per question, its state at each run (hit at k, first gold rank, each me
 run since which it has been failing and the commit that broke it, and whether it flaps
 (changes state while its gold and the retriever's config stay the same); per tag, each
 headline metric over the runs with the runs where it moved beyond noise. The artefacts are
-read one at a time, never held. With --github OWNER/REPO the runs are the branch's successful
+read one at a time, never held. A file that is not a run artefact, or a run of another
+project (another gold set file or comment marker than most runs', or no question in common),
+is skipped with a warning line. With --github OWNER/REPO the runs are the branch's successful
 push runs of the workflow, their artifacts fetched through the GitHub API (GITHUB_TOKEN, and
 GITHUB_API_URL for GitHub Enterprise) with the trust rules of the action's baseline lookup.
 docs/history.md has the details.
