@@ -102,6 +102,22 @@ def _shown(key: tuple[str, str]) -> str:
     return repr(path[:80] or "(not recorded)") + (f" with marker {marker[:40]!r}" if marker else "")
 
 
+def _checked(files: RunFiles, path: Path, warn):
+    """The run at ``path`` checked in full (inputs/artefact_stream.read_part), or None when
+    it is skipped: not a run artefact, or broken where ``skip_broken``."""
+    from ci_eval.inputs.artefact_stream import read_part
+
+    try:
+        return read_part(path, source=files.name(path))
+    except NotARunArtefact:
+        _skip(warn, files.name(path), "not a run artefact")
+    except InputError as exc:
+        if not files.skip_broken:
+            raise
+        _skip(warn, files.name(path), exc)
+    return None
+
+
 def read_history(source, last: int | None = None, progress=None, warn=None) -> History:
     """The history of the artefacts in ``source`` (a folder, or RunFiles), oldest first;
     ``last``: only the most recent so many. ``progress(done, total, path)`` is told after
@@ -109,7 +125,6 @@ def read_history(source, last: int | None = None, progress=None, warn=None) -> H
     run of another project (its gold set file or marker, or no question shared with the
     others), and with ``skip_broken`` one that any check refuses."""
     from ci_eval.inputs.artefact_out import written_rows
-    from ci_eval.inputs.artefact_stream import read_part
 
     files = source if isinstance(source, RunFiles) else RunFiles(Path(source))
     warn = warn or stderr_warning
@@ -117,16 +132,10 @@ def read_history(source, last: int | None = None, progress=None, warn=None) -> H
     for path in artefact_paths(files.folder):
         view = _sniffed(path)
         if view is None:
-            try:
-                view = _view(read_part(path, source=files.name(path)).head)
-            except NotARunArtefact:
-                _skip(warn, files.name(path), "not a run artefact")
+            part = _checked(files, path, warn)
+            if part is None:
                 continue
-            except InputError as exc:
-                if not files.skip_broken:
-                    raise
-                _skip(warn, files.name(path), exc)
-                continue
+            view = _view(part.head)
         views.append((path, view))
     if not views:
         raise InputError("holds no run artefacts (*.json)", str(files.folder))
@@ -138,12 +147,8 @@ def read_history(source, last: int | None = None, progress=None, warn=None) -> H
     builder = HistoryBuilder(runs, views[-1][1][3], int(views[-1][1][4]))
     dropped = []
     for r, (path, view) in enumerate(views):
-        try:
-            part = read_part(path, source=files.name(path))  # every check, the ids of this one run held
-        except InputError as exc:
-            if not files.skip_broken:
-                raise
-            _skip(warn, files.name(path), exc)
+        part = _checked(files, path, warn)  # every check, the ids of this one run held
+        if part is None:
             dropped.append(r)
             continue
         if _view(part.head) != view:

@@ -129,7 +129,7 @@ def validate_artefact(data: Any, source: str) -> dict:
     """An artefact may come from a fork's run or an old release: check it before use."""
     from ci_eval.schemas import load
 
-    if not is_run_artefact(data):
+    if not isinstance(data, dict):
         raise NotARunArtefact(source)
     version = data.get("schema_version")
     if isinstance(version, int) and not isinstance(version, bool) and version not in READABLE_VERSIONS:
@@ -141,6 +141,8 @@ def validate_artefact(data: Any, source: str) -> dict:
             source,
             "schema_version",
         )
+    if not is_run_artefact(data):  # after the version: a newer release's artefact says "upgrade"
+        raise NotARunArtefact(source)
     # a list or object as the version is unhashable: it is a schema problem, worded below
     schema = load(SCHEMAS.get(version, "artefact") if isinstance(version, int) else "artefact")
     if _fast_valid_artefact(data, schema):
