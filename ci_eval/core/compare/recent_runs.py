@@ -8,10 +8,12 @@ itself and writes it again, the last ``RECENT_RUNS`` runs. A question's states a
 character a run, oldest first (``runs``: ``[sha, created_at]`` each): ``1`` its first gold chunk within the top k, ``0`` not,
 ``-`` not measured in that run (not yet in the gold set, unanswerable, failed or stale).
 A tag's values are its hit@k mean at each run (None where it had no measured question).
-``configs`` holds each run's retriever config key (core/compare/history.config_key): a
-question's change of state counts toward flapping only between runs of the same config, the
-rule `ci-eval history` applies (core/compare/history.state_changes, one function for both).
-A window stored before ``configs`` existed reads as one config throughout.
+``configs`` holds each run's retriever config key (core/compare/history.config_key), and a
+state is written ``H`` (hit) or ``M`` (missed) instead when the question's gold changed since
+the run before (the previous run's artefact, which the push run reads anyway): a question's
+change of state counts toward flapping only between runs of the same config and the same
+gold, the rule `ci-eval history` applies (core/compare/history.state_changes, one function
+for both). A window stored before ``configs`` existed reads as one config throughout.
 
 The file comes from a stored artifact, so it is read as hostile input (``read_recent``): a
 file that is not exactly this shape is dropped with the reason, never half used.
@@ -29,10 +31,11 @@ from ci_eval.core.compare.history import FLAP_CHANGES, config_key, state_changes
 
 RECENT_RUNS = 30
 SCHEMA_VERSION = 1
-_STATES = frozenset("01-")
+_STATES = frozenset("01-HM")
+_GOLD_EDITED = {"1": "H", "0": "M", "-": "-"}
 _CONFIG = re.compile(r"[0-9a-f]{8}|")
 _CODES = np.full(256, -1, dtype=np.int8)  # a state character -> 1 hit, 0 missed, -1 not measured
-_CODES[ord("1")], _CODES[ord("0")] = 1, 0
+_CODES[ord("1")], _CODES[ord("0")], _CODES[ord("H")], _CODES[ord("M")] = 1, 0, 1, 0
 _SHA = re.compile(r"[0-9a-f]{0,64}")
 _STAMP = re.compile(r"[0-9A-Za-z:.+-]{0,40}")
 MAX_QUESTIONS = 1_000_000
@@ -80,10 +83,22 @@ def _state(artefact: Artefact, i: int, measured, k: int) -> str:
     return "1" if rank is not None and rank <= k else "0"
 
 
-def extend(previous: RecentRuns | None, run: Artefact) -> RecentRuns:
+def gold_prints(artefact: Artefact | None) -> dict:
+    """Each question's gold (its chunk ids and grades) as one hash: what ``extend`` compares,
+    in the same process, to mark the questions whose gold changed since that run (None: no
+    run, nothing known)."""
+    if artefact is None:
+        return {}
+    columns = artefact.columns
+    return {qid: hash(columns.gold(i)) for i, qid in enumerate(columns.ids)}
+
+
+def extend(previous: RecentRuns | None, run: Artefact, gold_before: dict | None = None) -> RecentRuns:
     """``previous`` with ``run`` added last (the window cut to ``RECENT_RUNS``). A previous
     window at another k starts over: its states answer another question. A run of the same
-    commit as the last one replaces it (a re-run is not a second data point)."""
+    commit as the last one replaces it (a re-run is not a second data point). ``gold_before``:
+    ``gold_prints`` of the window's last run; a question whose gold differs from it gets
+    ``H`` or ``M`` (None or a question it lacks: not known, taken as unchanged)."""
     k = run.header.k
     if previous is not None and previous.k != k:
         previous = None
@@ -93,6 +108,7 @@ def extend(previous: RecentRuns | None, run: Artefact) -> RecentRuns:
     tags = previous.tags if previous else {}
     sha = run.header.sha or ""
     if runs and sha and runs[-1][0] == sha:
+        gold_before = None  # the run replaced is the one the prints are of
         runs.pop()
         configs.pop()
         states = {q: s[:-1] for q, s in states.items()}
@@ -103,8 +119,12 @@ def extend(previous: RecentRuns | None, run: Artefact) -> RecentRuns:
     measured = run.measured_mask()
     columns = run.columns
     now = {}
+    gold_before = gold_before or {}
     for i, qid in enumerate(columns.ids):
-        now[qid] = states.get(qid, "-" * before) + _state(run, i, measured, k)
+        state = _state(run, i, measured, k)
+        if gold_before and qid in gold_before and gold_before[qid] != hash(columns.gold(i)):
+            state = _GOLD_EDITED[state]
+        now[qid] = states.get(qid, "-" * before) + state
     means = {tag: dict(group.means).get(f"hit@{k}") if group.count else None for tag, group in run.summary.by_tag}
     tags = {tag: tags.get(tag, [None] * before) + [means.get(tag)] for tag in sorted(set(tags) | set(means))}
     cut = max(0, len(runs) - RECENT_RUNS)
@@ -122,7 +142,8 @@ def _trails(lines: list[str], configs: tuple[str, ...]) -> list[QuestionTrail]:
     state = _CODES[raw]
     r = state.shape[1]
     keys = {key: n for n, key in enumerate(dict.fromkeys(configs))}
-    _, counted = state_changes(state, np.array([keys[c] for c in configs], dtype=np.int64))
+    edited = (raw == ord("H")) | (raw == ord("M"))
+    _, counted = state_changes(state, np.array([keys[c] for c in configs], dtype=np.int64), edited)
     known = state >= 0
     hit_at = np.where(state == 1, np.arange(r), -1).max(axis=1)
     after = known & (np.arange(r)[None, :] > hit_at[:, None])
@@ -190,7 +211,7 @@ def read_recent(raw) -> RecentRuns:
         raise RecentError("states is not an object of at most 1,000,000 questions")
     for qid, line in states.items():
         if not (isinstance(line, str) and len(line) == len(pairs) and _STATES.issuperset(line)):
-            raise RecentError(f"states[{qid[:80]!r}] is not one of 0, 1, - a run")
+            raise RecentError(f"states[{qid[:80]!r}] is not one of 0, 1, -, H, M a run")
     configs = raw.get("configs", [""] * len(pairs))  # absent: stored before it was kept
     if not (isinstance(configs, list) and len(configs) == len(pairs)
             and all(isinstance(c, str) and _CONFIG.fullmatch(c) for c in configs)):

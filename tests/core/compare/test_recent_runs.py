@@ -198,3 +198,28 @@ def test_a_window_stored_without_configs_reads_as_one_config():
     raw["configs"] = ["xyz"] * 4
     with pytest.raises(RecentError, match="configs"):
         read_recent(raw)
+
+
+def test_a_change_only_across_a_gold_edit_is_not_flapping():
+    from ci_eval.core.compare.recent_runs import gold_prints
+
+    # the question's gold chunk is relabelled at every run, and its state follows the label
+    plan = "101010101010"
+    recent, before = None, None
+    for n, state in enumerate(plan):
+        gold = f"g{n}"
+        specs = [{"id": "relabelled", "gold": [gold], "ranking": ranked_with_gold_at(1 if state == "1" else None, gold=gold)},
+                 {"id": "steady", "gold": ["g"], "ranking": ranked_with_gold_at(1)}]
+        head = run(specs, sha=f"{n:040x}", created_at=f"2026-11-{1 + n:02d}T00:00:00Z")
+        recent = extend(recent, head, gold_prints(before))
+        before = head
+    assert recent.states["relabelled"] == "1" + "".join("H" if c == "1" else "M" for c in plan[1:])
+    assert recent.states["steady"] == "1" * len(plan)
+    assert regression_note(recent, "relabelled", "main") == ""  # each change came with its gold's edit
+    assert trail(recent.states["relabelled"], recent.run_configs()).misses == plan.count("0")
+    assert read_recent(json.loads(json.dumps(recent.as_json()))) == recent
+    # without the previous run's gold nothing is marked, and the same states flap (today's window)
+    unmarked = None
+    for n, state in enumerate(plan):
+        unmarked = extend(unmarked, _run(n, {"relabelled": state == "1"}))
+    assert regression_note(unmarked, "relabelled", "main").startswith("flapping on main")
