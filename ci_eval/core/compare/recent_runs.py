@@ -89,8 +89,13 @@ def gold_prints(artefact: Artefact | None) -> dict:
     run, nothing known)."""
     if artefact is None:
         return {}
-    columns = artefact.columns
-    return {qid: hash(columns.gold(i)) for i, qid in enumerate(columns.ids)}
+    return dict(zip(artefact.columns.ids, _prints(artefact.columns)))
+
+
+def _prints(columns) -> list[int]:
+    """``gold_prints``'s hashes in question order, over the columns' flat gold arrays."""
+    ids, grades, starts = columns.gold_ids, columns.gold_grades, columns.gold_start
+    return [hash((*ids[a:b], grades[a:b].tobytes())) for a, b in zip(starts, starts[1:])]
 
 
 def extend(previous: RecentRuns | None, run: Artefact, gold_before: dict | None = None) -> RecentRuns:
@@ -119,10 +124,10 @@ def extend(previous: RecentRuns | None, run: Artefact, gold_before: dict | None 
     measured = run.measured_mask()
     columns = run.columns
     now = {}
-    gold_before = gold_before or {}
+    prints = _prints(columns) if gold_before else ()
     for i, qid in enumerate(columns.ids):
         state = _state(run, i, measured, k)
-        if gold_before and qid in gold_before and gold_before[qid] != hash(columns.gold(i)):
+        if prints and gold_before.get(qid, prints[i]) != prints[i]:
             state = _GOLD_EDITED[state]
         now[qid] = states.get(qid, "-" * before) + state
     means = {tag: dict(group.means).get(f"hit@{k}") if group.count else None for tag, group in run.summary.by_tag}
