@@ -97,7 +97,7 @@ def measure(folder: Path, repeats: int = 5) -> dict:
     """The action's steps over the runs in ``folder``, run by run (in this process), holding
     what a push run holds: the stored file's bytes, the window read from them, its own
     artefact, the new window and its text. The last run's steps are timed ``repeats`` times."""
-    from ci_eval.core.compare.recent_runs import extend
+    from ci_eval.core.compare.recent_runs import extend, gold_prints
     from ci_eval.github.artifact_zip import MAX_QUESTIONS_BYTES, QUESTIONS_MEMBER
     from ci_eval.github.steps import write_recent
     from ci_eval.inputs.artefact_file import read_run
@@ -107,13 +107,13 @@ def measure(folder: Path, repeats: int = 5) -> dict:
     out.mkdir()
     stored = out / QUESTIONS_MEMBER
     paths = sorted(folder.glob("run-*.json"))
-    stored_bytes, rss_head, kept = None, None, True
+    stored_bytes, rss_head, kept, prints = None, None, True, None
     for n, path in enumerate(paths):
         repeat = repeats if n == len(paths) - 1 else 1
         previous = None if stored_bytes is None else _read_back(stored_bytes)  # the previous run's file
         head = read_run(path)  # as the action reads its own run back
         rss_head = rss_head or _rss_mb()
-        recent, extend_s = _timed(repeat, extend, previous, head)
+        recent, extend_s = _timed(repeat, extend, previous, head, prints)  # prints: the previous run's gold
         data, serialise_s = _timed(repeat, _serialised, recent)
         runs, questions, digest = len(recent.runs), len(recent.states), hashlib.sha256(data).digest()
         # what was timed is let go before write_recent builds its own, so the peak is a run's
@@ -121,7 +121,8 @@ def measure(folder: Path, repeats: int = 5) -> dict:
         stored_bytes = data if over_cap else None
         del recent, data
         stored.unlink(missing_ok=True)  # each job starts with an empty output folder
-        write_recent(out, previous, head)
+        write_recent(out, previous, head, prints)
+        prints = gold_prints(head)  # what the next push run reads of this one
         if over_cap:
             kept = False  # the action would start over; the bytes are still counted
             assert not stored.exists()

@@ -54,6 +54,16 @@ class InputErrors(InputError):
         return [str(p) for p in self.problems]
 
 
+class NotARunArtefact(InputError):
+    """A file given as a run artefact that does not say it is one (a gold set, a stray JSON
+    file): one line, never the schema's list of what it lacks. ``ci-eval history`` skips
+    such a file in its folder with a warning; every other reader refuses it (exit 2)."""
+
+    def __init__(self, source: str | None = None):
+        super().__init__("not a run artefact (it has no \"tool\": {\"name\": \"ci-eval\"}; "
+                         "`ci-eval run --out` writes one)", source)
+
+
 class UsageError(InputError):
     """Wrong command-line usage."""
 

@@ -8,7 +8,9 @@ and say, per question, its state at each run (hit at k, first gold rank, each me
 run since which it has been failing and the commit that broke it, and whether it flaps
 (changes state while its gold and the retriever's config stay the same); per tag, each
 headline metric over the runs with the runs where it moved beyond noise. The artefacts are
-read one at a time, never held. With --github OWNER/REPO the runs are the branch's successful
+read one at a time, never held. A file that is not a run artefact, or a run of another
+project (another gold set file or comment marker than most runs', or no question in common),
+is skipped with a warning line. With --github OWNER/REPO the runs are the branch's successful
 push runs of the workflow, their artifacts fetched through the GitHub API (GITHUB_TOKEN, and
 GITHUB_API_URL for GitHub Enterprise) with the trust rules of the action's baseline lookup.
 docs/history.md has the details.
@@ -51,10 +53,11 @@ def run(args) -> int:
     import os
     import sys
     from contextlib import nullcontext
+    from pathlib import Path
 
     from ci_eval.errors import EXIT_OK, UsageError
     from ci_eval.github.history_source import branch_artefacts
-    from ci_eval.inputs.history_runs import history_outputs
+    from ci_eval.inputs.history_runs import RunFiles, history_outputs
 
     if args.last is not None and args.last < 1:
         raise UsageError("--last takes a count of runs, 1 or more")
@@ -67,10 +70,10 @@ def run(args) -> int:
         if not args.quiet:
             print(line, file=sys.stderr, flush=True)
 
-    source = nullcontext(args.folder) if args.github is None else branch_artefacts(
+    source = nullcontext(RunFiles(Path(args.folder))) if args.github is None else branch_artefacts(
         args.github, args.branch, args.workflow, args.artifact_name, args.last or 30, dict(os.environ), say)
-    with source as folder:
-        for piece in history_outputs(folder, args.format, last=args.last, svg_out=args.svg_out,
+    with source as files:
+        for piece in history_outputs(files, args.format, last=args.last, svg_out=args.svg_out,
                                      trend_svg_out=args.trend_svg_out, rows=args.rows, quiet=args.quiet):
             sys.stdout.write(piece)
     return EXIT_OK

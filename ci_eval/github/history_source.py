@@ -18,14 +18,16 @@ from itertools import islice
 from pathlib import Path
 
 from ci_eval.errors import InputError
+from ci_eval.inputs.history_runs import RunFiles
 
 MAX_RUNS_SCANNED = 300  # listed runs looked at: ten pages of the API's 30, or three of 100
 
 
 def fetch_artefacts(port, workflow: str, repository: str, branch: str, artifact_name: str, last: int,
-                    folder: Path, log: Callable[[str], None]) -> int:
+                    folder: Path, log: Callable[[str], None], names: dict | None = None) -> int:
     """Write the run artefacts of the branch's ``last`` newest usable runs into ``folder``
-    (one ``run-<id>.json`` each); how many were written."""
+    (one ``run-<id>.json`` each); how many were written. ``names``, when given, is told how
+    messages name each file: its run, never the temporary file."""
     from ci_eval.core.compare.baseline import baseline_candidates, choose_artifact
     from ci_eval.github.api import ArtifactGone
     from ci_eval.github.artifact_zip import RUN_MEMBER, read_artifact_zip
@@ -58,6 +60,8 @@ def fetch_artefacts(port, workflow: str, repository: str, branch: str, artifact_
             log(f"ci-eval: warning: history: skipping run {run.id}: {exc}")
             continue
         (folder / f"run-{run.id}.json").write_bytes(members[RUN_MEMBER])
+        if names is not None:
+            names[f"run-{run.id}.json"] = f"run {run.id} ({run.html_url})"
         written += 1
         log(f"ci-eval: history: fetched {written}/{last} ({run.html_url})")
     return written
@@ -65,9 +69,11 @@ def fetch_artefacts(port, workflow: str, repository: str, branch: str, artifact_
 
 @contextmanager
 def branch_artefacts(repository: str, branch: str, workflow: str, artifact_name: str, last: int,
-                     env: dict, log: Callable[[str], None]) -> Iterator[Path]:
+                     env: dict, log: Callable[[str], None]) -> Iterator[RunFiles]:
     """A temporary folder holding the branch's run artefacts, removed afterwards. The token
-    is GITHUB_TOKEN, the API GITHUB_API_URL (default https://api.github.com)."""
+    is GITHUB_TOKEN, the API GITHUB_API_URL (default https://api.github.com). An artefact
+    that a check refuses when it is read is skipped with a warning naming its run, as a
+    broken baseline is."""
     from ci_eval.github.api import PyGithubPort, build_client
 
     token = env.get("GITHUB_TOKEN") or ""
@@ -78,9 +84,9 @@ def branch_artefacts(repository: str, branch: str, workflow: str, artifact_name:
     client = build_client(env.get("GITHUB_API_URL") or "https://api.github.com", token, pace_requests=False)
     port = PyGithubPort(client, repository)
     with tempfile.TemporaryDirectory(prefix="ci-eval-history-") as tmp:
-        folder = Path(tmp)
-        if fetch_artefacts(port, workflow, repository, branch, artifact_name, last, folder, log) == 0:
+        folder, names = Path(tmp), {}
+        if fetch_artefacts(port, workflow, repository, branch, artifact_name, last, folder, log, names) == 0:
             raise InputError(f"has no successful push run of {branch} with an artifact {artifact_name!r}",
                              f"{repository} ({workflow})")
-        yield folder
+        yield RunFiles(folder, names, skip_broken=True)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ci_eval.core.artefact.artefact import Artefact, read_artefact
 from ci_eval.core.compare.baseline import BaselineKind
-from ci_eval.core.compare.recent_runs import RecentRuns, extend, read_recent
+from ci_eval.core.compare.recent_runs import RecentRuns, extend, gold_prints, read_recent
 from ci_eval.core.textfmt import plural
 from ci_eval.errors import (
     EXIT_GATE_FAILED,
@@ -151,12 +151,13 @@ def _stored_recent(raw: bytes | None, source: str) -> RecentRuns | None:
         return None
 
 
-def write_recent(out_dir: Path, previous: RecentRuns | None, head: Artefact) -> None:
+def write_recent(out_dir: Path, previous: RecentRuns | None, head: Artefact, gold_before: dict | None = None) -> None:
     """This run added to its branch's window, written beside the artefact for the next run
-    (a window over ``MAX_QUESTIONS_BYTES`` is not kept, and said)."""
+    (a window over ``MAX_QUESTIONS_BYTES`` is not kept, and said). ``gold_before``: the
+    previous run's gold, to mark the questions whose gold changed (recent_runs.gold_prints)."""
     from ci_eval.inputs.files import atomic_write
 
-    recent = extend(previous, head)
+    recent = extend(previous, head, gold_before)
     text = json.dumps(recent.as_json(), ensure_ascii=False, separators=(",", ":")) + "\n"
     if len(text.encode("utf-8", "surrogatepass")) > MAX_QUESTIONS_BYTES:
         log(f"ci-eval: warning: the per-question history of {len(recent.states):,} questions is over "
@@ -297,7 +298,7 @@ def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int
         lookup = _Background(lambda: _previous_history(port, event, workflow, inputs.artifact_name))
     chosen: list[Baseline] = []
 
-    previous: list[RecentRuns | None] = []  # the window this run extends
+    previous: list = []  # the window this run extends, with its run's gold (recent_runs.gold_prints)
 
     def history_after(builtin_base: Artefact | None):
         """The head's history, asked for once its last row is written: the lookup has
@@ -316,7 +317,8 @@ def run_mode(inputs: ActionInputs, event: Event, env, port_factory, plan) -> int
     baseline = chosen[0]
     log(f"ci-eval: {baseline.description}")
     if plan.carry_history:  # a push run: what a later run of the branch reads as its window
-        write_recent(Path(inputs.out_dir), previous[0] if previous else None, head)
+        window, gold_before = previous[0] if previous and previous[0] else (None, None)
+        write_recent(Path(inputs.out_dir), window, head, gold_before)
     demo = inputs.config == "demo"
     report = _report(baseline, head, config, inputs, event, plan)
     append_summary(env.get("GITHUB_STEP_SUMMARY"), report.job_summary(inputs.artifact_name))
@@ -354,10 +356,11 @@ def _report(baseline: Baseline, head: Artefact, config, inputs: ActionInputs, ev
 
 
 def _baseline_for(plan, lookup, builtin_base: Artefact | None,
-                  event: Event) -> tuple[Baseline, list | None, RecentRuns | None]:
+                  event: Event) -> tuple[Baseline, list | None, tuple | None]:
     """The baseline the lookup found (the demo's built-in one when none is stored), the
     history the head carries forward (the base branch's; None: the head's own), and, for a
-    push run, the per-question window it extends (core/compare/recent_runs.py)."""
+    push run, the per-question window it extends with its run's gold prints
+    (core/compare/recent_runs.py)."""
     from ci_eval.core.artefact.artefact import carry_history
 
     baseline = Baseline(None, "none", f"{event.name}: this run records the baseline for later pull requests")
@@ -424,11 +427,11 @@ def _baseline_or_outage(port, event: Event, workflow: str | None, artifact_name:
 
 
 def _previous_history(port, event: Event, workflow: str | None,
-                      artifact_name: str) -> tuple[list, RecentRuns | None]:
+                      artifact_name: str) -> tuple[list, tuple[RecentRuns | None, dict] | None]:
     """A push run carries its branch's previous artefact's history forward, so the trend in
-    later comments grows run by run, and its per-question window. Best effort: without them
-    the artefact is still a baseline, so a GitHub failure here is a warning, not a failed
-    push job."""
+    later comments grows run by run, and its per-question window with that artefact's gold
+    (which questions' gold this run changed). Best effort: without them the artefact is
+    still a baseline, so a GitHub failure here is a warning, not a failed push job."""
     from ci_eval.core.artefact.artefact import carry_history
 
     try:
@@ -439,7 +442,7 @@ def _previous_history(port, event: Event, workflow: str | None,
     if previous.artefact is not None:
         log(f"ci-eval: carrying the history of {previous.run_url or 'the previous run'} forward")
     # A re-run of this very commit would list it twice in the trend (the window replaces it).
-    return carry_history(previous.artefact, skip_sha=event.sha), previous.recent
+    return carry_history(previous.artefact, skip_sha=event.sha), (previous.recent, gold_prints(previous.artefact))
 
 
 def _head_source(plan, port_factory):

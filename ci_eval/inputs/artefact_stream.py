@@ -140,6 +140,7 @@ def _row_lines(fh):
 
 
 def _checked_stream(fh, head: bytes, source: str) -> Part | None:
+    from ci_eval.core.artefact.artefact import relevance_level
     from ci_eval.core.artefact.artefact_checks import check_row, header_problems, new_problems, row_view
     from ci_eval.core.artefact.artefact_rows import question_row_v2_valid
     from ci_eval.inputs.artefact_file import MAX_ROWS, row_finite
@@ -150,6 +151,7 @@ def _checked_stream(fh, head: bytes, source: str) -> Part | None:
     problems = new_problems(start, source)
     header_problems(start, problems)
     metrics, views, closing = start["metrics"], [], b""
+    level = relevance_level(start)
     for i, (line, last) in enumerate(_row_lines(fh)):
         if last is None:
             closing = line
@@ -160,7 +162,7 @@ def _checked_stream(fh, head: bytes, source: str) -> Part | None:
         check_row(row, i, metrics, problems)
         if problems.found:
             return None
-        views.append(row_view(row))
+        views.append(row_view(row, level))
     if not closing:
         return None
     return _finished(head, closing, fh.read(), views, problems, source)

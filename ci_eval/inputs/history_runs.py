@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_eval.core.artefact.question_row import history_facts
-from ci_eval.core.compare.history import History, HistoryBuilder, RunMark, config_key
-from ci_eval.errors import InputError
+from ci_eval.core.compare.history import History, HistoryBuilder, RunMark, config_key, project_key, project_of
+from ci_eval.errors import InputError, NotARunArtefact
 
 _ROWS_LINE = b' "questions": [\n'
 _SNIFF_LIMIT = 64 * 1024 * 1024  # the keys before the rows are small; past this it is not an artefact's head
@@ -34,9 +35,9 @@ def artefact_paths(folder: str | os.PathLike) -> list[Path]:
 
 
 def _view(head) -> tuple:
-    """What the history takes from a run's keys: ordering, naming, config, metrics."""
+    """What the history takes from a run's keys: ordering, naming, config, metrics, project."""
     return (head.created_at or "", head.sha, config_key(head.config, head.index_version),
-            tuple(head.metrics), head.k)
+            tuple(head.metrics), head.k, project_key(head.gold_set, head.config))
 
 
 def _sniffed(path: Path):
@@ -61,25 +62,97 @@ def _sniffed(path: Path):
     return None
 
 
-def read_history(folder: str | os.PathLike, last: int | None = None, progress=None) -> History:
-    """The history of the artefacts in ``folder``, oldest first; ``last``: only the most
-    recent so many. ``progress(done, total, path)`` is told after each run is read."""
-    from ci_eval.inputs.artefact_out import written_rows
+@dataclass(frozen=True)
+class RunFiles:
+    """Where a history's artefacts are: a folder, how warnings name each file (a fetched
+    run is "run 123", not its temporary file), and whether a broken artefact is skipped with
+    a warning (fetched runs, as a broken baseline is) or stops the command (a folder the user
+    made: exit 2, naming the file)."""
+
+    folder: Path
+    names: dict = field(default_factory=dict)  # file name -> its name in messages
+    skip_broken: bool = False
+
+    def name(self, path: Path) -> str:
+        return self.names.get(path.name, str(path))
+
+
+def _skip(warn, name: str, why: str | InputError) -> None:
+    if isinstance(why, InputError):  # the file is named once, by the warning itself
+        why = f"{why.place}: {why.message}" if why.place else why.message
+    warn(f"ci-eval: warning: history: skipping {name}: {why}")
+
+
+def _project_runs(files: RunFiles, views: list, warn) -> list:
+    """The views of the runs of the folder's project (``project_of``); the others skipped
+    with one line each naming the file and both projects."""
+    project = project_of([view[5] for _, view in views])
+    kept = []
+    for path, view in views:
+        if view[5] == project:
+            kept.append((path, view))
+        else:
+            _skip(warn, files.name(path), f"another project's run: its gold set is {_shown(view[5])}, "
+                  f"the other runs' {_shown(project)}")
+    return kept
+
+
+def _shown(key: tuple[str, str]) -> str:
+    path, marker = key
+    return repr(path[:80] or "(not recorded)") + (f" with marker {marker[:40]!r}" if marker else "")
+
+
+def _checked(files: RunFiles, path: Path, warn):
+    """The run at ``path`` checked in full (inputs/artefact_stream.read_part), or None when
+    it is skipped: not a run artefact, or broken where ``skip_broken``."""
     from ci_eval.inputs.artefact_stream import read_part
 
+    try:
+        return read_part(path, source=files.name(path))
+    except NotARunArtefact:
+        _skip(warn, files.name(path), "not a run artefact")
+    except InputError as exc:
+        if not files.skip_broken:
+            raise
+        _skip(warn, files.name(path), exc)
+    return None
+
+
+def read_history(source, last: int | None = None, progress=None, warn=None) -> History:
+    """The history of the artefacts in ``source`` (a folder, or RunFiles), oldest first;
+    ``last``: only the most recent so many. ``progress(done, total, path)`` is told after
+    each run is read, ``warn(line)`` each file skipped: one that is not a run artefact, a
+    run of another project (its gold set file or marker, or no question shared with the
+    others), and with ``skip_broken`` one that any check refuses."""
+    from ci_eval.inputs.artefact_out import written_rows
+
+    files = source if isinstance(source, RunFiles) else RunFiles(Path(source))
+    warn = warn or stderr_warning
     views = []
-    for path in artefact_paths(folder):
+    for path in artefact_paths(files.folder):
         view = _sniffed(path)
-        views.append((path, view if view is not None else _view(read_part(path).head)))
+        if view is None:
+            part = _checked(files, path, warn)
+            if part is None:
+                continue
+            view = _view(part.head)
+        views.append((path, view))
+    if not views:
+        raise InputError("holds no run artefacts (*.json)", str(files.folder))
     views.sort(key=lambda pv: (pv[1][0], pv[0].name))
+    views = _project_runs(files, views, warn)
     if last is not None:
         views = views[-last:]
-    runs = [RunMark(path.name, sha, created or None, key) for path, (created, sha, key, _, _) in views]
+    runs = [RunMark(path.name, view[1], view[0] or None, view[2]) for path, view in views]
     builder = HistoryBuilder(runs, views[-1][1][3], int(views[-1][1][4]))
+    dropped = []
     for r, (path, view) in enumerate(views):
-        part = read_part(path)  # every check, the ids of this one run held
+        part = _checked(files, path, warn)  # every check, the ids of this one run held
+        if part is None:
+            dropped.append(r)
+            continue
         if _view(part.head) != view:
-            raise InputError("changed while it was read", str(path))
+            raise InputError("changed while it was read", files.name(path))
         metrics = part.head.metrics
         builder.reserve(len(part.ids))
         for row in written_rows(path, part.ids, metrics):
@@ -87,7 +160,17 @@ def read_history(folder: str | os.PathLike, last: int | None = None, progress=No
         del part
         if progress is not None:
             progress(r + 1, len(views), path)
-    return builder.build()
+    for r in builder.unlinked():
+        if r not in dropped:
+            _skip(warn, files.name(views[r][0]), "another project's run: it shares no question with the other runs")
+            dropped.append(r)
+    if len(dropped) == len(views):
+        raise InputError("holds no usable run artefact (each was skipped, see above)", str(files.folder))
+    return builder.build(sorted(dropped))
+
+
+def stderr_warning(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def stderr_progress(done: int, total: int, path: Path) -> None:
@@ -95,7 +178,7 @@ def stderr_progress(done: int, total: int, path: Path) -> None:
     print(f"ci-eval: history: read run {done}/{total} ({path.name})", file=sys.stderr, flush=True)
 
 
-def history_outputs(folder, fmt: str, *, last: int | None = None, svg_out=None, trend_svg_out=None,
+def history_outputs(source, fmt: str, *, last: int | None = None, svg_out=None, trend_svg_out=None,
                     rows: int = 40, quiet: bool = False):
     """Read the history, write the pictures asked for, and give the printed report a piece
     at a time (a CSV of 3,000,000 lines is not built whole). Everything is read and
@@ -108,7 +191,7 @@ def history_outputs(folder, fmt: str, *, last: int | None = None, svg_out=None, 
     from ci_eval.core.report.render_history import headline, json_pieces, render_markdown
     from ci_eval.inputs.files import atomic_write
 
-    history = read_history(folder, last, None if quiet else stderr_progress)
+    history = read_history(source, last, None if quiet else stderr_progress)
     lines = history.lines()
     trends = history.trends()
     if svg_out:

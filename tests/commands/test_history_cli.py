@@ -87,3 +87,107 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(runs, tmp_path):
     assert not (tmp_path / "heat.svg").exists()
     done = cli("history", str(runs), "--last", "0", cwd=tmp_path)
     assert done.returncode == 2 and done.stderr.count("\n") == 1
+
+
+# --- what is not this project's run is skipped, one line each, and never merged
+
+def _plain_runs(folder, runs: int = RUNS) -> None:
+    write_runs(folder, {"q-steady": [1] * runs, "q-breaks": [2] * (runs - 5) + [None] * 5})
+
+
+def _foreign(folder, name: str, ids: list[str], gold_path: str | None = None) -> None:
+    """One run artefact of another project, made after every run of the folder."""
+    from factories import ranked_with_gold_at, spec
+    from v2_files import write_v2
+
+    path = folder / name
+    write_v2(path, [spec(q, gold=["g"], ranking=ranked_with_gold_at(1)) for q in ids],
+             sha="f" * 40, created_at="2027-01-01T00:00:00Z")
+    if gold_path is not None:
+        text = path.read_text()
+        assert text.count('"path":"eval/gold.json"') == 1
+        path.write_text(text.replace('"path":"eval/gold.json"', f'"path":{json.dumps(gold_path)}'))
+
+
+def _header_counts(markdown: str) -> str:
+    return markdown.splitlines()[0]
+
+
+@pytest.mark.parametrize("gold_path, ids, why", [
+    ("other-app/gold.json", ["q-steady", "q-breaks", "x1"], "another project's run: its gold set is 'other-app/gold.json'"),
+    (None, [f"x{i}" for i in range(83)], "another project's run: it shares no question with the other runs"),
+])
+def test_a_run_of_another_project_is_skipped_with_one_line_naming_it(tmp_path, gold_path, ids, why):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    _plain_runs(folder)
+    _foreign(folder, "zz-other.json", ids, gold_path)
+    done = cli("history", str(folder), "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert _header_counts(done.stdout) == f"## Retrieval history: {RUNS} runs, 2 questions"
+    warning, = done.stderr.splitlines()
+    assert warning.startswith(f"ci-eval: warning: history: skipping {folder / 'zz-other.json'}: {why}")
+    data = json.loads(cli("history", str(folder), "--quiet", "--format", "json", cwd=tmp_path).stdout)
+    assert len(data["runs"]) == RUNS and "zz-other.json" not in {run["file"] for run in data["runs"]}
+    assert {q["id"] for q in data["questions"]} == {"q-steady", "q-breaks"}
+
+
+def test_a_stray_json_file_is_skipped_with_one_line(tmp_path):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    _plain_runs(folder)
+    (folder / "gold.json").write_text(json.dumps({"schema_version": 1, "questions": [
+        {"id": f"q{i}", "question": "?", "gold": ["c"]} for i in range(20)]}))
+    done = cli("history", str(folder), "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [f"ci-eval: warning: history: skipping {folder / 'gold.json'}: "
+                                        "not a run artefact"]
+    assert _header_counts(done.stdout) == f"## Retrieval history: {RUNS} runs, 2 questions"
+
+
+def test_only_stray_files_is_one_line_exit_2(tmp_path):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "package.json").write_text('{"name": "app"}')
+    done = cli("history", str(folder), "--quiet", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == f"ci-eval: error: {folder}: holds no run artefacts (*.json)"
+    assert len(done.stderr.splitlines()) == 2  # the skip, then the refusal
+
+
+# --- worst first: a break that stays comes before a flap, however many misses the flap has
+
+def test_the_longest_broken_question_comes_before_a_flapping_one(tmp_path):
+    runs = 30
+    plans = {
+        "q-flaps": [None if r % 2 else 1 for r in range(runs)],  # 15 misses, failing now
+        "q-broken-7": [1] * (runs - 7) + [None] * 7,
+        "q-broken-3": [1] * (runs - 3) + [None] * 3,
+        "q-never": [None] * runs,
+        "q-fine": [1] * runs,
+    }
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    write_runs(folder, plans)
+    data = json.loads(cli("history", str(folder), "--quiet", "--format", "json", cwd=tmp_path).stdout)
+    order = [q["id"] for q in data["questions"]]
+    assert order == ["q-broken-7", "q-broken-3", "q-never", "q-flaps", "q-fine"]
+    flaps = data["questions"][order.index("q-flaps")]
+    assert flaps["flapping"] and flaps["misses"] == runs // 2 > 7
+    text = cli("history", str(folder), "--quiet", cwd=tmp_path).stdout
+    failing = text.split("### Failing now")[1].split("###")[0]
+    listed = [line.split("`")[1] for line in failing.splitlines() if line.startswith("| `")]
+    assert listed == ["q-broken-7", "q-broken-3", "q-never", "q-flaps"]
+
+
+def test_a_change_only_when_the_config_was_toggled_is_not_flapping(tmp_path):
+    runs = 12
+    configs = [{"retriever": {"type": "python", "target": "app.search:search", "params": {"rerank": r % 2 == 1}}}
+               for r in range(runs)]
+    plans = {"q-toggled": [None if r % 2 else 1 for r in range(runs)], "q-steady": [1] * runs}
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    write_runs(folder, plans, configs=configs)
+    data = json.loads(cli("history", str(folder), "--quiet", "--format", "json", cwd=tmp_path).stdout)
+    toggled = next(q for q in data["questions"] if q["id"] == "q-toggled")
+    assert toggled["changes"] == 0 and not toggled["flapping"]

@@ -135,6 +135,15 @@ def test_an_unsharded_artefact_is_not_a_part(project):
                                    "(write parts with `ci-eval run --shard I/N`)")
 
 
+def test_a_gold_set_given_as_a_part_is_one_line_naming_it(project):
+    # the schema would list every key a gold set lacks and every row it cannot read
+    done = cli("merge", "gold.json", *PARTS[1:], "--out", "m.json", cwd=project)
+    assert done.returncode == 2
+    line, = done.stderr.strip().splitlines()
+    assert line.startswith("ci-eval: error: gold.json: not a run artefact")
+    assert not (project / "m.json").exists()
+
+
 def test_a_part_whose_question_hashes_elsewhere_is_refused(project):
     part = read_run(project / PARTS[0])
     stranger = next(f"x{n}" for n in range(100) if shard_of(f"x{n}", COUNT) != 1)

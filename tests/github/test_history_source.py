@@ -44,6 +44,31 @@ def test_the_branch_runs_are_fetched_and_a_fork_or_a_broken_zip_is_not_read(tmp_
     assert len(fetched) == len(paths) + 1  # the broken one was downloaded and refused
 
 
+def test_a_broken_artefact_in_a_valid_zip_is_skipped_naming_its_run(tmp_path):
+    paths = write_runs(tmp_path, PLANS)
+    shas = [json.loads(p.read_text().split('\n "questions"')[0].rstrip(",") + "}")["git"]["sha"] for p in paths]
+    truncated = paths[2].read_bytes()[:-40]  # a row cut short: a zip that opens, an artefact that does not read
+    gold = json.dumps({"schema_version": 1, "questions": [{"id": "q", "question": "?", "gold": ["c"]}]}).encode()
+    with GitHubStandIn(REPO) as gh:
+        runs = []
+        for r, path in enumerate(paths):
+            runs.append(gh.add_run(shas[r], created_at=T0 + timedelta(hours=r)))
+            gh.add_artifact(runs[-1], build_zip({"ci-eval-run.json": truncated if r == 2 else path.read_bytes()}))
+        stray = gh.add_run(fake_sha("stray"), created_at=T0 + timedelta(days=1))
+        gh.add_artifact(stray, build_zip({"ci-eval-run.json": gold}))
+        env = {**clean_environ(), "GITHUB_TOKEN": gh.token, "GITHUB_API_URL": gh.api_url}
+        done = cli("history", "--github", REPO, "--format", "json", "--quiet", cwd=tmp_path, env=env)
+        gh.assert_clean()
+    assert done.returncode == 0, done.stderr
+    assert [run["sha"] for run in json.loads(done.stdout)["runs"]] == shas[:2] + shas[3:]
+    warnings = done.stderr.splitlines()
+    assert len(warnings) == 2, warnings
+    assert warnings[0].startswith(f"ci-eval: warning: history: skipping run {stray} (") and "not a run artefact" in warnings[0]
+    assert warnings[1].startswith(f"ci-eval: warning: history: skipping run {runs[2]} (")
+    assert warnings[1].count(f"run {runs[2]}") == 1 and "invalid JSON" in warnings[1]
+    assert "ci-eval-history-" not in done.stderr  # never the temporary file, gone by then
+
+
 def test_no_token_or_no_runs_is_one_line_exit_2(tmp_path):
     with GitHubStandIn(REPO) as gh:
         env = {**clean_environ(), "GITHUB_API_URL": gh.api_url}
@@ -79,7 +104,7 @@ def test_the_reads_are_not_spaced_out(tmp_path, monkeypatch):
             gh.add_artifact(gh.add_run(shas[r], created_at=T0 + timedelta(hours=r)),
                             build_zip({"ci-eval-run.json": path.read_bytes()}))
         env = {"GITHUB_TOKEN": gh.token, "GITHUB_API_URL": gh.api_url}
-        with branch_artefacts(REPO, "main", "ci-eval.yml", "ci-eval", 30, env, lambda line: None) as folder:
-            assert len(list(folder.glob("run-*.json"))) == len(paths)
+        with branch_artefacts(REPO, "main", "ci-eval.yml", "ci-eval", 30, env, lambda line: None) as files:
+            assert len(list(files.folder.glob("run-*.json"))) == len(paths)
     [requester] = built
     assert requester._Requester__seconds_between_requests is None

@@ -12,6 +12,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import pytest
 from projects import cli
 from suite_paths import REPO_ROOT
 
@@ -180,3 +181,40 @@ def test_a_python_retriever_answers_with_stages_through_the_worker(tmp_path):
     # derived from the lists above: the pool holds g0, g2, g3 at rank 7 (after six d's)
     assert {qid: r["ranks"] for qid, r in records.items()} == {
         "q0": [[7], []], "q1": [[], []], "q2": [[7], [1]], "q3": [[7], [1]]}
+
+
+def _forged(path: Path, extra: int, in_layout: bool) -> None:
+    """``extra`` stage records for questions the run never asked, each a pool that lost its
+    gold: enough, if they were read, to pull the Stages table's pool recall down."""
+    forged = {f"zz{i:02d}": {"gold": 1, "ranks": [[], [], [], []]} for i in range(extra)}
+    if in_layout:  # the writer's one line for the key, so the reader's fast path reads it
+        lines = path.read_text().splitlines(keepends=True)
+        at = next(i for i, line in enumerate(lines) if line.startswith(' "stages": '))
+        body = json.loads(lines[at][len(' "stages": '):].rstrip().rstrip(","))
+        body["questions"].update(forged)
+        ending = "," if lines[at].rstrip().endswith(",") else ""
+        lines[at] = ' "stages": ' + json.dumps(body, separators=(",", ":")) + ending + "\n"
+        path.write_text("".join(lines))
+    else:
+        data = json.loads(path.read_text())
+        data["stages"]["questions"].update(forged)
+        path.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("in_layout", [True, False])
+def test_stage_records_for_questions_the_run_never_asked_are_refused(tmp_path, in_layout):
+    base = _project(tmp_path / "base", PIPELINE, {})
+    head = _project(tmp_path / "head", PIPELINE, {})
+    _run(base)
+    _run(head)
+    _forged(head / "run.json", 25, in_layout)
+    done = cli("compare", str(base / "run.json"), str(head / "run.json"), "--config", str(head / "ci-eval.toml"),
+               cwd=head)
+    assert done.returncode == 2, done.stdout
+    lines = done.stderr.strip().splitlines()
+    # every forged record named, up to the refusal's bound of 20 lines; no comment, no table
+    assert len(lines) == 20 and done.stdout == ""
+    assert lines[0] == (f"ci-eval: error: {head / 'run.json'}:stages.questions.zz00: "
+                        "a record for a question this run does not hold")
+    done = cli("merge", str(head / "run.json"), "--out", str(tmp_path / "m.json"), cwd=head)
+    assert done.returncode == 2 and "a record for a question this run does not hold" in done.stderr

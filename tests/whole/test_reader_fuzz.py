@@ -251,7 +251,7 @@ def _recent_window(root):
     raw = (root / QUESTIONS).read_bytes()
     try:
         parsed = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # as _stored_recent: bad JSON, UTF-8, a 5,000-digit number
         recent = None
     else:
         try:

@@ -19,7 +19,7 @@ from ci_eval.core.artefact.stage_records import RunStages, read_run_stages
 from ci_eval.core.gold.remap_record import RecordedRemap, read_recorded_remap
 from ci_eval.core.measure.metric_table import MetricTable
 from ci_eval.core.validate import schema_problems, schema_valid
-from ci_eval.errors import InputError, InputErrors
+from ci_eval.errors import InputError, InputErrors, NotARunArtefact
 
 if TYPE_CHECKING:
     from ci_eval.core.artefact.question_columns import QuestionColumns, Questions
@@ -117,12 +117,20 @@ def dumps(artefact: dict) -> str:
     return "\n".join(parts) + "\n"
 
 
+def is_run_artefact(data: Any) -> bool:
+    """Whether a parsed document says it is a run artefact: every release writes ``tool``
+    naming ci-eval (both schemas require it). A gold set, a report or a stray JSON file does
+    not, and is told so in one line rather than by every key it lacks."""
+    tool = data.get("tool") if isinstance(data, dict) else None
+    return isinstance(tool, dict) and tool.get("name") == "ci-eval"
+
+
 def validate_artefact(data: Any, source: str) -> dict:
     """An artefact may come from a fork's run or an old release: check it before use."""
     from ci_eval.schemas import load
 
     if not isinstance(data, dict):
-        raise InputError("a run artefact must be a JSON object", source)
+        raise NotARunArtefact(source)
     version = data.get("schema_version")
     if isinstance(version, int) and not isinstance(version, bool) and version not in READABLE_VERSIONS:
         newer = version > max(READABLE_VERSIONS)
@@ -133,6 +141,8 @@ def validate_artefact(data: Any, source: str) -> dict:
             source,
             "schema_version",
         )
+    if not is_run_artefact(data):  # after the version: a newer release's artefact says "upgrade"
+        raise NotARunArtefact(source)
     # a list or object as the version is unhashable: it is a schema problem, worded below
     schema = load(SCHEMAS.get(version, "artefact") if isinstance(version, int) else "artefact")
     if _fast_valid_artefact(data, schema):

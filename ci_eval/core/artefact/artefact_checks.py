@@ -199,10 +199,29 @@ def row_means(values: list, gold_ids, ranking_ids, metrics: int) -> bool:
     return len(set(gold_ids)) == len(gold_ids) and len(set(ranking_ids)) == len(ranking_ids)
 
 
-def row_view(row: list) -> dict:
-    """What the whole-artefact checks read of a version 2 row."""
+def row_view(row: list, level: float = 1) -> dict:
+    """What the whole-artefact checks read of a version 2 row (``level``: the artefact's
+    relevance level): its id, status, tags, whether it is unanswerable, and how many of its
+    gold chunks a stage record may count (``_relevant``)."""
+    stale = row[FIELD["stale"]]
     return {"id": row[FIELD["id"]], "status": row[FIELD["status"]], "tags": row[FIELD["tags"]],
-            "unanswerable": row[FIELD["unanswerable"]]}
+            "unanswerable": row[FIELD["unanswerable"]],
+            "relevant": sum(1 for cid, grade in row[FIELD["gold"]] if grade >= level and cid not in stale)}
+
+
+def _relevant(view: dict, level: float) -> int:
+    """How many relevant gold chunks a question's stage record counts: those at or above the
+    relevance level still in the index (what the run's stage collector was given), none for
+    a question the retriever failed on or an unanswerable one (no record is made for them)."""
+    if view.get("status") == "error" or view.get("unanswerable") is True:
+        return 0
+    if "relevant" in view:  # a version 2 row_view
+        return view["relevant"]
+    gold, stale = view.get("gold"), view.get("stale") or ()
+    if isinstance(gold, dict):
+        return sum(1 for cid, grade in gold.items() if isinstance(grade, (int, float)) and grade >= level
+                   and cid not in stale)
+    return 0
 
 
 def _check_count(problems: _Problems, stated: object, actual: int, what: str, *path) -> None:
@@ -215,18 +234,22 @@ class _Counts:
     failed (the summary's means and counts are over those, errors scoring 0), how many of
     those carry each tag, how many failed."""
 
-    def __init__(self, questions: int, measured: int, tagged: Counter, errors: int):
+    def __init__(self, questions: int, measured: int, tagged: Counter, errors: int, relevant=None):
         self.questions, self.measured, self.tagged, self.errors = questions, measured, tagged, errors
+        # () -> {question id: relevant gold a stage record may count}, asked only when the
+        # artefact has stage or call records
+        self.relevant = relevant or dict
 
     @classmethod
-    def of_views(cls, questions: list) -> _Counts:
+    def of_views(cls, questions: list, level: float = 1) -> _Counts:
         """From each question's {"id", "status", "tags", "unanswerable"} (``row_view``, or a
         version 1 object)."""
         measured = [q for q in questions
                     if isinstance(q, dict) and in_means(q.get("status"), q.get("unanswerable") is True)]
         tagged = Counter(t for q in measured for t in (q.get("tags") or ()) if isinstance(t, str))
         errors = sum(1 for q in questions if isinstance(q, dict) and q.get("status") == "error")
-        return cls(len(questions), len(measured), tagged, errors)
+        return cls(len(questions), len(measured), tagged, errors,
+                   lambda: {q.get("id"): _relevant(q, level) for q in questions if isinstance(q, dict)})
 
     @classmethod
     def of_columns(cls, columns) -> _Counts:
@@ -243,7 +266,16 @@ class _Counts:
             for tag in columns.tag_lists[where]:
                 tagged[tag] += n
         errors = codes[names.index("error")] if "error" in names else 0
-        return cls(len(columns), sum(counted), tagged, errors)
+        return cls(len(columns), sum(counted), tagged, errors, lambda: _relevant_of_columns(columns))
+
+
+def _relevant_of_columns(columns) -> dict:
+    """``_relevant`` of every question read into columns: its gold pairs the reader ranked
+    (at or above the level, not stale), none for a failure or an unanswerable question."""
+    error = columns.status_names.index("error") if "error" in columns.status_names else -1
+    return {qid: 0 if status == error or unanswerable else n
+            for qid, status, unanswerable, n in zip(columns.ids, columns.status, columns.unanswerable,
+                                                    columns.relevant_counts())}
 
 
 def _check_summary(data: dict, counts: _Counts, problems: _Problems) -> None:
@@ -276,10 +308,40 @@ def new_problems(data: dict, source: str) -> _Problems:
 
 
 def header_problems(data: dict, problems: _Problems) -> None:
-    """The checks made before the question rows: the metric names; the stage records' shape
-    against their chain (the schema cannot relate the two)."""
+    """The checks made before the question rows: the metric names."""
     _check_metric_list(data, problems)
-    _check_stages(data, problems)
+
+
+def _check_records(data: dict, counts: _Counts, problems: _Problems) -> None:
+    """The stage and call records (the ``stages`` and ``calls`` keys) against the artefact's
+    own questions: a record is for a question of this run that had relevant gold to find and
+    was answered, and a stage record counts exactly that question's relevant gold. Records
+    for questions the run does not hold would change the comment's stage table (each
+    stage's recall, "N of M") by questions that were never asked."""
+    blocks = [(key, data.get(key)) for key in ("stages", "calls")]
+    blocks = [(key, block.get("questions")) for key, block in blocks if isinstance(block, dict)]
+    blocks = [(key, records) for key, records in blocks if isinstance(records, dict) and records]
+    if not blocks:
+        return
+    relevant = counts.relevant()
+    for key, records in blocks:
+        for qid, record in records.items():
+            held = relevant.get(qid)
+            if held is None:
+                problems.add("a record for a question this run does not hold", key, "questions", qid)
+            elif held == 0:
+                problems.add("a record for a question with no relevant gold to find, or one the retriever "
+                             "failed on or was not asked", key, "questions", qid)
+            elif not isinstance(record, dict):
+                continue
+            elif key == "stages" and record.get("gold") != held:
+                problems.add(f"counts {record.get('gold')!r} relevant gold chunks; the question has {held}",
+                             key, "questions", qid)
+            elif key == "calls" and any(isinstance(r, list) and len(r) > held for r in record.get("ranks") or ()):
+                problems.add(f"a call ranks more gold chunks than the question's {held} relevant ones",
+                             key, "questions", qid)
+            if len(problems.found) >= MAX_PROBLEMS:
+                return
 
 
 def _check_stages(data: dict, problems: _Problems) -> None:
@@ -309,7 +371,9 @@ def _check_stages(data: dict, problems: _Problems) -> None:
 def whole_problems(data: dict, views: list[dict], problems: _Problems) -> None:
     """The checks across questions (given as ``row_view``s or version 1 objects): counts
     agreeing with the questions, the history's means."""
-    _whole_checks(data, _Counts.of_views(views), problems)
+    from ci_eval.core.artefact.artefact import relevance_level
+
+    _whole_checks(data, _Counts.of_views(views, relevance_level(data)), problems)
 
 
 def column_problems(data: dict, columns, problems: _Problems) -> None:
@@ -319,6 +383,8 @@ def column_problems(data: dict, columns, problems: _Problems) -> None:
 
 def _whole_checks(data: dict, counts: _Counts, problems: _Problems) -> None:
     _check_summary(data, counts, problems)
+    _check_stages(data, problems)
+    _check_records(data, counts, problems)
     gold_set = data.get("gold_set")
     if isinstance(gold_set, dict):
         _check_count(problems, gold_set.get("questions"), counts.questions, "questions",
@@ -337,7 +403,10 @@ def artefact_problems(data: dict, source: str) -> list[InputError]:
         metrics = data.get("metrics") or []
         for i, row in enumerate(questions):
             check_row(row, i, metrics, problems)
-        views = [row_view(row) for row in questions]
+        from ci_eval.core.artefact.artefact import relevance_level
+
+        level = relevance_level(data)
+        views = [row_view(row, level) for row in questions]
         _check_ids([v["id"] for v in views], problems)
     else:
         views = questions

@@ -131,6 +131,12 @@ class QuestionColumns:
                 self.gold_ranks.append(_NO_RANK)
         self.gold_start.append(len(self.gold_ids))
 
+    def relevant_counts(self) -> list[int]:
+        """Per question, how many of its gold pairs were ranked: those at or above the
+        relevance level and not stale (what a stage record of it counts)."""
+        ranks, starts = self.gold_ranks, self.gold_start
+        return [len(ranks[a:b]) - ranks[a:b].count(_NOT_RELEVANT) for a, b in pairwise(starts)]
+
     # ------------------------------------------------------------------ a block at a time
     def add_block(self, block, depth: int, relevance: float) -> None:
         """A checked block of version 2 rows (core/artefact/row_blocks.py): the same columns as

@@ -55,11 +55,106 @@ class RunMark:
         return self.sha[:7] if self.sha else self.label
 
 
+def state_changes(state: np.ndarray, config: np.ndarray, gold_changed: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """The flapping rule, for `ci-eval history` and for the comment's base-branch window
+    alike (core/compare/recent_runs.py). ``state``: (questions, runs) int8, 1 hit at k, 0
+    missed, -1 no state; ``config``: (runs,) int64, each run's retriever config key;
+    ``gold_changed``: (questions, runs) bool, the question's gold changed at that run (None:
+    not known, taken as unchanged). Per question and run: whether its state differs from its
+    previous known one, and whether that change counts, i.e. happened between two runs of
+    the same config and the same gold. A change that came with a toggled retriever
+    parameter, a re-ingested index or a gold edit is what that change did, not noise; a
+    question flaps when ``FLAP_CHANGES`` or more of its changes count."""
+    q, r = state.shape
+    known = state >= 0
+    seen = np.where(known, np.arange(r), -1)
+    last = np.maximum.accumulate(seen, axis=1)
+    prev = np.full((q, r), -1, dtype=np.int64)
+    prev[:, 1:] = last[:, :-1]
+    has_prev = known & (prev >= 0)
+    before = np.maximum(prev, 0)
+    changed = has_prev & (state != np.take_along_axis(state, before, axis=1))
+    same = config[None, :] == config[before]
+    if gold_changed is not None:
+        gold_version = np.cumsum(gold_changed, axis=1)
+        same &= gold_version == np.take_along_axis(gold_version, before, axis=1)
+    return changed, changed & same
+
+
+def worst_first(ids, failing: np.ndarray, broken: np.ndarray, flapping: np.ndarray, failing_for: np.ndarray,
+                misses: np.ndarray, changes: np.ndarray) -> np.ndarray:
+    """The order every list of questions over runs is shown in (docs/history.md), worst first:
+    1. broken now (missed since a run after having been retrieved) and not flapping, the
+       longest broken first (most runs missed since);
+    2. failing and never in the top k, not flapping, the longest first;
+    3. flapping (failing now or not), the most misses first, then the most changes;
+    4. the rest, the most misses first;
+    then by id. A break that stays is what a reader must see first: a flapping question's
+    misses, however many, may be noise, and at 100,000 questions the first rows shown are
+    the long breaks, not the flappers."""
+    group = np.where(flapping, 2, np.where(broken, 0, np.where(failing, 1, 3)))
+    steady_break = group < 2
+    first = np.where(steady_break, -failing_for, -misses)
+    second = np.where(flapping, -changes, 0)
+    return np.lexsort((np.array(ids, dtype=object).astype(str), second, first, group))
+
+
 def config_key(config: dict, index_version: str | None) -> str:
     """What "the retriever's config" means for flapping: its recorded ``retriever`` table
     and the index version (a re-ingestion changes results legitimately)."""
     text = json.dumps([config.get("retriever"), index_version], sort_keys=True, default=str)
     return f"{zlib.crc32(text.encode('utf-8')):08x}"
+
+
+def project_key(gold_set: dict, config: dict) -> tuple[str, str]:
+    """What names the project a run belongs to, as its artefact records it: the gold set
+    file its config names (``gold_set.path``) and its comment marker (``config.report``'s
+    ``marker``, the one setting that tells two gold sets of one repository apart). The
+    gold set's sha256, the retriever and the index change along a project's own history;
+    these do not, short of moving the gold set."""
+    report = config.get("report") if isinstance(config.get("report"), dict) else {}
+    return (str(gold_set.get("path") or ""), str(report.get("marker") or ""))
+
+
+def project_of(keys: Sequence[tuple[str, str]]) -> tuple[str, str]:
+    """The project of a folder of runs (``keys`` oldest first): the key most runs hold, the
+    newest run's among equals. One artefact of another project is outvoted, never joined."""
+    counts: dict = {}
+    for key in keys:
+        counts[key] = counts.get(key, 0) + 1
+    most = max(counts.values())
+    return next(key for key in reversed(keys) if counts[key] == most)
+
+
+def linked_runs(present: np.ndarray) -> np.ndarray:
+    """Which runs belong together by their questions: ``present`` (questions, runs) bool;
+    runs that share a question are linked, and the largest group so linked is kept (the
+    one holding the newest run among equals). A run of another project's gold set shares no
+    question with this one's runs; a run without questions is kept (it says nothing)."""
+    r = present.shape[1]
+    shared = present.T.astype(np.float32) @ present.astype(np.float32) > 0
+    group = list(range(r))
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            group[i] = group[group[i]]
+            i = group[i]
+        return i
+
+    for a, b in zip(*np.nonzero(np.triu(shared, 1))):
+        group[root(int(a))] = root(int(b))
+    roots = [root(i) for i in range(r)]
+    held = present.any(axis=0)
+    sizes: dict = {}
+    for i in range(r):
+        if held[i]:
+            sizes[roots[i]] = sizes.get(roots[i], 0) + 1
+    if not sizes:
+        return np.ones(r, dtype=bool)
+    most = max(sizes.values())
+    keep = next(roots[i] for i in reversed(range(r)) if held[i] and sizes[roots[i]] == most)
+    return np.array([not held[i] or roots[i] == keep for i in range(r)], dtype=bool)
 
 
 class HistoryBuilder:
@@ -119,10 +214,26 @@ class HistoryBuilder:
             if value is not None:
                 self._values[row, run, m] = value
 
-    def build(self) -> History:
+    def unlinked(self) -> list[int]:
+        """The runs read so far that share no question with the others' group (``linked_runs``)."""
         n = len(self._tags)
-        return History(self.runs, self.metrics, self.k, tuple(self._ids), tuple(self._tags),
-                       self._ranks[:n], self._values[:n], self._gold_changed[:n])
+        return [int(i) for i in np.nonzero(~linked_runs(self._ranks[:n] != ABSENT))[0]]
+
+    def build(self, dropped: Sequence[int] = ()) -> History:
+        """The history, without the runs ``dropped`` (read, then found not to belong) and the
+        questions only they held."""
+        n = len(self._tags)
+        ranks, values, changed = self._ranks[:n], self._values[:n], self._gold_changed[:n]
+        ids, tags, runs = tuple(self._ids), tuple(self._tags), self.runs
+        if dropped:
+            keep = np.ones(len(runs), dtype=bool)
+            keep[list(dropped)] = False
+            rows = (ranks[:, keep] != ABSENT).any(axis=1)
+            ranks, values, changed = ranks[rows][:, keep], values[rows][:, keep], changed[rows][:, keep]
+            ids = tuple(i for i, kept in zip(ids, rows.tolist()) if kept)
+            tags = tuple(t for t, kept in zip(tags, rows.tolist()) if kept)
+            runs = tuple(run for run, kept in zip(runs, keep.tolist()) if kept)
+        return History(runs, self.metrics, self.k, ids, tags, ranks, values, changed)
 
 
 @dataclass(frozen=True)
@@ -173,26 +284,11 @@ class History:
         return np.where(known, hit.astype(np.int8), np.int8(-1))
 
     def _changes(self, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per question and run: its state differs from its previous known one (and that
-        change happened within one stretch of unchanged gold and config)."""
-        q, r = state.shape
-        known = state >= 0
-        seen = np.where(known, np.arange(r), -1)
-        last = np.maximum.accumulate(seen, axis=1)
-        prev = np.full((q, r), -1, dtype=np.int64)
-        prev[:, 1:] = last[:, :-1]
-        has_prev = known & (prev >= 0)
-        prev_state = np.take_along_axis(state, np.maximum(prev, 0), axis=1)
-        changed = has_prev & (state != prev_state)
         cfg = np.array([int(run.config_key, 16) for run in self.runs], dtype=np.int64)
-        gold_version = np.cumsum(self.gold_changed, axis=1)
-        same = (cfg[None, :] == cfg[np.maximum(prev, 0)]) & (
-            gold_version == np.take_along_axis(gold_version, np.maximum(prev, 0), axis=1))
-        return changed, changed & same
+        return state_changes(state, cfg, self.gold_changed)
 
     def lines(self) -> list[QuestionLine]:
-        """Every question, worst first: failing now after a hit (broken), failing and never
-        in the top k, flapping, then by misses, changes and id."""
+        """Every question, worst first (``worst_first``)."""
         state = self.states()
         q, r = state.shape
         if q == 0:
@@ -209,18 +305,17 @@ class History:
         # the first known run after the last hit (or the first known run: never retrieved)
         after = known & (np.arange(r)[None, :] > hit_at[:, None])
         since = np.where(failing, np.argmax(after, axis=1), -1)
+        failing_for = np.where(failing, after.sum(axis=1), 0)  # known runs missed since
         broken = failing & (hit_at >= 0)
         flapping = changes >= FLAP_CHANGES
-        # worst first: broken now, then never in the top k, then flapping, then by misses
-        order = np.lexsort((np.array(self.ids, dtype=object).astype(str), -changes, -misses, ~flapping,
-                            ~broken, ~failing))
+        order = worst_first(self.ids, failing, broken, flapping, failing_for, misses, changes)
         out = []
         for i in order:
             f = bool(failing[i])
             out.append(QuestionLine(
                 id=self.ids[i], row=int(i), tags=self.tags[i], ranks=tuple(int(x) for x in self.ranks[i]),
                 hits=int(hits[i]), misses=int(misses[i]), changes=int(changes[i]),
-                flapping=bool(changes[i] >= FLAP_CHANGES),
+                flapping=bool(flapping[i]),
                 failing_since=int(since[i]) if f else None,
                 broken_by=int(since[i]) if f and hit_at[i] >= 0 else None,
             ))

@@ -124,13 +124,35 @@ def test_the_counts_of_the_columns_are_worded_as_the_counts_of_the_views(questio
 CHAIN = [{"name": "pool", "depth": 50}, {"name": "results", "depth": 5}]
 
 
-def _staged(record: dict, chain=CHAIN):
-    return lambda art: art.update(stages={"chain": chain, "questions": {"q1": record}})
+def _staged(record: dict, chain=CHAIN, qid="q1"):
+    return lambda art: art.update(stages={"chain": chain, "questions": {qid: record}})
 
 
 def test_stage_records_ci_eval_writes_have_no_problem():
-    assert problems(_staged({"gold": 2, "ranks": [[3, 40], [1]], "added": [0, 1]})) == []
+    # q2 has two relevant gold chunks, q1 one (tests/bad_inputs/_project/base.json)
+    assert problems(_staged({"gold": 2, "ranks": [[3, 40], [1]], "added": [0, 1]}, qid="q2")) == []
     assert problems(_staged({"gold": 1, "ranks": [None, []]})) == []
+
+
+@pytest.mark.parametrize("qid, record, why", [
+    ("q-forged", {"gold": 1, "ranks": [[1], [1]]}, "stages.questions.q-forged: a record for a question this run does not hold"),
+    ("q3", {"gold": 1, "ranks": [[1], [1]]}, "stages.questions.q3: a record for a question with no relevant gold"),  # unanswerable
+    ("q1", {"gold": 2, "ranks": [[1, 2], [1]]}, "stages.questions.q1: counts 2 relevant gold chunks; the question has 1"),
+])
+def test_stage_records_are_held_to_the_artefact_s_own_questions(qid, record, why):
+    assert any(why in p for p in problems(_staged(record, qid=qid))), problems(_staged(record, qid=qid))
+
+
+def test_call_records_are_held_to_the_artefact_s_own_questions():
+    def calls(qid, ranks):
+        return lambda art: art.update(calls={"budget": None, "questions": {qid: {
+            "sizes": [5, 5], "ranks": ranks, "found_at": 1, "final_hit": True}}})
+
+    assert problems(calls("q2", [[1, 2], []])) == []
+    assert problems(calls("q-forged", [[1], []])) == [
+        "base.json:calls.questions.q-forged: a record for a question this run does not hold"]
+    assert problems(calls("q1", [[1, 2], []])) == [
+        "base.json:calls.questions.q1: a call ranks more gold chunks than the question's 1 relevant ones"]
 
 
 @pytest.mark.parametrize("record, chain, why", [

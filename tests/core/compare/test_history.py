@@ -163,3 +163,22 @@ def test_room_reserved_for_a_run_s_questions_changes_nothing_the_history_says():
     assert np.array_equal(plain.ranks, reserved.ranks)
     assert np.array_equal(plain.values, reserved.values, equal_nan=True)
     assert plain.lines() == reserved.lines()
+
+
+def test_at_100000_questions_the_first_rows_are_the_long_breaks_not_the_flappers():
+    import numpy as np
+
+    from ci_eval.core.compare.history import MISSED, History
+
+    broken, flappers = 2_000, 98_000
+    marks = [RunMark(f"r{r}.json", f"{r:040x}", None, config_key({}, None)) for r in range(RUNS)]
+    ranks = np.ones((broken + flappers, RUNS), dtype=np.int16)
+    ranks[:broken, RUNS - 20:] = MISSED  # broken for the last 20 runs
+    ranks[broken:, 1::2] = MISSED  # missed every other run: 15 misses, failing now
+    ids = tuple(f"b{i:05d}" for i in range(broken)) + tuple(f"f{i:05d}" for i in range(flappers))
+    history = History(tuple(marks), ("hit@5",), K, ids, ((),) * len(ids), ranks,
+                      np.zeros((len(ids), RUNS, 1), dtype=np.float32), np.zeros(ranks.shape, dtype=bool))
+    lines = history.lines()
+    assert [line.id for line in lines[:broken]] == list(ids[:broken])
+    assert all(line.flapping for line in lines[broken:]) and lines[broken].misses == RUNS // 2
+    assert lines[0].failing_since == RUNS - 20 and not lines[0].flapping

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from factories import ranked_with_gold_at, run
 from hypothesis import given, settings
@@ -154,3 +155,71 @@ def test_any_json_is_read_as_a_window_or_refused_with_a_reason(raw):
         return
     # what was read is what as_json writes again
     assert read_recent(recent.as_json()) == recent
+
+
+def _toggled_window(states: dict, toggled: bool):
+    """A window whose runs alternate a retriever parameter (``toggled``) or keep it."""
+    from factories import DEFAULT_CONFIG
+
+    recent = None
+    for n in range(len(next(iter(states.values())))):
+        params = {**DEFAULT_CONFIG["retriever"]["params"], "rerank": toggled and n % 2 == 1}
+        config = {"retriever": {**DEFAULT_CONFIG["retriever"], "params": params}}
+        specs = [{"id": q, "gold": ["g"], "ranking": ranked_with_gold_at(1 if s[n] == "1" else None)}
+                 for q, s in states.items()]
+        recent = extend(recent, run(specs, sha=f"{n:040x}", config=config,
+                                    created_at=f"2026-11-{1 + n:02d}T00:00:00Z"))
+    return recent
+
+
+def test_a_change_only_when_a_retriever_parameter_was_toggled_is_not_flapping():
+    # the question follows the parameter: hit without the reranker, missed with it
+    states = {"follows": "101010101010", "steady": "111111111111"}
+    toggled = _toggled_window(states, toggled=True)
+    assert regression_note(toggled, "follows", "main") == ""
+    assert trail(toggled.states["follows"], toggled.run_configs()).changes == 0
+    # the same states under one config are what history calls flapping
+    kept = _toggled_window(states, toggled=False)
+    assert regression_note(kept, "follows", "main") == (
+        f"flapping on main: missed in {states['follows'].count('0')} of the last 12 runs, possibly noise")
+    # one rule: `ci-eval history`'s count for the same runs (core/compare/history.py)
+    from ci_eval.core.compare.history import state_changes
+
+    state = np.array([[int(c) for c in states["follows"]]], dtype=np.int8)
+    configs = np.array([int(c, 16) for c in toggled.run_configs()], dtype=np.int64)
+    assert state_changes(state, configs)[1].sum() == trail(toggled.states["follows"], toggled.run_configs()).changes
+
+
+def test_a_window_stored_without_configs_reads_as_one_config():
+    raw = _window({"a": "1010"}).as_json()
+    del raw["configs"]
+    recent = read_recent(raw)
+    assert recent.run_configs() == ("",) * 4 and trail(recent.states["a"], recent.run_configs()).changes == 3
+    raw["configs"] = ["xyz"] * 4
+    with pytest.raises(RecentError, match="configs"):
+        read_recent(raw)
+
+
+def test_a_change_only_across_a_gold_edit_is_not_flapping():
+    from ci_eval.core.compare.recent_runs import gold_prints
+
+    # the question's gold chunk is relabelled at every run, and its state follows the label
+    plan = "101010101010"
+    recent, before = None, None
+    for n, state in enumerate(plan):
+        gold = f"g{n}"
+        specs = [{"id": "relabelled", "gold": [gold], "ranking": ranked_with_gold_at(1 if state == "1" else None, gold=gold)},
+                 {"id": "steady", "gold": ["g"], "ranking": ranked_with_gold_at(1)}]
+        head = run(specs, sha=f"{n:040x}", created_at=f"2026-11-{1 + n:02d}T00:00:00Z")
+        recent = extend(recent, head, gold_prints(before))
+        before = head
+    assert recent.states["relabelled"] == "1" + "".join("H" if c == "1" else "M" for c in plan[1:])
+    assert recent.states["steady"] == "1" * len(plan)
+    assert regression_note(recent, "relabelled", "main") == ""  # each change came with its gold's edit
+    assert trail(recent.states["relabelled"], recent.run_configs()).misses == plan.count("0")
+    assert read_recent(json.loads(json.dumps(recent.as_json()))) == recent
+    # without the previous run's gold nothing is marked, and the same states flap (today's window)
+    unmarked = None
+    for n, state in enumerate(plan):
+        unmarked = extend(unmarked, _run(n, {"relabelled": state == "1"}))
+    assert regression_note(unmarked, "relabelled", "main").startswith("flapping on main")
