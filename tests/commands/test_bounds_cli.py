@@ -131,3 +131,20 @@ def test_history_sizes_a_file_before_reading_it(tmp_path):
     assert out.returncode == 2, out.stderr
     assert errors(out) == [f"{folder / 'big.json'}: run artefact is {size:,} bytes, over the "
                            f"{MAX_ARTEFACT_BYTES:,}-byte limit"]
+
+
+def test_evidence_judging_more_chunks_than_the_artefact_holds_is_refused_at_check(tmp_path):
+    # A span over more chunks than a question may judge: `run` wrote an artefact `compare`
+    # refused. One-character chunks, the span over one more of them than the limit.
+    chunks = [{"id": f"c{i}", "doc": "d.md", "start": i, "end": i + 1} for i in range(MAX_JUDGED + 1)]
+    (tmp_path / "index.jsonl").write_text("\n".join(map(json.dumps, [{"version": "v1"}, *chunks])) + "\n")
+    (tmp_path / "run.jsonl").write_text(json.dumps({"id": "q1", "results": [["c0", 1.0]]}) + "\n")
+    gold = [{"id": "q1", "question": "span?", "gold": [],
+             "evidence": [{"doc": "d.md", "start": 0, "end": MAX_JUDGED + 1}]}]
+    (tmp_path / "gold.json").write_text(json.dumps({"schema_version": 1, "questions": gold}))
+    (tmp_path / "ci-eval.toml").write_text('gold_set = "gold.json"\nk = 1\n[retriever]\ntype = "run-file"\n'
+                                           'path = "run.jsonl"\n[index]\nmanifest = "index.jsonl"\n')
+
+    refused_by_check_and_run(tmp_path, [
+        f"gold.json:question 'q1'.evidence: its gold and evidence judge {MAX_JUDGED + 1:,} chunks, over the "
+        f"limit of {MAX_JUDGED:,} a question"])
