@@ -67,12 +67,14 @@ def note_in_head(head: dict, key: str, **notes) -> None:
     head[key].update(notes)
 
 
-def note_sweep_row(head: dict, number: int, label: str) -> None:
-    """Record which row of a sweep a head belongs to. A part's identity includes its row, so
-    parts of two rows cannot be merged as one: its shard's config hash is taken again."""
+def note_sweep_row(head: dict, number: int, label: str, rows: int) -> None:
+    """Record which row of a sweep of ``rows`` rows a head belongs to (`sweep --from` names a
+    missing row, and tells an earlier sweep's rows from these). A part's identity includes
+    its row, so parts of two rows cannot be merged as one: its shard's config hash is taken
+    again."""
     from ci_eval.core.artefact.shard import config_sha256
 
-    note_in_head(head, "config", sweep={"row": number, "label": label})
+    note_in_head(head, "config", sweep={"row": number, "label": label, "rows": rows})
     if "shard" in head:
         head["shard"]["config_sha256"] = config_sha256(head["config"])
 
