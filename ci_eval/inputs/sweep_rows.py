@@ -3,6 +3,7 @@ from shards by `ci-eval merge`) -> the rows, in the sweep's order."""
 
 from __future__ import annotations
 
+from itertools import islice
 from pathlib import Path
 
 from ci_eval.errors import InputError
@@ -31,7 +32,7 @@ def _one_sweep(numbered: dict, folder: str) -> None:
     for _, (path, rows) in sorted(numbered.items()):
         sweeps.setdefault(rows, []).append(path)
     if len(sweeps) > 1:
-        said = "; ".join(f"{_names(paths)} of {'a ' + str(rows) + '-row sweep' if rows else 'an unnumbered sweep'}"
+        said = "; ".join(f"{_names(paths)} of " + (f"a {rows}-row sweep" if rows else "a sweep that did not record its size")
                          for rows, paths in sorted(sweeps.items(), key=lambda kv: kv[0] or 0))
         raise InputError(f"holds the rows of more than one sweep ({said}): tabulate one sweep's rows, "
                          "removing the others' files", folder, "--from")
@@ -41,11 +42,15 @@ def _one_sweep(numbered: dict, folder: str) -> None:
     if beyond:
         raise InputError(f"row {beyond[0]} ({numbered[beyond[0]][0].name}) is past the sweep's {count} rows",
                          folder, "--from")
-    missing = [n for n in range(1, count + 1) if n not in numbered]
-    if missing:
-        which = "row " + str(missing[0]) if len(missing) == 1 else "rows " + ", ".join(map(str, missing))
-        raise InputError(f"{which} of the {count}-row sweep {'is' if len(missing) == 1 else 'are'} missing "
-                         f"(a row whose job failed uploads nothing): run {'it' if len(missing) == 1 else 'them'} "
+    absent = count - len(numbered)  # every row is at most count: this many are missing
+    if absent:
+        # the first few by number, found in at most len(numbered) + 10 steps whatever the
+        # count a file claims
+        missing = list(islice((n for n in range(1, count + 1) if n not in numbered), 10))
+        which = (f"row {missing[0]}" if absent == 1 else "rows " + ", ".join(map(str, missing))
+                 + (f" and {absent - len(missing):,} more" if absent > len(missing) else ""))
+        raise InputError(f"{which} of the {count:,}-row sweep {'is' if absent == 1 else 'are'} missing "
+                         f"(a row whose job failed uploads nothing): run {'it' if absent == 1 else 'them'} "
                          "again, or tabulate a folder of every row", folder, "--from")
 
 
