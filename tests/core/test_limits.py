@@ -47,19 +47,30 @@ def _schema(name: str) -> dict:
 
 
 def test_the_gold_set_and_the_artefact_schemas_say_the_shared_limits():
-    from ci_eval.core.limits import MAX_JUDGED, MAX_TAG_CHARS, MAX_TAGS, MAX_TAGS_PER_QUESTION
+    from ci_eval.core.limits import (
+        MAX_JUDGED,
+        MAX_QUESTION_CHARS,
+        MAX_QUESTION_ID_CHARS,
+        MAX_TAG_CHARS,
+        MAX_TAGS,
+        MAX_TAGS_PER_QUESTION,
+    )
 
     question = _schema("goldset")["$defs"]["question"]["properties"]
+    assert (question["id"]["maxLength"], question["question"]["maxLength"]) == (MAX_QUESTION_ID_CHARS,
+                                                                              MAX_QUESTION_CHARS)
     assert question["tags"]["maxItems"] == MAX_TAGS_PER_QUESTION
     assert question["tags"]["items"]["maxLength"] == MAX_TAG_CHARS
     assert [b.get("maxItems", b.get("maxProperties")) for b in question["gold"]["oneOf"]] == [MAX_JUDGED] * 2
     v1 = _schema("artefact")
     row = v1["$defs"]["question"]["properties"]
+    assert (row["id"]["maxLength"], row["question"]["maxLength"]) == (MAX_QUESTION_ID_CHARS, MAX_QUESTION_CHARS)
     assert (row["tags"]["maxItems"], row["tags"]["items"]["maxLength"]) == (MAX_TAGS_PER_QUESTION, MAX_TAG_CHARS)
     assert row["gold"]["maxProperties"] == MAX_JUDGED
     assert v1["properties"]["summary"]["properties"]["by_tag"]["maxProperties"] == MAX_TAGS
     v2 = _schema("artefact-v2")
     fields = v2["$defs"]["question"]["prefixItems"]
+    assert (fields[0]["maxLength"], fields[1]["maxLength"]) == (MAX_QUESTION_ID_CHARS, MAX_QUESTION_CHARS)
     assert (fields[2]["maxItems"], fields[2]["items"]["maxLength"]) == (MAX_TAGS_PER_QUESTION, MAX_TAG_CHARS)
     assert fields[5]["maxItems"] == MAX_JUDGED
     assert v2["properties"]["summary"]["properties"]["by_tag"]["maxProperties"] == MAX_TAGS
