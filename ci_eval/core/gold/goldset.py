@@ -202,12 +202,11 @@ def bound_problems(data: Any, source: str) -> list[InputError]:
     for i, raw in enumerate(questions):
         if not isinstance(raw, dict):
             continue
-        where = _place(f"questions[{i}]", data)
         for key, limit, what in _BOUNDED:
             value = raw.get(key)
             if isinstance(value, (list, dict)) and len(value) > limit:
                 problems.append(InputError(f"holds {len(value):,} {what}, over the limit of {limit:,} a question",
-                                           source, f"{where}.{key}"))
+                                           source, _place(f"questions[{i}].{key}", data)))
         own = raw.get("tags")
         if isinstance(own, list) and len(own) <= MAX_TAGS_PER_QUESTION:
             tags.update(t for t in own if isinstance(t, str))
