@@ -343,9 +343,22 @@ def run_mine(args) -> int:
              if read.mended else ""))
     print(f"{len(result.known)} already in {gold} dropped; " if gold else "no gold set to compare with; ", end="")
     print(f"{result.folded} near-duplicate(s) folded into {len(result.groups)} question(s)")
+    print(_pairs_line(result))
     print(f"{args.out}: {len(result.chosen)} candidate(s) over {len(result.topics)} topic(s); "
           f"next: ci-eval label --candidates {args.out}")
     return 0
+
+
+def _pairs_line(result) -> str:
+    """The folding's work said aloud, and where its bounds cut in (core/gold/mining.py)."""
+    from ci_eval.core.gold.mining import BUCKET, CHECKS
+
+    bounded = []
+    if result.capped:
+        bounded.append(f"{result.capped:,} question(s) checked against their {CHECKS} likeliest candidates only")
+    if result.full:
+        bounded.append(f"{result.full:,} band bucket(s) full at {BUCKET} questions")
+    return f"{result.compared:,} pair(s) compared on their terms" + (f" (bounded: {'; '.join(bounded)})" if bounded else "")
 
 
 def _generator(args):

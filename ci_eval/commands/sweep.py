@@ -24,8 +24,9 @@ example:
   ci-eval sweep --config ci-eval.toml --grid chunk_size=256,512,1024 fusion=none,rrf
   ci-eval sweep --config ci-eval.toml --grid fusion=none,rrf --row 2 --out rows/row-02.json
   ci-eval sweep --from rows --format csv
-exit codes: 0 the table printed; 2 bad input (nothing run); 4 the retriever failed on some
-question of some row (the table is still printed, over the questions every row measured)."""
+exit codes: 0 the table printed; 2 bad input (nothing run; with --from, a row missing from
+DIR or rows of another sweep in it, no table); 4 the retriever failed on some question of some
+row (the table is still printed, over the questions every row measured)."""
 
 
 def register(sub) -> None:

@@ -86,7 +86,10 @@ def _message(error) -> str:
         return f"{_describe(error.instance)} does not match the pattern {error.validator_value}"
     if kind == "const":
         return f"expected {_describe(error.validator_value)}, got {_describe(error.instance)}"
-    if kind in ("minItems", "maxItems", "uniqueItems", "maxLength", "maxProperties"):
+    if kind in ("maxItems", "maxProperties"):  # never the instance itself: it may be megabytes
+        what = "items" if kind == "maxItems" else "entries"
+        return f"holds {len(error.instance):,} {what}, over the limit of {error.validator_value:,}"
+    if kind in ("minItems", "uniqueItems", "maxLength"):
         return error.message.split(" is ")[-1] if " is " in error.message else error.message
     return " ".join(error.message.split())[:200]
 

@@ -45,11 +45,17 @@ def _sniffed(path: Path):
     again when the file is read in full); None when the file is not in the writer's layout
     or its head is not what an artefact's is."""
     from ci_eval.core.artefact.run_head import read_run_head
+    from ci_eval.core.limits import MAX_ARTEFACT_BYTES
 
     head, size = [], 0
     try:
         with open(path, "rb") as fh:
-            for line in fh:
+            # Sized before a byte is read: a 1 GB file of one line was read whole (2.1 GB of
+            # memory) before any limit applied. Past the artefact's limit read_part refuses
+            # it by its size, as compare does; under it no line is read past the head's bound.
+            if os.fstat(fh.fileno()).st_size > MAX_ARTEFACT_BYTES:
+                return None
+            for line in iter(lambda: fh.readline(_SNIFF_LIMIT + 1), b""):
                 if line == _ROWS_LINE:
                     data = json.loads(b"".join(head).rstrip().removesuffix(b",") + b"\n}")
                     return _view(read_run_head(data))

@@ -5,17 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ci_eval.core.limits import MAX_ARTEFACT_BYTES  # noqa: F401 (the readers import it from here)
 from ci_eval.errors import InputError, InputErrors
 from ci_eval.inputs.files import decode, json_lines, read_bytes, read_json, read_toml
 
 CONFIG_NAME = "ci-eval.toml"
 TOOL_TABLE = "ci-eval"
-# The one size limit of a run artefact, for the writer and every reader: 128 MiB holds
-# about 270,000 questions at depth 15 in version 2 (about 480 bytes a question; version 1
-# took about 1 KB, so 130,000). A run is refused before retrieval when an upper bound on
-# its artefact passes it (core/artefact/artefact_size.py: about 129,000 such questions unsharded).
-# A base artefact comes from another run, perhaps a fork's: readers cap it before parsing.
-MAX_ARTEFACT_BYTES = 128 * 1024 * 1024
 
 
 def _pyproject_table(pyproject: Path) -> bool:

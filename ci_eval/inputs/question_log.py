@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ci_eval.core.limits import MAX_QUESTION_CHARS
 from ci_eval.core.text import mend_surrogates
 from ci_eval.errors import InputError
 from ci_eval.inputs.files import decode, json_lines, read_bytes
 
 FORMATS = ("text", "jsonl", "openinference")
-MAX_QUESTION = 10000
 
 
 @dataclass(frozen=True)
@@ -68,8 +68,8 @@ def read_log(path: str, fmt: str, field: str = "question") -> QuestionLog:
     count = sum(a is not b for a, b in zip(mended, questions))
     questions = mended
     for q in questions:
-        if len(q) > MAX_QUESTION:
-            raise InputError(f"a question longer than {MAX_QUESTION} characters: {q[:40]!r}...", path)
+        if len(q) > MAX_QUESTION_CHARS:
+            raise InputError(f"a question longer than {MAX_QUESTION_CHARS} characters: {q[:40]!r}...", path)
     if not questions:
         where = f' (no line has a string under "{field}")' if fmt == "jsonl" else ""
         raise InputError(f"no questions found{where}", path)

@@ -33,7 +33,14 @@ import msgspec
 from ci_eval.core.artefact.artefact_checks import METRIC_RANGE
 from ci_eval.core.artefact.question_row import FIELD
 from ci_eval.core.artefact.row_blocks import RowBlock
-from ci_eval.core.limits import MAX_ID_BYTES
+from ci_eval.core.limits import (
+    MAX_ID_BYTES,
+    MAX_JUDGED,
+    MAX_QUESTION_CHARS,
+    MAX_QUESTION_ID_CHARS,
+    MAX_TAG_CHARS,
+    MAX_TAGS_PER_QUESTION,
+)
 
 
 def _text(max_length: int, min_length: int = 0):
@@ -52,13 +59,13 @@ _GRADE = Annotated[int, msgspec.Meta(ge=-1000, le=1000)]
 # The question row of artefact-v2.schema.json ($defs.question), field by field. A JSON integer
 # is a float where a number is asked (as json's value would be read); a float is never an int.
 ROW_TYPES = {
-    "id": _text(200, min_length=1),
-    "question": _text(10_000),
-    "tags": _list(_text(100), 50),
+    "id": _text(MAX_QUESTION_ID_CHARS, min_length=1),
+    "question": _text(MAX_QUESTION_CHARS),
+    "tags": _list(_text(MAX_TAG_CHARS), MAX_TAGS_PER_QUESTION),
     "unanswerable": bool,
     "status": Literal["ok", "stale", "unanswerable", "error"],
-    "gold": _list(tuple[_CHUNK_ID, _GRADE], 1000),
-    "stale": _list(_CHUNK_ID, 1000),
+    "gold": _list(tuple[_CHUNK_ID, _GRADE], MAX_JUDGED),
+    "stale": _list(_CHUNK_ID, MAX_JUDGED),
     "metrics": _list(_METRIC_VALUE | None, 200),
     "first_gold_rank": Annotated[int, msgspec.Meta(ge=1)] | None,  # no upper bound: any size, exact
     "top_score": float | None,

@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ci_eval.core.limits import MAX_QUESTION
+from ci_eval.core.limits import MAX_QUESTION_CHARS
 from ci_eval.errors import InputError
 from ci_eval.inputs.files import decode, read_bytes, read_json_lines
 
@@ -184,7 +184,7 @@ def read_candidates(path: str) -> list[str]:
         question = item.get("question") if isinstance(item, dict) else None
         if not isinstance(question, str) or not question.strip():
             raise InputError('expected {"question": "..."} with a non-empty question', path, f"line {n}")
-        if len(question) > MAX_QUESTION:
-            raise InputError(f"question longer than {MAX_QUESTION} characters", path, f"line {n}")
+        if len(question) > MAX_QUESTION_CHARS:
+            raise InputError(f"question longer than {MAX_QUESTION_CHARS} characters", path, f"line {n}")
         out.append(" ".join(question.split()))
     return out

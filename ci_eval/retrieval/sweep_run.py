@@ -70,7 +70,7 @@ def run_row(row, inputs, out, *, cache_dir: str | None, default_cache: Path, sha
         print(f"ci-eval sweep: row {row.number}/{count}: {row.label}", file=sys.stderr)
 
     def amend(head: dict) -> None:
-        note_sweep_row(head, row.number, row.label)
+        note_sweep_row(head, row.number, row.label, count)
 
     written = run_evaluation(inputs, out, git=git_info(), history=[], show_progress=show_progress,
                              shard=shard, cache_dir=_cache_folder(inputs, cache_dir, default_cache),

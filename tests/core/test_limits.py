@@ -42,8 +42,35 @@ def test_a_gold_set_takes_an_id_of_the_longest_a_reader_takes():
         assert parsed.questions[0].gold == ((long_id, grade),) and long_id in parsed.anchors
 
 
-def test_the_question_bound_is_the_gold_set_schema_s():
-    from ci_eval import schemas
-    from ci_eval.core.limits import MAX_QUESTION
+def _schema(name: str) -> dict:
+    return json.loads(resources.files("ci_eval.schemas").joinpath(f"{name}.schema.json").read_text("utf-8"))
 
-    assert schemas.load("goldset")["$defs"]["question"]["properties"]["question"]["maxLength"] == MAX_QUESTION
+
+def test_the_gold_set_and_the_artefact_schemas_say_the_shared_limits():
+    from ci_eval.core.limits import (
+        MAX_JUDGED,
+        MAX_QUESTION_CHARS,
+        MAX_QUESTION_ID_CHARS,
+        MAX_TAG_CHARS,
+        MAX_TAGS,
+        MAX_TAGS_PER_QUESTION,
+    )
+
+    question = _schema("goldset")["$defs"]["question"]["properties"]
+    assert (question["id"]["maxLength"], question["question"]["maxLength"]) == (MAX_QUESTION_ID_CHARS,
+                                                                              MAX_QUESTION_CHARS)
+    assert question["tags"]["maxItems"] == MAX_TAGS_PER_QUESTION
+    assert question["tags"]["items"]["maxLength"] == MAX_TAG_CHARS
+    assert [b.get("maxItems", b.get("maxProperties")) for b in question["gold"]["oneOf"]] == [MAX_JUDGED] * 2
+    v1 = _schema("artefact")
+    row = v1["$defs"]["question"]["properties"]
+    assert (row["id"]["maxLength"], row["question"]["maxLength"]) == (MAX_QUESTION_ID_CHARS, MAX_QUESTION_CHARS)
+    assert (row["tags"]["maxItems"], row["tags"]["items"]["maxLength"]) == (MAX_TAGS_PER_QUESTION, MAX_TAG_CHARS)
+    assert row["gold"]["maxProperties"] == MAX_JUDGED
+    assert v1["properties"]["summary"]["properties"]["by_tag"]["maxProperties"] == MAX_TAGS
+    v2 = _schema("artefact-v2")
+    fields = v2["$defs"]["question"]["prefixItems"]
+    assert (fields[0]["maxLength"], fields[1]["maxLength"]) == (MAX_QUESTION_ID_CHARS, MAX_QUESTION_CHARS)
+    assert (fields[2]["maxItems"], fields[2]["items"]["maxLength"]) == (MAX_TAGS_PER_QUESTION, MAX_TAG_CHARS)
+    assert fields[5]["maxItems"] == MAX_JUDGED
+    assert v2["properties"]["summary"]["properties"]["by_tag"]["maxProperties"] == MAX_TAGS

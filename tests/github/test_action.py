@@ -829,6 +829,44 @@ def test_the_poster_refuses_an_out_of_range_grade_and_metric_without_crashing(gh
     assert "is out of range (maximum 1000)" in job.stderr
 
 
+def _own_tags(head: dict) -> None:
+    """Every question 50 tags of its own and three more such questions, every count kept
+    true: past the distinct-tag limit, by tags alone."""
+    from ci_eval.core.limits import MAX_TAGS, MAX_TAGS_PER_QUESTION
+
+    first = head["questions"][0]
+    extra = MAX_TAGS // MAX_TAGS_PER_QUESTION + 1 - len(head["questions"])
+    head["questions"] += [dict(first, id=f"extra{i}") for i in range(extra)]
+    measured = [q for q in head["questions"] if q["status"] in ("ok", "error") and not q["unanswerable"]]
+    for q in head["questions"]:
+        q["tags"] = [f"{q['id']}-t{j}" for j in range(MAX_TAGS_PER_QUESTION)]
+    summary = head["summary"]
+    summary["by_tag"] = {}
+    summary["overall"]["count"] = len(measured)
+    summary["errors"] = sum(q["status"] == "error" for q in head["questions"])
+    head["gold_set"]["questions"] = len(head["questions"])
+
+
+def test_the_poster_refuses_a_fork_artefact_of_too_many_tags_before_a_tag_is_compared(gh, fork_job, tmp_path,
+                                                                                       checkout):
+    # Each tag is tested on each metric (milliseconds a tag): 600 questions of 50 tags of
+    # their own held the privileged poster about 4 ms a tag, an hour within the size limit.
+    from ci_eval.core.limits import MAX_TAGS, MAX_TAGS_PER_QUESTION
+
+    run_id, artifact = _fork_pr_run(gh, _hostile_fork_bundle(fork_job, _own_tags))
+
+    job = run_action(gh, tmp_path, checkout, "workflow_run", workflow_run_event(run_id),
+                     sha=BASE, ref="refs/heads/main", mode="comment")
+
+    assert job.code == 2, job.stderr
+    assert bodies(gh, FORK_PR) == []
+    source = f"artifact ci-eval (id {artifact}) of run {run_id}:ci-eval-run.json"
+    tags = (MAX_TAGS // MAX_TAGS_PER_QUESTION + 1) * MAX_TAGS_PER_QUESTION
+    assert f"ci-eval: error: {source}:questions: names {tags:,} distinct tags, over the limit of {MAX_TAGS:,}" \
+        in job.stderr.splitlines()
+    assert f"ci-eval: no comment posted for run {run_id}: its artifact was refused" in job.stderr
+
+
 def test_a_pr_json_naming_no_pull_request_is_a_refused_artefact(gh, fork_job, tmp_path, checkout):
     members = {p.name: p.read_bytes() for p in sorted(fork_job.job.bundle.iterdir())}
     pr = json.loads(members["pr.json"])

@@ -109,3 +109,45 @@ def test_half_a_surrogate_pair_in_a_log_line_is_mended_and_counted(tmp_path):
     questions = read_candidates(str(tmp_path / "mined.jsonl"))
     assert sorted(questions) == sorted(["why does a wing stall", "what is flutter \ufffd",
                                         "how is heat conducted in a slab"])
+
+def crafted_log(path: Path, count: int) -> None:
+    """``count`` questions whose every pair sits just under the default threshold: ten shared
+    words (19 terms with their pairs) and five of each line's own (10 terms with the pair that
+    joins them), so every pair's similarity is 19 / (19 + 2 * 10) = 0.487 < 0.5."""
+    shared = "alpha bravo charlie delta echo foxtrot golf hotel india juliet"
+    path.write_text("".join(f"{shared} {' '.join(f'w{i}x{j}' for j in range(5))}\n" for i in range(count)))
+
+
+def mine_aloud(tmp_path: Path, count: int) -> list[str]:
+    crafted_log(tmp_path / "crafted.log", count)
+    done = subprocess.run([sys.executable, "-m", "ci_eval", "gold", "mine", "crafted.log", "--no-gold",
+                           "--out", "mined.jsonl"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_a_log_whose_every_pair_is_a_candidate_is_checked_a_bounded_number_of_pairs(tmp_path):
+    # Every earlier question is a candidate of every later one: all n(n-1)/2 pairs were
+    # checked. Now each question is checked against its CHECKS likeliest candidates at most.
+    from ci_eval.core.gold.mining import CHECKS
+
+    count = 600  # under EXHAUSTIVE: every leader is a candidate
+    lines = mine_aloud(tmp_path, count)
+    assert f"0 near-duplicate(s) folded into {count} question(s)" in lines[1]
+    compared = CHECKS * (CHECKS + 1) // 2 + (count - CHECKS - 1) * CHECKS
+    capped = count - CHECKS - 1
+    assert lines[2] == (f"{compared:,} pair(s) compared on their terms (bounded: {capped:,} question(s) "
+                        f"checked against their {CHECKS} likeliest candidates only)")
+
+
+def test_a_large_crafted_log_is_checked_a_bounded_number_of_pairs_and_says_so(tmp_path):
+    from ci_eval.core.gold.mining import BUCKET, CHECKS, EXHAUSTIVE
+
+    count = EXHAUSTIVE + 1000  # past EXHAUSTIVE: candidates come from the band buckets
+    lines = mine_aloud(tmp_path, count)
+    assert f"0 near-duplicate(s) folded into {count} question(s)" in lines[1]
+    said = lines[2].replace(",", "")
+    compared = int(said.split()[0])
+    assert compared <= CHECKS * count
+    assert f"question(s) checked against their {CHECKS} likeliest candidates only" in said
+    assert f"band bucket(s) full at {BUCKET} questions" in said

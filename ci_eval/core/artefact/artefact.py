@@ -67,12 +67,14 @@ def note_in_head(head: dict, key: str, **notes) -> None:
     head[key].update(notes)
 
 
-def note_sweep_row(head: dict, number: int, label: str) -> None:
-    """Record which row of a sweep a head belongs to. A part's identity includes its row, so
-    parts of two rows cannot be merged as one: its shard's config hash is taken again."""
+def note_sweep_row(head: dict, number: int, label: str, rows: int) -> None:
+    """Record which row of a sweep of ``rows`` rows a head belongs to (`sweep --from` names a
+    missing row, and tells an earlier sweep's rows from these). A part's identity includes
+    its row, so parts of two rows cannot be merged as one: its shard's config hash is taken
+    again."""
     from ci_eval.core.artefact.shard import config_sha256
 
-    note_in_head(head, "config", sweep={"row": number, "label": label})
+    note_in_head(head, "config", sweep={"row": number, "label": label, "rows": rows})
     if "shard" in head:
         head["shard"]["config_sha256"] = config_sha256(head["config"])
 
@@ -147,10 +149,43 @@ def validate_artefact(data: Any, source: str) -> dict:
     schema = load(SCHEMAS.get(version, "artefact") if isinstance(version, int) else "artefact")
     if _fast_valid_artefact(data, schema):
         return data
+    bounds = _bound_problems(data, source)
+    if bounds:  # the schema's wording would walk every item of a list past its bound
+        raise InputErrors(bounds[:20])
     problems = schema_problems(data, schema, source, name_path=_row_fields if version == 2 else None)
     if problems:
         raise InputErrors(problems[:20])
     return data
+
+
+def _bound_problems(data: dict, source: str) -> list[InputError]:
+    """The tags past their bounds (core/limits.py, the gold set's too), found by counting:
+    a fork's artefact of 30,000 tags of its own held the privileged poster for minutes,
+    a tag at a time, before anything refused it."""
+    from ci_eval.core.limits import MAX_TAGS, MAX_TAGS_PER_QUESTION
+
+    problems = []
+    summary = data.get("summary")
+    by_tag = summary.get("by_tag") if isinstance(summary, dict) else None
+    if isinstance(by_tag, dict) and len(by_tag) > MAX_TAGS:
+        problems.append(InputError(f"holds {len(by_tag):,} tags, over the limit of {MAX_TAGS:,}",
+                                   source, "summary.by_tag"))
+    questions = data.get("questions")
+    tags: set = set()
+    for i, q in enumerate(questions if isinstance(questions, list) else ()):
+        own = q[FIELD["tags"]] if isinstance(q, list) and len(q) > FIELD["tags"] else (
+            q.get("tags") if isinstance(q, dict) else None)
+        if not isinstance(own, list):
+            continue
+        if len(own) > MAX_TAGS_PER_QUESTION:
+            problems.append(InputError(f"holds {len(own):,} tags, over the limit of {MAX_TAGS_PER_QUESTION:,} "
+                                       "a question", source, f"questions[{i}].tags"))
+        else:
+            tags.update(t for t in own if isinstance(t, str))
+    if len(tags) > MAX_TAGS:
+        problems.append(InputError(f"names {len(tags):,} distinct tags, over the limit of {MAX_TAGS:,}",
+                                   source, "questions"))
+    return problems
 
 
 def _row_fields(path) -> tuple:

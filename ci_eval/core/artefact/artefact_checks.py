@@ -22,6 +22,7 @@ from itertools import compress
 
 from ci_eval.core.artefact.question_result import in_means
 from ci_eval.core.artefact.question_row import FIELD
+from ci_eval.core.limits import MAX_TAGS
 from ci_eval.core.textfmt import integer_size
 from ci_eval.core.validate import json_path
 from ci_eval.errors import InputError
@@ -234,11 +235,12 @@ class _Counts:
     failed (the summary's means and counts are over those, errors scoring 0), how many of
     those carry each tag, how many failed."""
 
-    def __init__(self, questions: int, measured: int, tagged: Counter, errors: int, relevant=None):
+    def __init__(self, questions: int, measured: int, tagged: Counter, errors: int, relevant=None, tags: int = 0):
         self.questions, self.measured, self.tagged, self.errors = questions, measured, tagged, errors
         # () -> {question id: relevant gold a stage record may count}, asked only when the
         # artefact has stage or call records
         self.relevant = relevant or dict
+        self.tags = tags  # distinct tags over every question, measured or not
 
     @classmethod
     def of_views(cls, questions: list, level: float = 1) -> _Counts:
@@ -248,8 +250,9 @@ class _Counts:
                     if isinstance(q, dict) and in_means(q.get("status"), q.get("unanswerable") is True)]
         tagged = Counter(t for q in measured for t in (q.get("tags") or ()) if isinstance(t, str))
         errors = sum(1 for q in questions if isinstance(q, dict) and q.get("status") == "error")
+        every = {t for q in questions if isinstance(q, dict) for t in (q.get("tags") or ()) if isinstance(t, str)}
         return cls(len(questions), len(measured), tagged, errors,
-                   lambda: {q.get("id"): _relevant(q, level) for q in questions if isinstance(q, dict)})
+                   lambda: {q.get("id"): _relevant(q, level) for q in questions if isinstance(q, dict)}, len(every))
 
     @classmethod
     def of_columns(cls, columns) -> _Counts:
@@ -266,7 +269,8 @@ class _Counts:
             for tag in columns.tag_lists[where]:
                 tagged[tag] += n
         errors = codes[names.index("error")] if "error" in names else 0
-        return cls(len(columns), sum(counted), tagged, errors, lambda: _relevant_of_columns(columns))
+        return cls(len(columns), sum(counted), tagged, errors, lambda: _relevant_of_columns(columns),
+                   len(set().union(*columns.tag_lists)))
 
 
 def _relevant_of_columns(columns) -> dict:
@@ -382,6 +386,10 @@ def column_problems(data: dict, columns, problems: _Problems) -> None:
 
 
 def _whole_checks(data: dict, counts: _Counts, problems: _Problems) -> None:
+    # Before anything reads a tag: the comparison's per-tag work is bounded by the count,
+    # and a gold set with more is refused at `check` (core/limits.py), so no run writes one.
+    if counts.tags > MAX_TAGS:
+        problems.add(f"names {counts.tags:,} distinct tags, over the limit of {MAX_TAGS:,}", "questions")
     _check_summary(data, counts, problems)
     _check_stages(data, problems)
     _check_records(data, counts, problems)

@@ -10,7 +10,14 @@ to jsonschema's verdicts.
 
 from __future__ import annotations
 
-from ci_eval.core.limits import MAX_ID_BYTES
+from ci_eval.core.limits import (
+    MAX_ID_BYTES,
+    MAX_JUDGED,
+    MAX_QUESTION_CHARS,
+    MAX_QUESTION_ID_CHARS,
+    MAX_TAG_CHARS,
+    MAX_TAGS_PER_QUESTION,
+)
 
 _STATUSES = frozenset(("ok", "stale", "unanswerable", "error"))
 _REQUIRED = ("id", "question", "tags", "unanswerable", "gold", "stale", "status", "ranking",
@@ -53,7 +60,7 @@ def _metrics_valid(metrics) -> bool:
 
 
 def _gold_valid(gold) -> bool:
-    if not isinstance(gold, dict) or len(gold) > 1000:
+    if not isinstance(gold, dict) or len(gold) > MAX_JUDGED:
         return False
     return all(_integer(g) and -1000 <= g <= 1000 for g in gold.values())
 
@@ -87,9 +94,9 @@ def question_row_valid(q) -> bool:
         if key not in q:
             return False
     qid, text, status = q["id"], q["question"], q["status"]
-    if not (isinstance(qid, str) and 1 <= len(qid) <= 200):
+    if not (isinstance(qid, str) and 1 <= len(qid) <= MAX_QUESTION_ID_CHARS):
         return False
-    if not (isinstance(text, str) and len(text) <= 10_000):
+    if not (isinstance(text, str) and len(text) <= MAX_QUESTION_CHARS):
         return False
     if not isinstance(q["unanswerable"], bool) or not (isinstance(status, str) and status in _STATUSES):
         return False
@@ -98,7 +105,8 @@ def question_row_valid(q) -> bool:
         return False
     if top is not None and not _number(top):
         return False
-    return (_strings(q["tags"], 50, 100) and _strings(q["stale"], 1000, MAX_ID_BYTES) and _gold_valid(q["gold"])
+    return (_strings(q["tags"], MAX_TAGS_PER_QUESTION, MAX_TAG_CHARS)
+            and _strings(q["stale"], MAX_JUDGED, MAX_ID_BYTES) and _gold_valid(q["gold"])
             and _metrics_valid(q["metrics"]) and _ranking_valid(q["ranking"]) and _optional_valid(q))
 
 
@@ -165,9 +173,9 @@ def question_row_v2_valid(row) -> bool:
         return False
     (qid, text, tags, unanswerable, status, gold, stale, values, rank, top, latency,
      answer_correct, judged, error, warnings, ranking) = row
-    if not (isinstance(qid, str) and 1 <= len(qid) <= 200):
+    if not (isinstance(qid, str) and 1 <= len(qid) <= MAX_QUESTION_ID_CHARS):
         return False
-    if not (isinstance(text, str) and len(text) <= 10_000):
+    if not (isinstance(text, str) and len(text) <= MAX_QUESTION_CHARS):
         return False
     if not isinstance(unanswerable, bool) or not (isinstance(status, str) and status in _STATUSES):
         return False
@@ -178,7 +186,7 @@ def question_row_v2_valid(row) -> bool:
         return False
     if answer_correct is not None and not isinstance(answer_correct, bool):
         return False
-    return (_optional_string(error, 2000) and _strings(tags, 50, 100)
-            and _strings(stale, 1000, MAX_ID_BYTES) and _strings(warnings, 50, 2000)
-            and _row_values_valid(values) and _pairs_valid(gold, 1000, _grade)
+    return (_optional_string(error, 2000) and _strings(tags, MAX_TAGS_PER_QUESTION, MAX_TAG_CHARS)
+            and _strings(stale, MAX_JUDGED, MAX_ID_BYTES) and _strings(warnings, 50, 2000)
+            and _row_values_valid(values) and _pairs_valid(gold, MAX_JUDGED, _grade)
             and _ranking_valid_v2(ranking))

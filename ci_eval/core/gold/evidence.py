@@ -25,6 +25,7 @@ import hashlib
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ci_eval.core.limits import MAX_JUDGED
 from ci_eval.errors import InputError, InputErrors
 
 # Of the evidence, or of the chunk: the overlap that makes a chunk cover a piece of evidence.
@@ -175,7 +176,7 @@ def resolve(gold, index, source: str) -> Resolution:
     texts = {doc: document_text(by_doc[doc]) for doc in {e.doc for q in questions for e in q.evidence
                                                          if e.quote is not None and e.doc in by_doc}}
     stale: dict[str, list[str]] = {}
-    resolved = []
+    resolved, over = [], []
     for q in gold.questions:
         if not q.evidence:
             resolved.append(q)
@@ -199,7 +200,12 @@ def resolve(gold, index, source: str) -> Resolution:
             grades.setdefault(e.label, e.grade)
         if gone:
             stale[q.id] = [e.label for e in gone]
+        if len(grades) > MAX_JUDGED:  # the artefact's bound: `compare` would refuse what `run` wrote
+            over.append(InputError(f"its gold and evidence judge {len(grades):,} chunks, over the limit of "
+                                   f"{MAX_JUDGED:,} a question", source, f"question {q.id!r}.evidence"))
         resolved.append(replace(q, gold=tuple(grades.items()), evidence=tuple(placed)))
+    if over:
+        raise InputErrors(over)
     return Resolution(replace(gold, questions=tuple(resolved)), stale)
 
 

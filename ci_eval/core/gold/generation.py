@@ -12,7 +12,7 @@ Before a person sees them, generated questions are filtered:
   above real users' questions;
 - a near-duplicate of an earlier generated question or of a question the gold set holds
   (term-set similarity as ``ci-eval gold mine`` folds them) is dropped;
-- a question over the gold set's length bound (core/limits.MAX_QUESTION) is dropped, as the
+- a question over the gold set's length bound (core/limits.MAX_QUESTION_CHARS) is dropped, as the
   candidates file holding it would be refused whole.
 """
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from ci_eval.core.gold.candidates import normalise
 from ci_eval.core.gold.fingerprint import shingles
 from ci_eval.core.gold.mining import stratified, terms
-from ci_eval.core.limits import MAX_QUESTION
+from ci_eval.core.limits import MAX_QUESTION_CHARS
 from ci_eval.core.text import mend_surrogates
 
 PROPOSED_GRADE = 2
@@ -103,11 +103,11 @@ def screen(items: Sequence[tuple[str, Source]], known: Sequence[str], threshold:
     gold_count = len(kept_sets)
     out = []
     for question, source in items:
-        too_long = len(question) > MAX_QUESTION  # the candidates reader would refuse the whole file
+        too_long = len(question) > MAX_QUESTION_CHARS  # the candidates reader would refuse the whole file
         key = "" if too_long else normalise(question)
         mine = set(terms(key)) if key else set()
         if too_long:
-            why = f"longer than {MAX_QUESTION:,} characters"
+            why = f"longer than {MAX_QUESTION_CHARS:,} characters"
         elif not key:
             why = "empty"
         elif copies(question, source.text):

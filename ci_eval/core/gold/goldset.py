@@ -9,7 +9,15 @@ from typing import Any
 
 from ci_eval.core.gold.anchors import parse_anchors
 from ci_eval.core.gold.evidence import Evidence, evidence_problems, parse_evidence
-from ci_eval.core.limits import MAX_ID_BYTES
+from ci_eval.core.limits import (
+    MAX_ID_BYTES,
+    MAX_JUDGED,
+    MAX_QUESTION_CHARS,
+    MAX_QUESTION_ID_CHARS,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+    MAX_TAGS_PER_QUESTION,
+)
 from ci_eval.core.validate import problems_or_none
 from ci_eval.errors import InputError, InputErrors
 
@@ -132,18 +140,22 @@ def _question_valid(raw) -> bool:
     if type(raw) is not dict or not _QUESTION_KEYS.issuperset(raw):
         return False
     qid, text, gold = raw.get("id"), raw.get("question"), raw.get("gold")
-    if not (type(qid) is str and 0 < len(qid) <= 200 and type(text) is str and 0 < len(text) <= 10_000):
+    if not (type(qid) is str and 0 < len(qid) <= MAX_QUESTION_ID_CHARS and type(text) is str
+            and 0 < len(text) <= MAX_QUESTION_CHARS):
         return False
     if type(gold) is list:
-        if gold and (set(map(type, gold)) != _STR or not all(gold) or max(map(len, gold)) > MAX_ID_BYTES):
+        if len(gold) > MAX_JUDGED or gold and (set(map(type, gold)) != _STR or not all(gold)
+                                               or max(map(len, gold)) > MAX_ID_BYTES):
             return False
     elif type(gold) is dict:
-        if not all(_text(g, MAX_ID_BYTES) and type(v) is int and -1000 <= v <= 1000 for g, v in gold.items()):
+        if len(gold) > MAX_JUDGED or not all(_text(g, MAX_ID_BYTES) and type(v) is int and -1000 <= v <= 1000
+                                             for g, v in gold.items()):
             return False
     else:
         return False
     tags = raw.get("tags", ())
-    if not (type(tags) in (list, tuple) and all(_text(t, 100) for t in tags)):
+    if not (type(tags) in (list, tuple) and len(tags) <= MAX_TAGS_PER_QUESTION
+            and all(_text(t, MAX_TAG_CHARS) for t in tags)):
         return False
     return type(raw.get("unanswerable", False)) is bool and type(raw.get("notes", "")) is str
 
@@ -173,11 +185,49 @@ def _shape_problems(data: Any, schema: dict, source: str) -> list:
     return problems_or_none(data, schema, source)
 
 
+# What one question may hold, each list bounded (core/limits.py: the artefact's bounds too).
+_BOUNDED = (("tags", MAX_TAGS_PER_QUESTION, "tags"), ("gold", MAX_JUDGED, "judged chunks"),
+            ("evidence", MAX_JUDGED, "pieces of evidence"))
+
+
+def bound_problems(data: Any, source: str) -> list[InputError]:
+    """A question's lists past their bounds, and more distinct tags than MAX_TAGS, each at
+    its place: looked at by their lengths alone, before any check walks their items (one
+    question of a million tags held `run` for a minute and a gigabyte). A gold set past a
+    bound is refused by its bounds alone."""
+    questions = data.get("questions") if isinstance(data, dict) else None
+    if not isinstance(questions, list):
+        return []
+    problems, tags = [], set()
+    for i, raw in enumerate(questions):
+        if not isinstance(raw, dict):
+            continue
+        for key, limit, what in _BOUNDED:
+            value = raw.get(key)
+            if isinstance(value, (list, dict)) and len(value) > limit:
+                problems.append(InputError(f"holds {len(value):,} {what}, over the limit of {limit:,} a question",
+                                           source, _place(f"questions[{i}].{key}", data)))
+        own = raw.get("tags")
+        if isinstance(own, list) and len(own) <= MAX_TAGS_PER_QUESTION:
+            tags.update(t for t in own if isinstance(t, str))
+    if len(tags) > MAX_TAGS:
+        problems.append(too_many_tags(len(tags), source))
+    return problems
+
+
+def too_many_tags(count: int, source: str) -> InputError:
+    return InputError(f"names {count:,} distinct tags, over the limit of {MAX_TAGS:,} (the comparison "
+                      "tests each tag on each metric)", source, "questions[*].tags")
+
+
 def parse_gold_set(data: Any, source: str) -> GoldSet:
     """Validate a parsed gold-set document and build a GoldSet, reporting every problem:
     shape problems and the semantic ones (answerable without gold, duplicates) together."""
     from ci_eval.schemas import load
 
+    bounds = bound_problems(data, source)
+    if bounds:
+        raise InputErrors(bounds)
     shape = [InputError(p.message, p.source, _place(p.place or "", data))
              for p in _shape_problems(data, load("goldset"), source)]
     problems = list(shape)
@@ -214,6 +264,7 @@ class GoldSetBuilder:
         self._seen: dict[str, int] = {}
         self._names: dict[str, str] = {}
         self._questions: list[Question] = []
+        self._tags: set[str] = set()
 
     def add(self, raw: Any) -> bool:
         """One element of the ``questions`` list, in file order."""
@@ -226,12 +277,15 @@ class GoldSetBuilder:
             # would find and build): a new answerable question with distinct gold ids
             seen[qid] = len(self._questions)
             tags = raw.get("tags")
+            if tags:
+                self._tags.update(tags)
             self._questions.append(Question(qid, raw["question"], tuple(zip(map(names.setdefault, gold, gold), repeat(1))),
                                             tuple(map(names.setdefault, tags, tags)) if tags else (), False))
             return True
         if _question_problems(raw, len(self._questions), seen, ""):
             return False
         self._questions.append(_question(raw, names))
+        self._tags.update(self._questions[-1].tags)
         return True
 
     def finish(self, head: dict) -> GoldSet | None:
@@ -241,7 +295,7 @@ class GoldSetBuilder:
         from ci_eval.schemas import load
 
         document = {**head, "questions": []}  # the shell check does not look into the questions
-        if not schema_valid(document, _shell(load("goldset"))) or _anchor_problems(document, ""):
+        if len(self._tags) > MAX_TAGS or not schema_valid(document, _shell(load("goldset"))) or _anchor_problems(document, ""):
             return None
         return _gold_set(document, tuple(self._questions))
 

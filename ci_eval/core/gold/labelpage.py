@@ -8,11 +8,10 @@ from typing import Any
 
 from ci_eval.core.gold.candidates import Candidate
 from ci_eval.core.gold.judgement import MAX_GRADE, UNSURE, judged_ids, marks_of, unsure_ids
-from ci_eval.core.limits import MAX_ID_BYTES
+from ci_eval.core.limits import MAX_ID_BYTES, MAX_QUESTION_CHARS
 from ci_eval.errors import InputError
 
 MAX_NOTE = 2000
-MAX_QUESTION = 10000
 MAX_ID = MAX_ID_BYTES  # characters, as the gold set's schema counts them
 NO_TEXT = "(no text for this chunk)"
 NO_PLACE = "the chunk source does not say where this chunk sits in its document"
@@ -212,5 +211,5 @@ def parse_request(kind: str, body: Any) -> dict:
             raise InputError("must be true or false", "request", "value")
         out["value"] = body["value"]
     else:
-        out.update(text=_text(body, "text", MAX_QUESTION), seen=_text(body, "seen", MAX_QUESTION, optional=True))
+        out.update(text=_text(body, "text", MAX_QUESTION_CHARS), seen=_text(body, "seen", MAX_QUESTION_CHARS, optional=True))
     return out

@@ -16,8 +16,14 @@ anchors' MinHash signatures (``fingerprint.batch_slots``) cut into 16 bands of 4
 (locality-sensitive hashing: a pair at similarity s shares a band with probability
 1 - (1 - s**4)**16: 0.64 at 0.5, 0.89 at 0.6, 0.99 at 0.7), and each candidate pair is then
 checked on the exact sets; a log of at most EXHAUSTIVE distinct questions has every pair
-checked instead. The default threshold, 0.5, is the one benchmarks/bench_mine.py
-found best on planted near-duplicates (docs/question-set.md).
+checked instead. The work is bounded whatever the log (unbounded, a crafted one of 3,000
+questions whose every pair sits just under the threshold took 24 s of CPU, and the pairs grow
+as the square): a band bucket takes at most BUCKET leaders, and a question is checked
+exactly against at most CHECKS candidates, those whose signatures agree most (the others
+would need a signature estimate far off its true similarity to fold). How many pairs were
+checked, and how often a bound cut in, is said aloud (``Mined.compared``, ``Mined.capped``,
+``Mined.full``). The default threshold, 0.5, is the one benchmarks/bench_mine.py found best
+on planted near-duplicates (docs/question-set.md).
 
 The sample is spread over strata: topic clusters (spherical k-means over a random projection
 of the questions' tf-idf term vectors) crossed with frequency bands (1, 2-3, 4-7, 8 or more
@@ -39,6 +45,8 @@ from ci_eval.core.gold.minhash import SLOTS, batch_slots
 
 BANDS, ROWS = 16, 4
 EXHAUSTIVE = 2000
+CHECKS = 32  # exact similarity checks one question gets, at most
+BUCKET = 200  # leaders one band bucket holds, at most
 DIMENSIONS = 64
 KMEANS_ROUNDS = 15
 BAND_NAMES = ("1", "2-3", "4-7", "8+")
@@ -67,6 +75,9 @@ class Mined:
     groups: tuple[Group, ...]  # every group after folding, most asked first
     chosen: tuple[Group, ...]  # the sample, in the order a person should see it
     topics: tuple[tuple[str, ...], ...]  # each topic cluster's most telling terms
+    compared: int = 0  # pairs of questions checked on their exact term sets
+    capped: int = 0  # questions with more than CHECKS candidates (their likeliest CHECKS checked)
+    full: int = 0  # band buckets that reached BUCKET leaders (later leaders not added to them)
 
     @property
     def folded(self) -> int:
@@ -117,14 +128,21 @@ class _TermSets:
     def of(self, i: int) -> np.ndarray:
         return self.hashes[self.starts[i]:self.starts[i + 1]]
 
-    def jaccard(self, i: int, j: int) -> float:
-        a, b = self.of(i), self.of(j)
-        shared = len(np.intersect1d(a, b, assume_unique=True))
-        return shared / (len(a) + len(b) - shared)
+    def jaccards(self, i: int, others: np.ndarray) -> list[float]:
+        """The Jaccard similarity of text ``i``'s term set with each of ``others``' (a term
+        set is a few dozen hashes: Python's sets beat a numpy call per pair tenfold)."""
+        a = set(self.of(i).tolist())
+        out = []
+        for s, e in zip(self.starts[others].tolist(), self.starts[others + 1].tolist()):
+            shared = len(a.intersection(self.hashes[s:e].tolist()))
+            out.append(shared / (len(a) + (e - s) - shared))
+        return out
 
 
-def _leaders(sets: _TermSets, count: int, threshold: float, tick: Callable[[int, int], None]) -> np.ndarray:
-    """For each text (in order), the index of the leader it folds into (itself when it leads)."""
+def _leaders(sets: _TermSets, count: int, threshold: float,
+             tick: Callable[[int, int], None]) -> tuple[np.ndarray, tuple[int, int, int]]:
+    """For each text (in order), the index of the leader it folds into (itself when it leads);
+    and the work done: (pairs checked exactly, questions capped at CHECKS, buckets full)."""
     buckets: list[dict[bytes, list[int]]] = [{} for _ in range(BANDS)]
     leader = np.arange(count)
     keys = np.ascontiguousarray(sets.slots[:, :BANDS * ROWS]).view(np.uint8).reshape(count, BANDS, ROWS * 4)
@@ -135,6 +153,7 @@ def _leaders(sets: _TermSets, count: int, threshold: float, tick: Callable[[int,
     # a second): there the bands would only lose the pairs near the threshold they miss.
     everyone = count <= EXHAUSTIVE
     leading: list[int] = []
+    compared = capped = full = 0
     for i in range(count):
         row = keys[i]
         seen: set[int] = set(leading) if everyone else set()
@@ -144,20 +163,29 @@ def _leaders(sets: _TermSets, count: int, threshold: float, tick: Callable[[int,
         if seen:
             near = np.fromiter(seen, dtype=np.int64, count=len(seen))
             agree = np.count_nonzero(sets.slots[near] == sets.slots[i], axis=1)
-            for j in near[agree >= floor].tolist():
-                sim = sets.jaccard(i, j)
+            likely = agree >= floor
+            near, agree = near[likely], agree[likely]
+            if len(near) > CHECKS:
+                # the most agreeing signatures first, ties by index: the same pairs every run
+                capped += 1
+                near = near[np.lexsort((near, -agree))[:CHECKS]]
+            compared += len(near)
+            for j, sim in zip(near.tolist(), sets.jaccards(i, near) if len(near) else ()):
                 # The most similar leader wins; among equals the earlier (more asked) one.
                 if sim > best_sim or (sim == best_sim and (best == i or j < best)):
                     best, best_sim = j, sim
         if best == i:
             leading.append(i)
             for b in range(0 if everyone else BANDS):
-                buckets[b].setdefault(row[b].tobytes(), []).append(i)
+                bucket = buckets[b].setdefault(row[b].tobytes(), [])
+                if len(bucket) < BUCKET:
+                    bucket.append(i)
+                    full += len(bucket) == BUCKET
         else:
             leader[i] = best
         if i % 1000 == 999 or i == count - 1:
             tick(i % 1000 + 1, count)
-    return leader
+    return leader, (compared, capped, full)
 
 
 def _topics(texts: Sequence[str], weights: np.ndarray, k: int, seed: int) -> tuple[np.ndarray, list[tuple[str, ...]]]:
@@ -231,7 +259,7 @@ def mine(texts: Sequence[str], known: Sequence[str] = (), count: int = 50, seed:
     exact_known = [k for k in order if k in is_known]
     everything = known_keys + asked
     sets = _TermSets(everything)
-    leader = _leaders(sets, len(everything), threshold, tick)
+    leader, work = _leaders(sets, len(everything), threshold, tick)
     first = len(known_keys)
     frequency = dict(zip(order, counts))
     folded: dict[int, list[int]] = {}
@@ -250,4 +278,4 @@ def mine(texts: Sequence[str], known: Sequence[str] = (), count: int = 50, seed:
               int(assign[n]), band_of(int(weights[n])))
         for n, j in enumerate(leads))
     return Mined(len(texts), len(order), tuple(dropped), groups, tuple(_sample(groups, count, seed)),
-                 tuple(labels))
+                 tuple(labels), *work)
