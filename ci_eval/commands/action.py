@@ -47,7 +47,7 @@ def run(args) -> int:
     )
     from ci_eval.github.job import log
     from ci_eval.github.shard_steps import part_mode
-    from ci_eval.github.steps import comment_mode, run_mode
+    from ci_eval.github.steps import comment_mode, run_mode, workflow_file
     from ci_eval.inputs.files import check_writable
 
     env = dict(os.environ)
@@ -57,9 +57,10 @@ def run(args) -> int:
         # Before anything else is logged: the runner then hides the token in every line.
         print(mask(inputs.token), flush=True)
     event = read_event(env)
-    plan = plan_sharded(event.name, inputs.mode, event.is_fork, inputs.comment, inputs.shard)
+    plan = plan_sharded(event.name, inputs.mode, event.is_fork, inputs.comment, inputs.shard,
+                        workflow_known=workflow_file(env.get("GITHUB_WORKFLOW_REF")) is not None)
     if plan.refused:
-        raise InputError(plan.note, "GITHUB_EVENT_NAME")
+        raise InputError(plan.note, plan.refused_by)
     backoff = retry_backoff(env)
     if plan.evaluate:  # before the retriever runs, not after
         check_writable(os.path.join(inputs.out_dir, "ci-eval-run.json"))

@@ -80,10 +80,17 @@ def read_history(folder: str | os.PathLike, last: int | None = None, progress=No
         part = read_part(path)  # every check, the ids of this one run held
         if _view(part.head) != view:
             raise InputError("changed while it was read", str(path))
-        metrics = part.head.metrics
-        builder.reserve(len(part.ids))
-        for row in written_rows(path, part.ids, metrics):
-            builder.add(r, *history_facts(row, metrics))
+        failure = part.head.failure
+        if failure:
+            # A failed run's questions were not answered, not missed: none of its rows is a
+            # state (the same definition of a failed run as the gate's, core/artefact/run_failure.py).
+            print(f"ci-eval: history: warning: {path.name}: its run failed, so its rows are left out: {failure}",
+                  file=sys.stderr, flush=True)
+        else:
+            metrics = part.head.metrics
+            builder.reserve(len(part.ids))
+            for row in written_rows(path, part.ids, metrics):
+                builder.add(r, *history_facts(row, metrics))
         del part
         if progress is not None:
             progress(r + 1, len(views), path)

@@ -418,6 +418,13 @@ class Artefact:
     def columns(self) -> QuestionColumns:
         return self.questions.columns
 
+    @property
+    def failure(self) -> str | None:
+        """Why this artefact's run failed (core/artefact/run_failure.py), or None."""
+        from ci_eval.core.artefact.run_failure import run_failure
+
+        return run_failure(self.summary.errors, self.header.repeat)
+
     def column(self, metric: str):
         """Every question's ``value(metric)``, in question order, as a float array."""
         columns = self.columns
