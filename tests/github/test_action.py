@@ -601,6 +601,30 @@ def test_the_poster_renders_again_and_posts_nothing_the_fork_wrote_itself(gh, fo
     assert baseline_line(body).startswith("**Baseline:** none: no successful push run")
 
 
+def test_the_poster_posts_failed_for_a_fork_run_that_failed_in_a_repeated_pass(gh, fork_job, tmp_path, checkout,
+                                                                              base_zip):
+    # The fork's run answered every question once, then failed on one when asked again (run
+    # --repeat 2, say): a failed run by the one definition, whoever reads it.
+    add_push_run(gh, BASE, base_zip, TWO_HOURS)
+    members = {p.name: p.read_bytes() for p in sorted(fork_job.job.bundle.iterdir())}
+    run = json.loads(members["ci-eval-run.json"])
+    failure = "retriever raised ConnectionError: the index went away"
+    run["repeat"] = {"passes": 2, "questions": len(run["questions"]), "changed": 0, "flapping": [],
+                     "failed": {"questions": 1, "first": ["q2", failure]}}
+    members["ci-eval-run.json"] = json.dumps(run, sort_keys=True).encode()
+    run_id, _ = _fork_pr_run(gh, build_zip(members))
+
+    job = run_action(gh, tmp_path, checkout, "workflow_run", workflow_run_event(run_id),
+                     sha=BASE, ref="refs/heads/main", mode="comment")
+
+    [body] = bodies(gh, FORK_PR)
+    assert verdict_line(body) == (f"### ❌ The retriever failed on 1 question(s) in a repeated pass (run --repeat); "
+                                  f"first: q2: {failure} (fail closed).")
+    assert "Gate: ❌ failed" in body and "✅" not in verdict_line(body)
+    assert job.outputs["verdict"] == "error" and job.code == 4 and job.gate.returncode == 4
+    assert f"ci-eval: error: run {run_id}: the retriever failed on 1 question(s) in a repeated pass" in job.stderr
+
+
 def _trend_line(markdown: str) -> str:
     return next(line for line in markdown.splitlines() if line.startswith("**Trend**"))
 
