@@ -19,7 +19,8 @@ variables and the event from GITHUB_EVENT_NAME / GITHUB_EVENT_PATH:
 example (what action/run.sh does: the token on a descriptor, never in the environment
 that the retriever's processes could read):
   CI_EVAL_TOKEN_FD=3 INPUT_CONFIG=ci-eval.toml ci-eval action 3<<<"$GITHUB_TOKEN"
-INPUT_GITHUB-TOKEN is read when no descriptor is named (a run by hand).
+Started with the token in its environment instead (INPUT_GITHUB-TOKEN, GITHUB_TOKEN; a run
+by hand), it starts itself again without it, the token on a descriptor, before anything runs.
 exit codes: 0 ok; 1 gate failed; 2 bad input; 4 the retriever failed; 5 GitHub failed."""
 
 
@@ -33,6 +34,14 @@ def register(sub) -> None:
 
 def run(args) -> int:
     import os
+    import sys
+
+    from ci_eval.github.token_handover import exec_without_token
+
+    # Started with the token in its environment (a run by hand, a job-level GITHUB_TOKEN):
+    # this process starts again without it before anything else, so no child of it can read
+    # the token back from /proc/<this pid>/environ.
+    exec_without_token([sys.executable, *sys.orig_argv[1:]], os.environ)
 
     from ci_eval.core.plan import plan_sharded
     from ci_eval.errors import InputError
