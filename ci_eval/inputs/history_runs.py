@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from ci_eval.core.artefact.question_row import history_facts
+from ci_eval.core.artefact.run_failure import head_failure
 from ci_eval.core.compare.history import History, HistoryBuilder, RunMark, config_key
 from ci_eval.errors import InputError
 
@@ -80,7 +81,7 @@ def read_history(folder: str | os.PathLike, last: int | None = None, progress=No
         part = read_part(path)  # every check, the ids of this one run held
         if _view(part.head) != view:
             raise InputError("changed while it was read", str(path))
-        failure = part.head.failure
+        failure = head_failure(part.head)
         if failure:
             # A failed run's questions were not answered, not missed: none of its rows is a
             # state (the same definition of a failed run as the gate's, core/artefact/run_failure.py).

@@ -15,10 +15,7 @@ summary's count of them) and the ``repeat`` key.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # an annotation only: run_head.py reads its runs' failure from here
-    from ci_eval.core.artefact.run_head import Repeat
+from ci_eval.core.artefact.run_head import Repeat, RunHead
 
 
 def run_failure(errors: int, repeat: Repeat | None, first: tuple[str, str] | None = None,
@@ -36,3 +33,10 @@ def run_failure(errors: int, repeat: Repeat | None, first: tuple[str, str] | Non
         return (f"the retriever failed on {count} question(s) in a repeated pass (run --repeat); "
                 f"first: {qid}: {message}")
     return None
+
+
+def head_failure(head: RunHead) -> str | None:
+    """``run_failure`` of an artefact read without its rows (history, a merge's part), from
+    its recorded summary's count of errors and its ``repeat`` key."""
+    errors = (head.summary or {}).get("errors") or 0
+    return run_failure(errors if isinstance(errors, int) and not isinstance(errors, bool) else 0, head.repeat)

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ci_eval.core.artefact.run_failure import run_failure
-
 
 @dataclass(frozen=True)
 class ShardRecord:
@@ -86,13 +84,6 @@ class RunHead:
     @property
     def tool_version(self) -> str:
         return str(self.tool.get("version"))
-
-    @property
-    def failure(self) -> str | None:
-        """Why the run failed (core/artefact/run_failure.py), from its recorded summary and
-        ``repeat`` key; None when it did not."""
-        errors = (self.summary or {}).get("errors") or 0
-        return run_failure(errors if isinstance(errors, int) and not isinstance(errors, bool) else 0, self.repeat)
 
     @property
     def sha(self) -> str | None:
