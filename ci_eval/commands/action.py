@@ -36,7 +36,7 @@ def run(args) -> int:
     import os
     import sys
 
-    from ci_eval.github.token_handover import exec_without_token
+    from ci_eval.github.token_handover import exec_without_token, take_handed_token
 
     # Started with the token in its environment (a run by hand, a job-level GITHUB_TOKEN):
     # this process starts again without it before anything else, so no child of it can read
@@ -51,7 +51,6 @@ def run(args) -> int:
         read_inputs,
         require,
         retry_backoff,
-        take_handed_token,
         withdraw_secrets,
     )
     from ci_eval.github.job import log

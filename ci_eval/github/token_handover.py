@@ -7,7 +7,7 @@ parent's and every ancestor's block). So a process that finds the token in its e
 replaces itself (``execve``: the same process id, a new block) by the same program with an
 environment holding no name the token comes under and no value holding the token; the token
 goes on a pipe whose read end the new program inherits, named by ``CI_EVAL_TOKEN_FD``. ci-eval
-reads that pipe once and closes it before any user code runs (github/env.take_handed_token),
+reads that pipe once and closes it before any user code runs (take_handed_token),
 which leaves the pipe empty, its writer gone.
 
 Two places apply it, so the rule holds however ci-eval is started:
@@ -23,10 +23,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from ci_eval.errors import InputError
-from ci_eval.github.env import SECRET_NAMES, take_handed_token
-
 TOKEN_FD = "CI_EVAL_TOKEN_FD"
+# The token in every spelling the runner and the action give it. This module imports nothing
+# of ci_eval's: the Run step's hand-over starts an interpreter for it alone, before ci-eval.
+SECRET_NAMES = frozenset({"GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN",
+                          "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "CI_EVAL_TOKEN"})
 # The names the token comes under, the action's spelling of its input among them; the
 # action's other inputs (INPUT_CONFIG...) stay, ci-eval reads them after the exec.
 CARRIERS = SECRET_NAMES | {"INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN"}
@@ -55,10 +56,41 @@ def clean_environment(environ: Mapping[str, str], token: str | None) -> dict[str
             if k.upper() not in CARRIERS and k != TOKEN_FD and not holds(v)}
 
 
+def take_handed_token(env: Mapping[str, str]) -> str | None:
+    """The token handed over on the descriptor named by ``CI_EVAL_TOKEN_FD``
+    (never in an environment variable, where the retriever's processes could read it from
+    /proc/PID/environ); the descriptor is closed once read, so no child inherits it. None
+    when no descriptor was named (``ci-eval action`` run by hand with INPUT_GITHUB-TOKEN)."""
+    from ci_eval.errors import InputError
+
+    text = env.get(TOKEN_FD, "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 3:
+        raise InputError(f"must be a file descriptor number from 3 up, got {text[:20]!r}", "CI_EVAL_TOKEN_FD")
+    fd = int(text)
+    chunks = []
+    try:
+        while len(chunks) < 64:  # a token is a few dozen bytes; a runaway writer is cut off
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except OSError as exc:
+        raise InputError(f"cannot read the token from descriptor {fd}: {exc.strerror}", "CI_EVAL_TOKEN_FD") from None
+    finally:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    return b"".join(chunks).decode("utf-8", "replace").strip() or None
+
+
 def _token(environ: Mapping[str, str]) -> str | None:
-    handed = take_handed_token(environ)
-    if handed:
-        return handed
+    if environ.get(TOKEN_FD):  # handed over already (and the job set a token too): read it
+        handed = take_handed_token(environ)
+        if handed:
+            return handed
     return next((environ[name].strip() for name in SOURCES if (environ.get(name) or "").strip()), None)
 
 
@@ -75,6 +107,8 @@ def exec_without_token(argv: Sequence[str], environ: Mapping[str, str], always: 
     if token:
         data = token.encode("utf-8", "surrogateescape")
         if len(data) > MAX_TOKEN_BYTES:
+            from ci_eval.errors import InputError
+
             raise InputError(f"is {len(data)} bytes, over {MAX_TOKEN_BYTES}: not a token", "input github-token")
         read_end, write_end = os.pipe()
         try:
