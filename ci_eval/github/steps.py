@@ -464,7 +464,8 @@ def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
     rules = _default_branch_rules(inputs)
     if workflow_file(event.workflow_path) is None:
         raise InputError("the workflow_run event names no workflow file, so the pull request's baseline "
-                         "cannot be looked up: no comment is posted", "event payload", "workflow_run.path")
+                         "cannot be looked up: no comment is posted", env.get("GITHUB_EVENT_PATH") or "event payload",
+                         "workflow_run.path")
     try:
         return _post_run_comment(inputs, event, env, port, rules)
     except InputError:

@@ -625,6 +625,20 @@ def test_the_poster_posts_failed_for_a_fork_run_that_failed_in_a_repeated_pass(g
     assert f"ci-eval: error: run {run_id}: the retriever failed on 1 question(s) in a repeated pass" in job.stderr
 
 
+def test_a_poster_whose_event_names_no_workflow_file_posts_nothing(gh, fork_job, tmp_path, checkout):
+    run_id, _ = _fork_pr_run(gh, fork_job.job.bundle_zip())
+    event = workflow_run_event(run_id)
+    del event["workflow_run"]["path"]
+
+    job = run_action(gh, tmp_path, checkout, "workflow_run", event, sha=BASE, ref="refs/heads/main", mode="comment")
+
+    assert job.code == 2
+    assert job.stderr.splitlines()[-1] == (
+        f"ci-eval: error: {tmp_path}/job0/event.json:workflow_run.path: the workflow_run event names no workflow "
+        "file, so the pull request's baseline cannot be looked up: no comment is posted")
+    assert gh.requests == [] and bodies(gh, FORK_PR) == [] and job.outputs == {}
+
+
 def _trend_line(markdown: str) -> str:
     return next(line for line in markdown.splitlines() if line.startswith("**Trend**"))
 
