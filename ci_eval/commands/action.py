@@ -16,7 +16,7 @@ variables and the event from GITHUB_EVENT_NAME / GITHUB_EVENT_PATH:
                 named <artifact-name>-part-I-of-N), then compare, comment and gate as run does
   pull_request_target is refused (exit 2): it runs the PR's code with a write token
 
-example (what action/run.sh does: the token on a descriptor, never in the environment
+example (the token on a descriptor, as action/run.sh passes it, never in the environment
 that the retriever's processes could read):
   CI_EVAL_TOKEN_FD=3 INPUT_CONFIG=ci-eval.toml ci-eval action 3<<<"$GITHUB_TOKEN"
 Started with the token in its environment instead (INPUT_GITHUB-TOKEN, GITHUB_TOKEN; a run
