@@ -16,10 +16,11 @@ variables and the event from GITHUB_EVENT_NAME / GITHUB_EVENT_PATH:
                 named <artifact-name>-part-I-of-N), then compare, comment and gate as run does
   pull_request_target is refused (exit 2): it runs the PR's code with a write token
 
-example (what action/run.sh does: the token on a descriptor, never in the environment
+example (the token on a descriptor, as action/run.sh passes it, never in the environment
 that the retriever's processes could read):
   CI_EVAL_TOKEN_FD=3 INPUT_CONFIG=ci-eval.toml ci-eval action 3<<<"$GITHUB_TOKEN"
-INPUT_GITHUB-TOKEN is read when no descriptor is named (a run by hand).
+Started with the token in its environment instead (INPUT_GITHUB-TOKEN, GITHUB_TOKEN; a run
+by hand), it starts itself again without it, the token on a descriptor, before anything runs.
 exit codes: 0 ok; 1 gate failed; 2 bad input; 4 the retriever failed; 5 GitHub failed."""
 
 
@@ -33,6 +34,14 @@ def register(sub) -> None:
 
 def run(args) -> int:
     import os
+    import sys
+
+    from ci_eval.github.token_handover import exec_without_token, take_handed_token
+
+    # Started with the token in its environment (a run by hand, a job-level GITHUB_TOKEN):
+    # this process starts again without it before anything else, so no child of it can read
+    # the token back from /proc/<this pid>/environ.
+    exec_without_token([sys.executable, *sys.orig_argv[1:]], os.environ)
 
     from ci_eval.core.plan import plan_sharded
     from ci_eval.errors import InputError
@@ -42,12 +51,11 @@ def run(args) -> int:
         read_inputs,
         require,
         retry_backoff,
-        take_handed_token,
         withdraw_secrets,
     )
     from ci_eval.github.job import log
     from ci_eval.github.shard_steps import part_mode
-    from ci_eval.github.steps import comment_mode, run_mode
+    from ci_eval.github.steps import comment_mode, run_mode, workflow_file
     from ci_eval.inputs.files import check_writable
 
     env = dict(os.environ)
@@ -57,9 +65,10 @@ def run(args) -> int:
         # Before anything else is logged: the runner then hides the token in every line.
         print(mask(inputs.token), flush=True)
     event = read_event(env)
-    plan = plan_sharded(event.name, inputs.mode, event.is_fork, inputs.comment, inputs.shard)
+    plan = plan_sharded(event.name, inputs.mode, event.is_fork, inputs.comment, inputs.shard,
+                        workflow_known=workflow_file(env.get("GITHUB_WORKFLOW_REF")) is not None)
     if plan.refused:
-        raise InputError(plan.note, "GITHUB_EVENT_NAME")
+        raise InputError(plan.note, plan.refused_by)
     backoff = retry_backoff(env)
     if plan.evaluate:  # before the retriever runs, not after
         check_writable(os.path.join(inputs.out_dir, "ci-eval-run.json"))

@@ -31,7 +31,7 @@ def register(sub) -> None:
 def run(args) -> int:
     import os
 
-    from ci_eval.core.artefact.repeat import repeat_failure
+    from ci_eval.core.artefact.run_failure import run_failure
     from ci_eval.errors import EXIT_OK, EXIT_RETRIEVER_FAILED, InputError
     from ci_eval.inputs.artefact_out import write_merged, written_rows
     from ci_eval.inputs.artefact_stream import read_part
@@ -47,13 +47,9 @@ def run(args) -> int:
     parts = [read_part(path) for path in args.parts]
     rows = [written_rows(p.source, p.ids, p.head.metrics) for p in parts]
     written = write_merged(args.out, parts, rows)
-    errors = written.columns.errors.count
-    if errors:
-        print(f"ci-eval: error: the retriever failed on {errors} question(s); see {args.out}", file=sys.stderr)
-        return EXIT_RETRIEVER_FAILED
-    failed_again = repeat_failure(written.totals.head.repeat)
-    if failed_again:
-        print(f"ci-eval: error: {failed_again}; see {args.out}", file=sys.stderr)
+    failure = run_failure(written.columns.errors.count, written.totals.head.repeat)
+    if failure:
+        print(f"ci-eval: error: {failure}; see {args.out}", file=sys.stderr)
         return EXIT_RETRIEVER_FAILED
     print(f"merged {len(args.parts)} part(s), {written.columns.asked} questions, into {args.out}")
     return EXIT_OK

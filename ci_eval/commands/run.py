@@ -49,7 +49,8 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ci_eval.core.artefact.artefact import carry_history
-    from ci_eval.core.artefact.repeat import parse_repeat, repeat_failure, repeat_line
+    from ci_eval.core.artefact.repeat import parse_repeat, repeat_line
+    from ci_eval.core.artefact.run_failure import run_failure
     from ci_eval.core.artefact.runsummary import run_summary
     from ci_eval.core.artefact.shard import parse_shard
     from ci_eval.errors import EXIT_OK, EXIT_RETRIEVER_FAILED
@@ -81,13 +82,8 @@ def run(args) -> int:
             print(repeat_line(totals.head.repeat))
         print(f"artefact written to {args.out}")
     errors = columns.errors
-    if errors.count:
-        also = f" ({errors.unanswerable} of them unanswerable)" if errors.unanswerable else ""
-        print(f"ci-eval: error: the retriever failed on {errors.count} question(s){also}; "
-              f"first: {errors.first[0]}: {errors.first[1]}; see {args.out}", file=sys.stderr)
-        return EXIT_RETRIEVER_FAILED
-    failed_again = repeat_failure(totals.head.repeat)
-    if failed_again:
-        print(f"ci-eval: error: {failed_again}; see {args.out}", file=sys.stderr)
+    failure = run_failure(errors.count, totals.head.repeat, errors.first, errors.unanswerable)
+    if failure:
+        print(f"ci-eval: error: {failure}; see {args.out}", file=sys.stderr)
         return EXIT_RETRIEVER_FAILED
     return EXIT_OK

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from ci_eval.blas_threads import as_the_user_set
 from ci_eval.core.sticky import COMMENT_MODES
 from ci_eval.errors import InputError
+from ci_eval.github.token_handover import SECRET_NAMES
 from ci_eval.inputs.files import atomic_append, decode, parse_json, read_bytes
 
 MODES = ("run", "comment", "merge")
@@ -42,37 +43,9 @@ def _input(env: Mapping[str, str], name: str, default: str = "") -> str:
     return value.strip()
 
 
-def take_handed_token(env: Mapping[str, str]) -> str | None:
-    """The token action/run.sh handed over on the descriptor named by ``CI_EVAL_TOKEN_FD``
-    (never in an environment variable, where the retriever's processes could read it from
-    /proc/PID/environ); the descriptor is closed once read, so no child inherits it. None
-    when no descriptor was named (``ci-eval action`` run by hand with INPUT_GITHUB-TOKEN)."""
-    text = env.get("CI_EVAL_TOKEN_FD", "").strip()
-    if not text:
-        return None
-    if not text.isdigit() or int(text) < 3:
-        raise InputError(f"must be a file descriptor number from 3 up, got {text[:20]!r}", "CI_EVAL_TOKEN_FD")
-    fd = int(text)
-    chunks = []
-    try:
-        while len(chunks) < 64:  # a token is a few dozen bytes; a runaway writer is cut off
-            chunk = os.read(fd, 4096)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    except OSError as exc:
-        raise InputError(f"cannot read the token from descriptor {fd}: {exc.strerror}", "CI_EVAL_TOKEN_FD") from None
-    finally:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-    return b"".join(chunks).decode("utf-8", "replace").strip() or None
-
-
 def read_inputs(env: Mapping[str, str], token: str | None = None) -> ActionInputs:
     """The action's inputs from ``env``; ``token``, when given, is the one handed over on a
-    descriptor (take_handed_token) and wins over any variable."""
+    descriptor (github/token_handover.take_handed_token) and wins over any variable."""
     comment = _input(env, "comment", "always") or "always"
     if comment not in COMMENT_MODES:
         raise InputError(f"must be one of {', '.join(COMMENT_MODES)}, got {comment!r}", "input comment")
@@ -101,9 +74,7 @@ def read_inputs(env: Mapping[str, str], token: str | None = None) -> ActionInput
 
 
 # What a retriever, the user's code, never sees: the token in every spelling the runner
-# and the action give it, and the action's other inputs.
-SECRET_NAMES = frozenset({"GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN",
-                          "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "CI_EVAL_TOKEN"})
+# and the action give it (SECRET_NAMES, github/token_handover.py), and the action's other inputs.
 
 
 def is_secret(name: str) -> bool:

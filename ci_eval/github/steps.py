@@ -14,14 +14,7 @@ from ci_eval.core.artefact.artefact import Artefact, read_artefact
 from ci_eval.core.compare.baseline import BaselineKind
 from ci_eval.core.compare.recent_runs import RecentRuns, extend, gold_prints, read_recent
 from ci_eval.core.textfmt import plural
-from ci_eval.errors import (
-    EXIT_GATE_FAILED,
-    EXIT_GITHUB_FAILED,
-    EXIT_OK,
-    EXIT_RETRIEVER_FAILED,
-    GitHubError,
-    InputError,
-)
+from ci_eval.errors import EXIT_OK, GitHubError, InputError
 from ci_eval.github.artifact_zip import (
     COMMENT_MEMBER,
     MAX_QUESTIONS_BYTES,
@@ -87,14 +80,13 @@ def _branch_and_commit(event: Event) -> tuple[str | None, str | None]:
     return event.base_ref, event.base_sha
 
 
-def find_baseline(port, event: Event, workflow: str | None, artifact_name: str, now: datetime) -> Baseline:
-    """The baseline artefact for ``event``."""
+def find_baseline(port, event: Event, workflow: str, artifact_name: str, now: datetime) -> Baseline:
+    """The baseline artefact for ``event`` among the push runs of ``workflow`` (a job that
+    does not know its workflow never gets here: core/plan.py refuses it)."""
     from ci_eval.core.compare.baseline import choose_artifact, choose_baseline
     from ci_eval.github.api import ArtifactGone
     from ci_eval.inputs.artefact_file import run_from_bytes
 
-    if workflow is None:
-        return Baseline(None, "none", "no baseline: the workflow is unknown (GITHUB_WORKFLOW_REF, or workflow_run.path, is not set)")
     branch, sha = _branch_and_commit(event)
     if not branch or not sha:
         return Baseline(None, "none", f"no baseline: the {event.name} event names no branch to look on")
@@ -391,42 +383,34 @@ def _post(plan, port, event: Event, report, inputs: ActionInputs) -> tuple[str |
 
 def _finish(written, run: Artefact, report, baseline: Baseline, inputs: ActionInputs, env,
             artefact_path: str, comment_url: str | None) -> int:
-    """Outputs, the verdict in the log, then the exit code: the retriever's failure first,
-    then the gate, then a GitHub outage during the baseline lookup."""
+    """Outputs, the verdict in the log, then the exit code, all from one decision
+    (core/plan.decide_outcome): the run's failure first, then the gate, then a GitHub
+    outage during the baseline lookup."""
+    from ci_eval.core.plan import decide_outcome
     from ci_eval.retrieval.pipeline import retriever_failed
 
-    verdict = "pass" if report.passed else "fail"
-    failure = retriever_failed(written)
-    errors = run.summary.errors
-    if failure or errors:
-        verdict = "error"
-    write_outputs(env.get("GITHUB_OUTPUT"), outputs_for(run, verdict, artefact_path, comment_url))
+    failure = run.failure
+    if failure:  # a retriever that failed on every question is named as broken
+        failure = retriever_failed(written) or f"{failure}; see the artefact"
+    outcome = decide_outcome(report.gate.passed, failure,
+                             baseline.description if baseline.kind == "outage" else None, inputs.fail_on_gate)
+    write_outputs(env.get("GITHUB_OUTPUT"), outputs_for(run, outcome.verdict, artefact_path, comment_url))
     log(f"ci-eval: {report.verdict_line}")
-    if failure:
-        log(f"ci-eval: error: {failure}")
-        return EXIT_RETRIEVER_FAILED
-    if errors:
-        log(f"ci-eval: error: the retriever failed on {errors} question(s); see the artefact")
-        return EXIT_RETRIEVER_FAILED
-    if not report.passed and inputs.fail_on_gate:
-        return EXIT_GATE_FAILED
-    if baseline.kind == "outage":
-        # Everything is written and said; the comparison the gate promised did not happen.
-        log(f"ci-eval: error: {baseline.description}")
-        return EXIT_GITHUB_FAILED
-    return EXIT_OK
+    if outcome.error:
+        log(f"ci-eval: error: {outcome.error}")
+    return outcome.exit_code
 
 
-def _baseline_or_outage(port, event: Event, workflow: str | None, artifact_name: str) -> Baseline:
+def _baseline_or_outage(port, event: Event, workflow: str, artifact_name: str) -> Baseline:
     """A GitHub that fails while the baseline is looked up must not lose the run: the report
     says so, everything is written, and the job then exits 5 (GitHub failed)."""
     try:
         return find_baseline(port, event, workflow, artifact_name, now_utc())
     except GitHubError as exc:
-        return Baseline(None, "outage", f"no baseline: GitHub failed while it was looked up ({exc})")
+        return Baseline(None, "outage", f"no baseline: GitHub failed while the baseline was looked up ({exc})")
 
 
-def _previous_history(port, event: Event, workflow: str | None,
+def _previous_history(port, event: Event, workflow: str,
                       artifact_name: str) -> tuple[list, tuple[RecentRuns | None, dict] | None]:
     """A push run carries its branch's previous artefact's history forward, so the trend in
     later comments grows run by run, and its per-question window with that artefact's gold
@@ -478,8 +462,13 @@ def _evaluate(inputs: ActionInputs, event: Event, env, history_after):
 def comment_mode(inputs: ActionInputs, event: Event, env, port) -> int:
     """The workflow_run poster; a refused fork artefact means no comment, said with its
     reason (exit 2, the artefact's fault), never a GitHub failure (exit 5)."""
-    # Read first: a poster with no checkout to take the gate from does nothing at all.
+    # Read first: a poster with no checkout to take the gate from does nothing at all, nor
+    # one that cannot know which workflow's push runs hold the baseline.
     rules = _default_branch_rules(inputs)
+    if workflow_file(event.workflow_path) is None:
+        raise InputError("the workflow_run event names no workflow file, so the pull request's baseline "
+                         "cannot be looked up: no comment is posted", env.get("GITHUB_EVENT_PATH") or "event payload",
+                         "workflow_run.path")
     try:
         return _post_run_comment(inputs, event, env, port, rules)
     except InputError:
@@ -496,6 +485,7 @@ def _post_run_comment(inputs: ActionInputs, event: Event, env, port, rules: tupl
     the gate is this checkout's (the default branch's config, never the one the run
     recorded), and the comment is rendered here (so every string passes our escaping)."""
     from ci_eval.core.artefact.artefact import with_carried_history
+    from ci_eval.core.plan import decide_outcome
     from ci_eval.inputs.artefact_file import run_from_bytes
     from ci_eval.report import BaselineInfo, build_report, policy_from
 
@@ -523,11 +513,15 @@ def _post_run_comment(inputs: ActionInputs, event: Event, env, port, rules: tupl
         marker_suffix=str(report_cfg.get("marker", "")), title=str(report_cfg.get("title", "")),
         gate_source=how, gate_path=gate_path,
     )
+    # The fork's run is judged by the same definition of a failed run as any other.
+    outcome = decide_outcome(report.gate.passed, head.failure, None, inputs.fail_on_gate)
     url = publish_comment(port, pr.number, report.markdown, inputs, report.changed, report.marker)
-    write_outputs(env.get("GITHUB_OUTPUT"), {"comment-url": url or "", "verdict": "pass" if report.passed else "fail"})
+    write_outputs(env.get("GITHUB_OUTPUT"), {"comment-url": url or "", "verdict": outcome.verdict})
     log(f"ci-eval: posted the report of run {run.id} on pull request #{pr.number}" if url else "ci-eval: nothing to post")
     log(f"ci-eval: {report.verdict_line}")
-    return EXIT_GATE_FAILED if not report.passed and inputs.fail_on_gate else EXIT_OK
+    if outcome.error:
+        log(f"ci-eval: error: run {run.id}: {outcome.error}")
+    return outcome.exit_code
 
 
 def _pr_bundle(inputs: ActionInputs, event: Event, port):

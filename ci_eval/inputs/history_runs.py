@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_eval.core.artefact.question_row import history_facts
+from ci_eval.core.artefact.run_failure import head_failure
 from ci_eval.core.compare.history import History, HistoryBuilder, RunMark, config_key, project_key, project_of
 from ci_eval.errors import InputError, NotARunArtefact
 
@@ -159,10 +160,16 @@ def read_history(source, last: int | None = None, progress=None, warn=None) -> H
             continue
         if _view(part.head) != view:
             raise InputError("changed while it was read", files.name(path))
-        metrics = part.head.metrics
-        builder.reserve(len(part.ids))
-        for row in written_rows(path, part.ids, metrics):
-            builder.add(r, *history_facts(row, metrics))
+        failure = head_failure(part.head)
+        if failure:
+            # A failed run's questions were not answered, not missed: none of its rows is a
+            # state (the same definition of a failed run as the gate's, core/artefact/run_failure.py).
+            warn(f"ci-eval: warning: history: {files.name(path)}: its run failed, so its rows are left out: {failure}")
+        else:
+            metrics = part.head.metrics
+            builder.reserve(len(part.ids))
+            for row in written_rows(path, part.ids, metrics):
+                builder.add(r, *history_facts(row, metrics))
         del part
         if progress is not None:
             progress(r + 1, len(views), path)

@@ -1,7 +1,7 @@
 """The user's ``index.callable``, called in a process of its own.
 
 In the action, ci-eval's process holds the GitHub token in its memory once it has read it
-from its descriptor (github/env.take_handed_token), and the user's code run there could find
+from its descriptor (github/token_handover.take_handed_token), and the user's code run there could find
 it (``/proc/self/mem``, or the objects of the GitHub client). So the callable runs in a
 fresh interpreter, as the python retriever does (retrieval/worker.py): started with the
 environment minus the token and the action's inputs (github/env.without_secrets), in a

@@ -191,3 +191,33 @@ def test_a_change_only_when_the_config_was_toggled_is_not_flapping(tmp_path):
     data = json.loads(cli("history", str(folder), "--quiet", "--format", "json", cwd=tmp_path).stdout)
     toggled = next(q for q in data["questions"] if q["id"] == "q-toggled")
     assert toggled["changes"] == 0 and not toggled["flapping"]
+
+
+def test_a_run_whose_retriever_failed_is_left_out_not_read_as_misses(tmp_path):
+    """A failed run (core/artefact/run_failure.py) answered nothing: read as misses, a steady
+    question would seem to flap each time the retriever was down."""
+    from factories import spec
+    from history_files import created_at
+    from v2_files import write_v2
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    plans = {"q-a": [1] * 5, "q-b": [2] * 5}
+    paths = write_runs(folder, plans)
+    failed = (1, 3)  # runs 2 and 4: the retriever failed on every question
+    for r in failed:
+        write_v2(paths[r], [spec(qid, gold=["g"], error="retriever raised ConnectionError: the index went away")
+                            for qid in plans], sha=sha_of(r), created_at=created_at(r))
+
+    done = cli("history", str(folder), "--format", "json", "--quiet", cwd=tmp_path)
+
+    assert done.returncode == 0, done.stderr
+    warnings = done.stderr.splitlines()
+    assert warnings == [f"ci-eval: warning: history: {paths[r]}: its run failed, so its rows are left out: "
+                        f"the retriever failed on {len(plans)} question(s)" for r in failed]
+    questions = {q["id"]: q for q in json.loads(done.stdout)["questions"]}
+    for qid, ranks in plans.items():
+        assert not questions[qid]["flapping"] and questions[qid]["broken_by"] is None
+        # the failed runs hold no state: the question was not asked there
+        assert [h for r, h in enumerate(questions[qid]["hit"]) if r not in failed] == [True] * (len(ranks) - 2)
+        assert [questions[qid]["hit"][r] for r in failed] == [None, None]

@@ -177,6 +177,36 @@ def test_a_failure_in_a_repeated_part_fails_the_merge_too(tmp_path):
     assert "in a repeated pass (run --repeat); first: " + failing[0] in out.stderr
 
 
+def test_a_run_that_failed_in_a_repeated_pass_fails_the_gate_of_compare_whole_or_merged(tmp_path):
+    """The one definition of a failed run (core/artefact/run_failure.py) applied by every
+    reader: `run` and `merge` exit 4, and `compare` fails the gate on what they wrote, though
+    every recorded answer is there."""
+    _failing_project(tmp_path)
+    failing = [qid for qid, text in FAILING.items() if "fails" in text]
+
+    def fresh_passes():  # the retriever counts each question's passes; start them again
+        for path in (tmp_path / "passes").iterdir():
+            path.unlink()
+
+    assert cli("run", "--repeat", "2", "--out", "head.json", "--quiet", cwd=tmp_path).returncode == 4
+    fresh_passes()
+    for n in (1, 2):
+        cli("run", "--repeat", "2", "--shard", f"{n}/2", "--out", f"part-{n}.json", "--quiet", cwd=tmp_path)
+    assert cli("merge", "part-1.json", "part-2.json", "--out", "merged.json", cwd=tmp_path).returncode == 4
+    fresh_passes()
+    assert cli("run", "--out", "base.json", "--quiet", cwd=tmp_path).returncode == 0
+
+    for head in ("head.json", "merged.json"):
+        out = cli("compare", "base.json", head, "--json-out", f"{head}.report.json", cwd=tmp_path)
+        assert out.returncode == 1, out.stdout + out.stderr
+        verdict = next(line for line in out.stdout.splitlines() if line.startswith("### "))
+        assert verdict.startswith(f"### ❌ The retriever failed on {len(failing)} question(s) in a repeated pass "
+                                  f"(run --repeat); first: {failing[0]}: ")
+        report = json.loads((tmp_path / f"{head}.report.json").read_text())
+        [errors] = [r for r in report["gate"]["rules"] if r["rule"] == "errors"]
+        assert errors["status"] == "failed" and errors["questions"] == [failing[0]]
+
+
 @pytest.mark.parametrize("kind", ["blink", "flip"])
 def test_a_drop_only_on_questions_that_flap_across_passes_is_not_significant(tmp_path, kind):
     """Ten questions lose their gold chunk at k=1 between base and head. "blink" questions

@@ -80,3 +80,57 @@ def test_plan_sharded(event, mode, is_fork, shard, expected, part, merge, note):
             plan.carry_history, plan.refused) == expected
     assert (plan.shard_part, plan.merge_parts) == (part, merge)
     assert note in plan.note and "\n" not in plan.note
+
+
+# Without GITHUB_WORKFLOW_REF: event, mode, is_fork, shard -> plan, a phrase of the note.
+NO_WORKFLOW = [
+    # A pull request could never be compared: refused before the retriever runs, never a
+    # green check that compared nothing.
+    ("pull_request", "run", False, "", REFUSED, "GitHub Actions sets it in every job"),
+    ("pull_request", "run", True, "", REFUSED, "GitHub Actions sets it in every job"),
+    ("pull_request", "merge", False, "", REFUSED, "GitHub Actions sets it in every job"),
+    # A push still records its baseline; only the trend it carries starts over, said so.
+    ("push", "run", False, "", EVALUATE_ONLY, "the trend starts over"),
+    # Neither looks a baseline up: the workflow's name changes nothing.
+    ("pull_request", "run", False, "2/8", EVALUATE_ONLY, "running shard 2/8"),
+    ("schedule", "run", False, "", EVALUATE_ONLY, "only push runs become baselines"),
+    ("pull_request_target", "run", False, "", REFUSED, "pull_request_target is refused"),
+]
+
+
+@pytest.mark.parametrize(("event", "mode", "is_fork", "shard", "expected", "note"), NO_WORKFLOW)
+def test_plan_without_the_workflow_s_name(event, mode, is_fork, shard, expected, note):
+    from ci_eval.core.plan import plan_sharded
+
+    plan = plan_sharded(event, mode, is_fork, "always", shard, workflow_known=False)
+    assert (plan.evaluate, plan.find_baseline, plan.post_comment, plan.post_from_artifact,
+            plan.carry_history, plan.refused) == expected
+    assert note in plan.note and "\n" not in plan.note
+    assert plan.refused_by == ("GITHUB_WORKFLOW_REF" if "every job" in note else "GITHUB_EVENT_NAME")
+
+
+# gate passed, run failure, lookup failure, fail_on_gate -> verdict, exit code
+OUTCOMES = [
+    (True, None, None, True, "pass", 0),
+    (False, None, None, True, "fail", 1),
+    (False, None, None, False, "fail", 0),  # the user asked a failed gate not to fail the job
+    # A failed run is an error whatever the gate says or the user asked.
+    (True, "the retriever failed on 1 question(s)", None, True, "error", 4),
+    (True, "the retriever failed on 1 question(s)", None, False, "error", 4),
+    (False, "the retriever failed on 1 question(s)", "GitHub failed", True, "error", 4),
+    # GitHub failing the baseline lookup: never "pass" while the job exits 5.
+    (True, None, "GitHub failed", True, "error", 5),
+    (True, None, "GitHub failed", False, "error", 5),
+    # A floor failed on the run alone: that is a fail, with or without a baseline.
+    (False, None, "GitHub failed", True, "fail", 1),
+]
+
+
+@pytest.mark.parametrize(("passed", "run_failure", "lookup", "fail_on_gate", "verdict", "code"), OUTCOMES)
+def test_decide_outcome(passed, run_failure, lookup, fail_on_gate, verdict, code):
+    from ci_eval.core.plan import decide_outcome
+
+    outcome = decide_outcome(passed, run_failure, lookup, fail_on_gate)
+    assert (outcome.verdict, outcome.exit_code) == (verdict, code)
+    # every failure that is not the gate's is said in the log
+    assert (outcome.error is not None) == (verdict == "error")

@@ -399,22 +399,27 @@ def test_server_errors_are_retried_until_github_answers(gh, checkout, tmp_path, 
         f"**Baseline:** the push run of base commit {BASE[:7]}")
 
 
-def test_github_failing_for_good_is_exit_5_with_one_line(gh, checkout, tmp_path):
+def test_github_failing_for_good_is_exit_5_and_outputs_and_comment_say_the_same(gh, checkout, tmp_path):
     gh.fail("actions/list-workflow-runs", 503, times=20)
 
     job = run_action(gh, tmp_path, checkout, "pull_request", pr_event())
 
     assert job.code == 5
     assert len(gh.calls("actions/list-workflow-runs")) == 5  # the first try and 4 retries
-    errors = [line for line in job.stderr.splitlines() if "error" in line]
-    assert errors == [("ci-eval: error: no baseline: GitHub failed while it was looked up (GitHub "
+    errors = [line for line in job.stderr.splitlines() if line.startswith("ci-eval: error")]
+    assert errors == [("ci-eval: error: no baseline: GitHub failed while the baseline was looked up (GitHub "
                        "kept failing while listing runs of workflow ci-eval.yml (HTTP 503) after 5 "
                        "attempts)")]
     # Nothing is lost: the comment says why there is no comparison, summary and bundle exist.
     [body] = bodies(gh)
-    assert baseline_line(body).startswith("**Baseline:** none: GitHub failed while it was looked up")
+    assert baseline_line(body).startswith("**Baseline:** none: GitHub failed while the baseline was looked up")
     assert verdict_line(job.summary) == verdict_line(body)
-    assert (job.bundle / "ci-eval-run.json").is_file() and job.outputs["verdict"] == "pass"
+    assert (job.bundle / "ci-eval-run.json").is_file()
+    # Exit 5, the verdict output and the comment agree: nothing reads as a pass.
+    assert job.outputs["verdict"] == "error"
+    assert verdict_line(body).startswith("### ❌ Not compared: GitHub failed while the baseline was looked up")
+    assert "✅" not in verdict_line(body)
+    assert job.gate.returncode == 5
 
 
 def test_pagination_finds_the_base_run_and_our_comment_on_later_pages(gh, checkout, tmp_path,
@@ -596,6 +601,44 @@ def test_the_poster_renders_again_and_posts_nothing_the_fork_wrote_itself(gh, fo
     assert baseline_line(body).startswith("**Baseline:** none: no successful push run")
 
 
+def test_the_poster_posts_failed_for_a_fork_run_that_failed_in_a_repeated_pass(gh, fork_job, tmp_path, checkout,
+                                                                              base_zip):
+    # The fork's run answered every question once, then failed on one when asked again (run
+    # --repeat 2, say): a failed run by the one definition, whoever reads it.
+    add_push_run(gh, BASE, base_zip, TWO_HOURS)
+    members = {p.name: p.read_bytes() for p in sorted(fork_job.job.bundle.iterdir())}
+    run = json.loads(members["ci-eval-run.json"])
+    failure = "retriever raised ConnectionError: the index went away"
+    run["repeat"] = {"passes": 2, "questions": len(run["questions"]), "changed": 0, "flapping": [],
+                     "failed": {"questions": 1, "first": ["q2", failure]}}
+    members["ci-eval-run.json"] = json.dumps(run, sort_keys=True).encode()
+    run_id, _ = _fork_pr_run(gh, build_zip(members))
+
+    job = run_action(gh, tmp_path, checkout, "workflow_run", workflow_run_event(run_id),
+                     sha=BASE, ref="refs/heads/main", mode="comment")
+
+    [body] = bodies(gh, FORK_PR)
+    assert verdict_line(body) == (f"### ❌ The retriever failed on 1 question(s) in a repeated pass (run --repeat); "
+                                  f"first: q2: {failure} (fail closed).")
+    assert "Gate: ❌ failed" in body and "✅" not in verdict_line(body)
+    assert job.outputs["verdict"] == "error" and job.code == 4 and job.gate.returncode == 4
+    assert f"ci-eval: error: run {run_id}: the retriever failed on 1 question(s) in a repeated pass" in job.stderr
+
+
+def test_a_poster_whose_event_names_no_workflow_file_posts_nothing(gh, fork_job, tmp_path, checkout):
+    run_id, _ = _fork_pr_run(gh, fork_job.job.bundle_zip())
+    event = workflow_run_event(run_id)
+    del event["workflow_run"]["path"]
+
+    job = run_action(gh, tmp_path, checkout, "workflow_run", event, sha=BASE, ref="refs/heads/main", mode="comment")
+
+    assert job.code == 2
+    assert job.stderr.splitlines()[-1] == (
+        f"ci-eval: error: {tmp_path}/job0/event.json:workflow_run.path: the workflow_run event names no workflow "
+        "file, so the pull request's baseline cannot be looked up: no comment is posted")
+    assert gh.requests == [] and bodies(gh, FORK_PR) == [] and job.outputs == {}
+
+
 def _trend_line(markdown: str) -> str:
     return next(line for line in markdown.splitlines() if line.startswith("**Trend**"))
 
@@ -702,7 +745,7 @@ def test_the_token_is_masked_before_anything_else_and_never_logged(gh, checkout,
     assert job.stdout.splitlines()[0] == f"::add-mask::{rejected}"
     assert rejected not in job.stdout.split("\n", 1)[1] and rejected not in job.stderr
     assert job.stderr.splitlines()[-1] == (
-        "ci-eval: error: no baseline: GitHub failed while it was looked up (GitHub rejected the "
+        "ci-eval: error: no baseline: GitHub failed while the baseline was looked up (GitHub rejected the "
         "token while listing runs of workflow ci-eval.yml (HTTP 401: Bad credentials); pass a "
         "valid token, usually ${{ github.token }})")
     # The baseline lookup and the comment listing, each refused once, never retried.
@@ -738,6 +781,32 @@ def test_pull_request_target_is_refused(gh, checkout, tmp_path):
         ("ci-eval: error: GITHUB_EVENT_NAME: pull_request_target is refused: use pull_request "
          "plus a workflow_run poster")]
     assert gh.requests == [] and not job.bundle.exists() and job.outputs == {}
+
+
+def test_a_pull_request_without_github_workflow_ref_fails_closed_before_the_retriever(gh, checkout, tmp_path):
+    # Another CI, a local run, a runner too old to set it: the baseline's workflow is unknown.
+    job = run_action(gh, tmp_path, checkout, "pull_request", pr_event(), unset=("GITHUB_WORKFLOW_REF",))
+
+    assert job.code == 2
+    [line] = job.stderr.splitlines()
+    assert line.startswith("ci-eval: error: GITHUB_WORKFLOW_REF: is not set, so the workflow whose push "
+                           "runs hold the baseline is unknown and this pull request cannot be compared")
+    assert "docs/other-ci.md" in line
+    # Nothing ran, nothing was posted, no output says pass; the Gate step is red with the code.
+    assert gh.requests == [] and not job.bundle.exists() and job.outputs == {}
+    assert job.gate.returncode == 2
+
+
+def test_a_push_without_github_workflow_ref_records_its_baseline_and_says_the_trend_starts_over(
+        gh, checkout, tmp_path):
+    job = run_action(gh, tmp_path, checkout, "push", push_event(BASE), sha=BASE, ref="refs/heads/main",
+                     unset=("GITHUB_WORKFLOW_REF",))
+
+    assert job.code == 0, job.stderr
+    assert "GITHUB_WORKFLOW_REF is not set: the branch's earlier runs are not looked up, so the trend " \
+           "starts over" in job.stderr
+    assert gh.requests == []  # no lookup of an unknown workflow's runs
+    assert (job.bundle / "ci-eval-run.json").is_file() and job.outputs["verdict"] == "pass"
 
 
 def test_the_poster_posts_for_a_same_repository_pr_whose_run_could_not(gh, checkout, tmp_path):
@@ -924,11 +993,13 @@ def test_a_link_to_another_host_is_refused_and_the_run_still_writes_everything(
     refusal = "GitHub's answer pointed its next page at localhost, not at the API host 127.0.0.1"
     assert refusal in job.stderr and "Traceback" not in job.stderr
     assert gh.blob_requests == []
-    assert (job.bundle / "ci-eval-run.json").is_file() and job.outputs["verdict"] == "pass"
+    assert (job.bundle / "ci-eval-run.json").is_file()
     assert verdict_line(job.summary).startswith("### ")
     if listing == "runs":
         assert job.code == 5  # the comparison the gate promised did not happen
-        assert baseline_line(job.summary).startswith("**Baseline:** none: GitHub failed while it was looked up")
+        assert job.outputs["verdict"] == "error"
+        assert baseline_line(job.summary).startswith("**Baseline:** none: GitHub failed while the baseline was looked up")
     else:
         assert job.code == 0, job.stderr
+        assert job.outputs["verdict"] == "pass"
         assert "warning: the comment was not posted" in job.stderr

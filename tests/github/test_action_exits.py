@@ -5,6 +5,7 @@ loopback GitHub. Each retriever here is the user's code doing what a red team wo
 from __future__ import annotations
 
 import json
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -141,6 +142,86 @@ def test_neither_retriever_finds_the_token_in_its_or_its_parent_s_environment(gh
         assert gh.token.encode() not in block, name
     if kind == "python":
         assert gh.token not in (root / "python-os-environ.txt").read_text()
+
+
+# A command retriever that walks up its process tree, leaving its own environment block and
+# every ancestor's beside itself (with that process's command line), for the test to search:
+# the retriever cannot know the token, so it cannot search itself. It stops at the test's own
+# process (SNOOP_TOP), which stands for the runner: what is above it is not the job's.
+TREE_SNOOP = f"""#!{sys.executable}
+import json, os, sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+seen = {{"self": [" ".join(sys.argv), Path("/proc/self/environ").read_bytes().hex()],
+        "os.environ": ["", "\\0".join(f"{{k}}={{v}}" for k, v in os.environ.items()).encode().hex()]}}
+pid = os.getppid()
+while pid > 1 and pid != int(os.environ["SNOOP_TOP"]):
+    cmdline = Path(f"/proc/{{pid}}/cmdline").read_bytes().replace(b"\\0", b" ").decode(errors="replace")
+    seen[str(pid)] = [cmdline, Path(f"/proc/{{pid}}/environ").read_bytes().hex()]
+    stat = Path(f"/proc/{{pid}}/stat").read_text()
+    pid = int(stat.rsplit(")", 1)[1].split()[1])
+(HERE / "tree.json").write_text(json.dumps(seen))
+for line in sys.stdin:
+    q = json.loads(line)
+    first = q["question"].split()[0].lower()
+    print(json.dumps({{"id": q["id"], "results": [{{"id": first, "score": 1.0}}]}}), flush=True)
+"""
+
+
+def _tree_project(tmp_path) -> Path:
+    root = project(tmp_path / "p", 'type = "command"\ncommand = ["./snoop"]', {"snoop": TREE_SNOOP})
+    (root / "snoop").chmod(0o755)
+    return root
+
+
+def _assert_no_token_in_the_tree(root: Path, token: str) -> list[str]:
+    """The command lines of the processes read; fails on the token in any block."""
+    seen = json.loads((root / "tree.json").read_text())
+    for name, (cmdline, block) in seen.items():
+        block = bytes.fromhex(block)
+        assert b"PATH=" in block, name  # an environment was read
+        assert token.encode() not in block, f"the token is in the environment of {name}: {cmdline}"
+    return [cmdline for cmdline, _ in seen.values()]
+
+
+def test_no_process_above_a_command_retriever_holds_the_token_even_when_the_job_sets_github_token(gh, tmp_path):
+    # A workflow that sets the token for the whole job (`env: GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}`
+    # at the job level, for the gh CLI, say), and a copy of it under a name of its own.
+    root = _tree_project(tmp_path)
+    environ = {**job_environ(), "SNOOP_TOP": str(os.getpid()), "GITHUB_TOKEN": gh.token, "GH_TOKEN": gh.token, "DEPLOY_AUTH": f"Bearer {gh.token}"}
+    job = run_action(gh, tmp_path, root, "pull_request", pr_event(), environ=environ, comment="always")
+
+    assert job.code == 0, job.stderr
+    assert len(gh.comments_on(7)) == 1  # ci-eval had the token and used it
+    cmdlines = _assert_no_token_in_the_tree(root, gh.token)
+    # the blocks read include the ci-eval process and the shell that waits for it
+    assert any("entry.py action" in c for c in cmdlines) and any("run.sh" in c for c in cmdlines)
+
+
+def test_ci_eval_action_started_with_the_token_in_its_environment_starts_again_without_it(gh, tmp_path):
+    # `ci-eval action` run by hand, or by a launcher of its own, as its --help allows.
+    import subprocess
+
+    from action_harness import REPO
+
+    root = _tree_project(tmp_path)
+    (tmp_path / "event.json").write_text(json.dumps(pr_event()))
+    (tmp_path / "output").touch()
+    env = {**job_environ(), "SNOOP_TOP": str(os.getpid()), "INPUT_GITHUB-TOKEN": gh.token, "INPUT_COMMENT": "off", "GITHUB_ACTIONS": "true",
+           "GITHUB_API_URL": gh.api_url, "GITHUB_REPOSITORY": REPO, "GITHUB_EVENT_NAME": "pull_request",
+           "GITHUB_EVENT_PATH": str(tmp_path / "event.json"), "GITHUB_SHA": "0" * 40,
+           "GITHUB_WORKFLOW_REF": f"{REPO}/.github/workflows/ci-eval.yml@refs/heads/main",
+           "GITHUB_OUTPUT": str(tmp_path / "output"), "RUNNER_TEMP": str(tmp_path / "temp"),
+           "CI_EVAL_RETRY_BACKOFF": "0.01"}
+    done = subprocess.run([sys.executable, "-m", "ci_eval", "action"], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=120, check=False)
+
+    assert done.returncode == 0, done.stderr
+    assert gh.requests  # it talked to GitHub with the token it was handed
+    assert all(r.headers["authorization"] == f"token {gh.token}" for r in gh.requests)
+    cmdlines = _assert_no_token_in_the_tree(root, gh.token)
+    assert any("-m ci_eval action" in c for c in cmdlines)
 
 
 # -- the workspace cannot stand in for the tool ----------------------------------------------

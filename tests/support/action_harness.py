@@ -165,11 +165,11 @@ def parse_outputs(text: str) -> dict[str, str]:
 def run_action(gh: GitHubStandIn, tmp_path: Path, cwd: Path, event_name: str,
                payload: dict | None, *, sha: str = MERGE, ref: str = f"refs/pull/{PR}/merge",
                config: str = "ci-eval.toml", python: str = sys.executable, environ: dict | None = None,
-               **inputs: str) -> Job:
+               unset: tuple[str, ...] = (), **inputs: str) -> Job:
     """One job of the action: action.yml's own "Run ci-eval" step, then its Gate step.
     ``inputs`` are action inputs: ``comment="off"``. ``python`` and ``environ``: the
     interpreter the install step gave and the job's environment (default: this interpreter
-    and the checkout's ci_eval)."""
+    and the checkout's ci_eval); ``unset``: variables a runner sets that this job lacks."""
     job = tmp_path / f"job{len(list(tmp_path.glob('job*')))}"
     (job / "temp").mkdir(parents=True)
     (job / "output").touch()
@@ -192,6 +192,8 @@ def run_action(gh: GitHubStandIn, tmp_path: Path, cwd: Path, event_name: str,
         "RUNNER_TEMP": str(job / "temp"),
         "CI_EVAL_RETRY_BACKOFF": "0.01",
     })
+    for name in unset:
+        env.pop(name)
     values = input_values({"config": config, **{n.replace("_", "-"): v for n, v in inputs.items()}}, gh.token)
     installed = {"install": {"python": python}}
     done = run_step("Run ci-eval", context_for(values, job / "temp", installed), env, cwd, job, timeout=120)

@@ -123,6 +123,7 @@ def _actions_env(root: Path) -> dict:
         "GITHUB_REPOSITORY": "acme/kb-search",
         "GITHUB_SHA": "2" * 40,
         "GITHUB_REF": "refs/pull/12/merge",
+        "GITHUB_WORKFLOW_REF": "acme/kb-search/.github/workflows/ci-eval.yml@refs/heads/main",
         "GITHUB_API_URL": "http://127.0.0.1:9",
         "GITHUB_OUTPUT": str(runner / "output"),
         "GITHUB_STEP_SUMMARY": str(runner / "summary"),

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 # The question record is read from here too, as it was before it had a module of its own.
 from ci_eval.core.artefact.question_result import MEASURED, GoldRank, QuestionResult, built_question, in_means  # noqa: F401
 from ci_eval.core.artefact.question_row import FIELD, QUESTION_FIELDS
+from ci_eval.core.artefact.run_failure import run_failure
 from ci_eval.core.artefact.run_head import Repeat, read_repeat
 from ci_eval.core.artefact.stage_records import RunStages, read_run_stages
 from ci_eval.core.gold.remap_record import RecordedRemap, read_recorded_remap
@@ -462,6 +463,11 @@ class Artefact:
     @property
     def columns(self) -> QuestionColumns:
         return self.questions.columns
+
+    @property
+    def failure(self) -> str | None:
+        """Why this artefact's run failed (core/artefact/run_failure.py), or None."""
+        return run_failure(self.summary.errors, self.header.repeat)
 
     def column(self, metric: str):
         """Every question's ``value(metric)``, in question order, as a float array."""

@@ -7,7 +7,8 @@ of the first gold chunk and hit@k). A question whose ranked ids differ in any pa
 ranking differed and in how many the outcome did, so a reader can tell a reshuffle below
 the gold chunk from a question that is sometimes found and sometimes not. A question the
 retriever failed on in a further pass is counted under ``failed`` (with the first such
-question and its error): the run fails for it as it would for a failure in the first pass.
+question and its error): the run fails for it as it would for a failure in the first pass
+(core/artefact/run_failure.py, the one definition of a failed run).
 
 Only a hash of each first-pass ranking is held, so repeating a large run costs a few
 machine words a question, never its rankings.
@@ -87,16 +88,6 @@ class RepeatTally:
         if first_failed is not None:
             out["failed"] = {"questions": len(self._failed), "first": [first_failed, self._failed[first_failed]]}
         return out
-
-
-def repeat_failure(repeat) -> str | None:
-    """The error line of a repeated run whose retriever failed in a further pass (None
-    when it did not)."""
-    if repeat is None or repeat.failed is None:
-        return None
-    count, qid, message = repeat.failed
-    return (f"the retriever failed on {count} question(s) in a repeated pass (run --repeat); "
-            f"first: {qid}: {message}")
 
 
 def repeat_line(repeat) -> str:

@@ -22,7 +22,8 @@ from typing import Literal
 # Where a baseline came from, one vocabulary for the lookup, the action and the report:
 # the PR's base commit, another run of the base branch, the demo's own baseline, a file
 # given on the command line, or none at all.
-BaselineKind = Literal["exact", "fallback", "builtin", "file", "none"]
+# "outage": GitHub failed while the baseline was looked up (the action exits 5, never passes)
+BaselineKind = Literal["exact", "fallback", "builtin", "file", "none", "outage"]
 Kind = Literal["exact", "fallback", "none"]  # what the lookup itself can find
 
 

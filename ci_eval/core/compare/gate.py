@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ci_eval.core.artefact.run_failure import run_failure
 from ci_eval.core.compare.abstention import abstention_changes
 from ci_eval.core.compare.diff import Diff
 from ci_eval.core.compare.gate_policy import (
@@ -121,12 +122,18 @@ def _relative_blocked(rule: str, diff: Diff, subject: str = "") -> RuleOutcome |
 
 
 def rule_errors(policy: GatePolicy, diff: Diff) -> list[RuleOutcome]:
+    """Fails on head's run failing by the one definition (core/artefact/run_failure.py):
+    an error on any question of the recorded pass, or of any further pass of a repeated run."""
     errors = diff.errors
-    if not errors:
+    failure = run_failure(len(errors), diff.head_info.repeat)
+    if failure is None:
         return [RuleOutcome("errors", PASSED, "the retriever answered every question")]
-    return [RuleOutcome("errors", FAILED, f"the retriever failed on "
-                        f"{plural(len(errors), 'question')} (fail closed)",
-                        tuple(q.id for q in errors))]
+    if errors:
+        return [RuleOutcome("errors", FAILED, f"the retriever failed on "
+                            f"{plural(len(errors), 'question')} (fail closed)",
+                            tuple(q.id for q in errors))]
+    # Every recorded answer is there: a further pass of a repeated run failed.
+    return [RuleOutcome("errors", FAILED, f"{failure} (fail closed)", (diff.head_info.repeat.failed[1],))]
 
 
 def rule_min(policy: GatePolicy, diff: Diff) -> list[RuleOutcome]:

@@ -123,6 +123,9 @@ def _failed(ctx: ReportContext) -> str:
     by_rule: dict = {}
     for x in sorted(failures, key=lambda x: prefer.get(x.subject, 2)):
         by_rule.setdefault(x.rule, x)
+    if "errors" in by_rule and not diff.errors:  # a further pass of a repeated run failed
+        message = by_rule["errors"].message
+        return f"❌ {escape_md(message[:1].upper() + message[1:], 300)}{more}."
     if "errors" in by_rule:
         f = by_rule["errors"]
         return (f"❌ The retriever failed on {plural(len(f.question_ids), 'question')} "
@@ -186,6 +189,10 @@ def verdict(ctx: ReportContext) -> str:
     diff = ctx.diff
     if ctx.gate.failures:
         return _failed(ctx)
+    if ctx.baseline.kind == "outage":
+        # The job exits 5 (core/plan.decide_outcome): the comment must not read as a pass.
+        return (f"❌ Not compared: {_describe(ctx.baseline.description or 'GitHub failed while the baseline was looked up')}"
+                "; this check fails until the job is re-run (the floors and errors pass).")
     if not diff.has_base:
         m = headline_metric(diff)
         head = f"{metric(m.name)} {f3(m.head_overall)}" if m else "no metrics"
