@@ -4,9 +4,8 @@ hang on floating-point noise."""
 
 from __future__ import annotations
 
-import math
-
 import importlib.util
+import math
 from pathlib import Path
 
 import pytest
