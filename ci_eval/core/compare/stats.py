@@ -367,7 +367,7 @@ def _ends(accepts, estimate: float, low: float, high: float, zero: bool | None,
             search(upper_from, upper_edge, upper_out))
 
 
-def tango_test(gained: int, lost: int, n: int, alpha: float = ALPHA
+def tango_test(gained: int, lost: int, n: int, alpha: float = ALPHA, interval: bool = True
                ) -> tuple[float, float, float, bool]:
     """``(p, low, high, significant)``: Tango's score test of no change (McNemar's statistic
     ``(gained - lost) / sqrt(gained + lost)`` against the normal) and his score interval, the
@@ -380,8 +380,10 @@ def tango_test(gained: int, lost: int, n: int, alpha: float = ALPHA
     p = math.erfc(abs(at_zero) / math.sqrt(2.0))
     # one rule on both sides of the boundary: the p-value follows the decision
     p = min(p, math.nextafter(alpha, 0.0)) if significant else max(p, alpha)
-    low, high = _ends(lambda x: abs(tango_z(gained, lost, n, x)) <= z, (gained - lost) / n,
-                      -1.0, 1.0, not significant, 60)
+    low = high = math.nan  # ``interval=False``: the decision alone
+    if interval:
+        low, high = _ends(lambda x: abs(tango_z(gained, lost, n, x)) <= z, (gained - lost) / n,
+                          -1.0, 1.0, not significant, 32)
     return min(p, 1.0), low, high, significant
 
 
@@ -428,7 +430,7 @@ def sign_flip_interval(q: np.ndarray, alpha: float, zero: bool,
             if exact:
                 return extreme >= alpha * patterns
             return 1 + extreme >= alpha * (patterns + 1)
-    return _ends(accepts, total / n, -float(GRID), float(GRID), zero, 40)
+    return _ends(accepts, total / n, -float(GRID), float(GRID), zero, 26)
 
 
 def drop_p(q: np.ndarray, null: NullTail) -> float:
@@ -582,10 +584,12 @@ def paired_test(
     alpha: float = ALPHA,
     with_mdc: bool = True,
     ties: np.ndarray | None = None,
+    with_interval: bool = True,
 ) -> PairedTest:
     """Compare one metric on paired per-question values (same question order on both), a
     family of one (``holm`` corrects a family). ``with_mdc=False`` leaves ``mdc`` NaN: on
-    a binary metric it is the dear part (the exact power sum, about 0.1 s at 400 questions).
+    a binary metric it is the dear part (the exact power sum, about 0.1 s at 400 questions);
+    ``with_interval=False`` leaves the interval NaN (the gate's decisions never read it).
 
     A metric that is 0 or one value ``c`` on every question of both runs (``share_scale``) gets
     Tango's score test and interval (``tango_test``, the interval times ``c``), any other the
@@ -622,12 +626,13 @@ def paired_test(
     scale = share_scale(base, head)
     if scale is not None:
         p, low, high, significant = tango_test(int(np.count_nonzero(q > 0)),
-                                               int(np.count_nonzero(q < 0)), n, alpha)
+                                               int(np.count_nonzero(q < 0)), n, alpha, with_interval)
         low, high, method = low * scale, high * scale, "Tango score"
     else:
         significant = abs(int(q.sum())) > null.accepted
         p, method = null.p_value, null.method
-        low, high = (x / GRID for x in sign_flip_interval(q, alpha, not significant, rng, draws))
+        low, high = ((x / GRID for x in sign_flip_interval(q, alpha, not significant, rng, draws))
+                     if with_interval else (math.nan, math.nan))
     return PairedTest(
         metric=metric, n=n, base_mean=float(base.mean()), head_mean=float(head.mean()),
         delta=delta, ci_low=low, ci_high=high, p_value=p,
@@ -679,12 +684,13 @@ def corrected(tests: dict, *, seed: int = SEED, alpha: float = ALPHA,
 def paired_tests(
     paired: dict[str, tuple[np.ndarray, np.ndarray]], *, seed: int = SEED,
     draws: int = DRAWS, alpha: float = ALPHA, with_mdc: bool = True,
-    ties: np.ndarray | None = None,
+    ties: np.ndarray | None = None, with_interval: bool = True,
 ) -> dict[str, PairedTest]:
     """``paired_test`` for each metric of ``{metric: (base_values, head_values)}``, the
     metrics one family (``corrected``). The MDC is computed once, at the family's level
-    (``with_mdc=False``: not at all); ``ties`` as in ``paired_test``."""
-    raw = {name: paired_test(name, b, h, seed=seed, draws=draws, alpha=alpha, with_mdc=False, ties=ties)
+    (``with_mdc=False``: not at all); ``ties`` and ``with_interval`` as in ``paired_test``."""
+    raw = {name: paired_test(name, b, h, seed=seed, draws=draws, alpha=alpha, with_mdc=False, ties=ties,
+                             with_interval=with_interval)
            for name, (b, h) in paired.items()}
     def tested(b, h):  # what the test sees: a tied question's head is its base
         return h if ties is None or not ties.any() else np.where(ties, b, h)
