@@ -574,6 +574,20 @@ def _stream(seed: int, metric: str) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64([seed, zlib.crc32(metric.encode("utf-8"))]))
 
 
+def _row_test(q: np.ndarray, scale: float | None, null: NullTail, alpha: float,
+              rng: np.random.Generator, draws: int, interval: bool) -> tuple:
+    """A row's ``(p, low, high, significant, method)`` from one procedure: Tango's for a
+    share (``scale`` times a 0/1 value), else the sign-flip test ``null`` and its inversion."""
+    if scale is not None:
+        p, low, high, significant = tango_test(int(np.count_nonzero(q > 0)),
+                                               int(np.count_nonzero(q < 0)), q.size, alpha, interval)
+        return p, low * scale, high * scale, significant, "Tango score"
+    significant = abs(int(q.sum())) > null.accepted
+    low, high = ((x / GRID for x in sign_flip_interval(q, alpha, not significant, rng, draws))
+                 if interval else (math.nan, math.nan))
+    return null.p_value, low, high, significant, null.method
+
+
 def paired_test(
     metric: str,
     base: np.ndarray,
@@ -623,16 +637,8 @@ def paired_test(
     rng = _stream(seed, metric)
     null = sign_flip(q, alpha, rng, draws)
     binary = zero_one(metric, base, head)
-    scale = share_scale(base, head)
-    if scale is not None:
-        p, low, high, significant = tango_test(int(np.count_nonzero(q > 0)),
-                                               int(np.count_nonzero(q < 0)), n, alpha, with_interval)
-        low, high, method = low * scale, high * scale, "Tango score"
-    else:
-        significant = abs(int(q.sum())) > null.accepted
-        p, method = null.p_value, null.method
-        low, high = ((x / GRID for x in sign_flip_interval(q, alpha, not significant, rng, draws))
-                     if with_interval else (math.nan, math.nan))
+    p, low, high, significant, method = _row_test(q, share_scale(base, head), null, alpha, rng,
+                                                  draws, with_interval)
     return PairedTest(
         metric=metric, n=n, base_mean=float(base.mean()), head_mean=float(head.mean()),
         delta=delta, ci_low=low, ci_high=high, p_value=p,
