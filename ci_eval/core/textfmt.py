@@ -46,14 +46,15 @@ def small(x: float | None) -> str:
 
 
 def test_text(t) -> str:
-    """A paired test's statistic: the (Holm-corrected, in a family) p-value and the
-    test's own 95% interval."""
+    """A paired test's statistic: its own p-value and 95% interval (one procedure, both
+    uncorrected, so zero is outside the interval exactly when p < 0.05), then, in a family,
+    the Holm-corrected p-value the mark is decided by, named as such."""
     if t is None or t.p_value is None:
         return ""
-    p = t.p_value if t.p_adjusted is None else t.p_adjusted
-    holm = f"Holm over {t.family}: " if t.family > 1 else ""
+    holm = (f"; Holm over {t.family}: {p_text(t.p_adjusted)}"
+            if t.family > 1 and t.p_adjusted is not None else "")
     tied = f", {t.ties} flapping across repeated passes counted as unchanged" if t.ties else ""
-    return f"{holm}{p_text(p)}, 95% CI {ci_text(t)}{tied}"
+    return f"{p_text(t.p_value)}, 95% CI {ci_text(t)}{holm}{tied}"
 
 
 def integer_size(value: int) -> str:

@@ -63,6 +63,14 @@ def read_run(path: str | os.PathLike, top: int = 0, max_bytes: int = MAX_ARTEFAC
     return _full_parse(read_bytes(path, "run artefact", max_bytes), source, top)
 
 
+def read_run_data(path: str | os.PathLike, max_bytes: int = MAX_ARTEFACT_BYTES) -> dict:
+    """The run artefact at ``path`` as its checked dict (version 1 or 2), read whole: for a
+    caller that writes runs of its own from it (``ci-eval selftest``)."""
+    source = str(path)
+    raw = read_bytes(path, "run artefact", max_bytes)
+    return _checked_artefact(parse_json(decode(raw, source), source), source)
+
+
 def run_from_bytes(raw: bytes, source: str, top: int = 0) -> Artefact:
     if len(raw) > MAX_ARTEFACT_BYTES:
         raise InputError(f"run artefact is over the {MAX_ARTEFACT_BYTES:,}-byte limit", source)

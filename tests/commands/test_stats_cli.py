@@ -5,6 +5,8 @@ hang on floating-point noise."""
 from __future__ import annotations
 
 import importlib.util
+import json
+import math
 from pathlib import Path
 
 import pytest
@@ -65,7 +67,22 @@ def test_precision_and_recall_agree_and_a_zero_allowance_does_not_fail_on_noise(
     assert r.returncode == 0, r.stdout + r.stderr
     rows = {line.split("|")[1].strip(): line for line in r.stdout.splitlines()
             if line.startswith("| ") and "@" in line.split("|")[1]}
-    # the exact McNemar p of 8 lost against 2 gained, on both
-    p = 2 * (1 + 10 + 45) / 2 ** 10
+    # one share each (precision@5 is a fifth of hit@5 here): McNemar's score statistic of
+    # 8 lost against 2 gained, (2 - 8) / sqrt(10), two-sided
+    p = math.erfc(6 / math.sqrt(10) / math.sqrt(2))
     for name in ("precision@5", "recall@5", "hit@5"):
         assert f"p={p:.3f}" in rows[name] and "within noise" in rows[name]
+
+
+def test_six_questions_that_all_lose_their_gold_chunk_print_intervals_inside_the_range(tmp_path):
+    # the documented minimum of 6 questions, every one's gold chunk gone from the top 15:
+    # hit@5 1.000 -> 0.000 is a change of -1, and no interval may reach past it
+    qs = questions(6)
+    root = _both_runs(tmp_path, qs, hits(qs), {q["question"]: filler(3 * K) for q in qs})
+    r = cli("compare", "base.json", "head.json", "--json-out", "report.json", cwd=root)
+    report = json.loads((root / "report.json").read_text())
+    for m in report["metrics"]:
+        low, high = m["test"]["ci"]
+        assert -1.0 <= low <= high <= 1.0, m
+    hit = next(line for line in r.stdout.splitlines() if line.startswith("| hit@5 "))
+    assert "[-1.000, -0." in hit and "1.000  | 0.000" in hit, hit

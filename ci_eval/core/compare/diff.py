@@ -217,9 +217,12 @@ def _base_by_id(base: Artefact | None, head_questions: Questions, aligned: bool)
     return sorted_by_id(base.questions)
 
 
-def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | None = None) -> Diff:
+def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | None = None,
+         describe: bool = True) -> Diff:
     """Compare two run artefacts (``Artefact``, or dicts in the design.md format, read by
-    ``read_artefact``). Pure; inputs untouched."""
+    ``read_artefact``). Pure; inputs untouched. ``describe=False`` (the selftest's many
+    simulated comparisons) skips what only a reader needs: intervals, minimum detectable
+    changes and the per-tag tests; every gate decision is the same."""
     head = read_artefact(head)
     base = read_artefact(base) if base is not None else None
     head_info = head.header
@@ -238,9 +241,10 @@ def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | Non
     return Diff(
         k=k, head_info=head_info, base_info=base_info,
         metrics=metric_changes(head_info.metrics, base_info.metrics if base_info else None,
-                               paired, head, base, seed, ties),
+                               paired, head, base, seed, ties, describe),
         compared=compared, questions=changes,
-        tags=tag_changes(head.columns.tags_at(at[1]), head.columns.tag_lists, paired, seed, ties),
+        tags=(tag_changes(head.columns.tags_at(at[1]), head.columns.tag_lists, paired, seed, ties)
+              if describe else ()),
         goldset=goldset, stale=stale,
         config=config_diff(base.config, head.config) if base else (),
         latency=_latency(base, head), head_questions=head_questions,

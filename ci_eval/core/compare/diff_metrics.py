@@ -67,8 +67,11 @@ def overall(run: Artefact, metric: str, measured=None) -> float | None:
 
 def metric_changes(head_metrics: tuple[str, ...], base_metrics: tuple[str, ...] | None,
                    paired: dict, head: Artefact, base: Artefact | None, seed: int | None,
-                   ties: np.ndarray | None = None) -> tuple:
+                   ties: np.ndarray | None = None, describe: bool = True) -> tuple:
+    """Every metric's change; ``describe=False`` leaves out what only a reader needs (each
+    test's interval and the minimum detectable change), keeping every decision."""
     tests = paired_tests({m: v for m, v in paired.items() if v[0].size}, ties=ties,
+                         with_mdc=describe, with_interval=describe,
                          **({"seed": seed} if seed is not None else {}))
     on_base = set(base_metrics or ())
     has_base = base is not None and bool(base.questions)

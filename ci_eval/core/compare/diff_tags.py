@@ -45,8 +45,10 @@ def tag_changes(codes: np.ndarray, tag_lists: list[tuple[str, ...]],
         for tag in set(tag_lists[code]):
             lists_of.setdefault(tag, []).append(code)
     rows_of = {tag: np.flatnonzero(np.isin(codes, lists_of[tag])) for tag in sorted(lists_of)}
+    # a tag's cell shows its mark alone: no interval to search for
     tests = corrected({(tag, name): paired_test(name, b[rows], h[rows], seed=_tag_seed(seed, tag),
-                                                ties=None if ties is None else ties[rows])
+                                                ties=None if ties is None else ties[rows],
+                                                with_interval=False)
                        for tag, rows in rows_of.items() for name, (b, h) in paired.items()})
     return tuple(TagChange(tag, len(rows), tuple(
         (name, mean(b[rows].tolist()), mean(h[rows].tolist())) for name, (b, h) in paired.items()),

@@ -8,7 +8,9 @@ Rules (each optional; retriever errors always apply):
   Floors apply with or without a baseline; a floor on a metric the run did not measure fails.
 - ``max_drop = {metric = allowed}``: the mean over the compared questions may fall by at most
   ``allowed`` (absolute). With ``regressions = "significant"`` (the default) a larger drop
-  fails only when the paired test calls it significant; with ``"always"`` it fails anyway.
+  fails only when the exact one-sided test for a drop rejects at alpha (``stats.drop_p``;
+  Holm among the ``max_drop`` metrics when there are several, never over the table's other
+  metrics); with ``"always"`` it fails anyway.
 - ``protected = [ids]``: these questions must stay hits at k.
 - ``max_new_misses = n``: at most ``n`` compared questions may lose their hit at k.
 - ``tag_min = {tag = {metric = floor}}``: per-tag floors on head's measured questions.
@@ -40,8 +42,8 @@ from ci_eval.core.compare.gate_policy import (
     merge_overrides,
     parse_override,
 )
-from ci_eval.core.compare.stats import mean
-from ci_eval.core.textfmt import f3, p_text, plural, test_text
+from ci_eval.core.compare.stats import ALPHA, holm, mean
+from ci_eval.core.textfmt import f3, p_text, plural
 
 __all__ = ["REGRESSION_POLICIES", "GatePolicy", "GateResult", "RuleOutcome", "canonical_metric",
            "evaluate_gate", "merge_overrides", "parse_override"]
@@ -155,7 +157,18 @@ def rule_min(policy: GatePolicy, diff: Diff) -> list[RuleOutcome]:
     return out
 
 
-def _one_drop(policy: GatePolicy, diff: Diff, metric: str, allowed: float) -> RuleOutcome:
+def _drop_test(t, p: float, family: int) -> str:
+    """The gate's own test, named: one-sided for a drop, exact, uncorrected by the table's
+    other metrics (Holm only among the ``max_drop`` rules, when there are several)."""
+    name = ("exact one-sided McNemar test" if t.method == "Tango score"
+            else "one-sided sign-flip test")
+    among = f", Holm over the {family} max_drop metrics" if family > 1 else ""
+    tied = f", {t.ties} flapping across repeated passes counted as unchanged" if t.ties else ""
+    return f"{name} for a drop: {p_text(p)}{among}{tied}"
+
+
+def _one_drop(policy: GatePolicy, diff: Diff, metric: str, allowed: float,
+              p: float | None, family: int) -> RuleOutcome:
     blocked = _relative_blocked("max_drop", diff, metric)
     if blocked:
         return blocked
@@ -169,19 +182,29 @@ def _one_drop(policy: GatePolicy, diff: Diff, metric: str, allowed: float) -> Ru
         return RuleOutcome("max_drop", PASSED, f"{moved}, within the {f3(allowed)} allowed)",
                            (), metric, drop, allowed)
     t = mc.test
+    p = 1.0 if p is None else p
+    significant = p < ALPHA
     lowered = tuple(diff.fell_on(metric).ids())
-    if policy.regressions == "always" or t.significant:
-        label = "significant" if t.significant else "counted although within noise"
+    if policy.regressions == "always" or significant:
+        label = "a significant drop" if significant else "counted although not a significant drop"
         return RuleOutcome("max_drop", FAILED, f"{metric} fell {f3(mc.base)} → {f3(mc.head)} "
                            f"({-drop:+.3f}, more than the {f3(allowed)} allowed; {label}, "
-                           f"{test_text(t)})", lowered, metric, drop, allowed)
+                           f"{_drop_test(t, p, family)})", lowered, metric, drop, allowed)
     return RuleOutcome("max_drop", PASSED, f"{moved}, more than the {f3(allowed)} allowed but "
-                       f"within noise, {test_text(t)}; not failing because regressions = "
-                       '"significant")', (), metric, drop, allowed)
+                       f"not a significant drop, {_drop_test(t, p, family)}; not failing because "
+                       'regressions = "significant")', (), metric, drop, allowed)
 
 
 def rule_max_drop(policy: GatePolicy, diff: Diff) -> list[RuleOutcome]:
-    return [_one_drop(policy, diff, metric, allowed) for metric, allowed in policy.max_drop]
+    """Each ``max_drop`` metric's drop tested one-sided (``PairedTest.p_drop``), not
+    corrected for the table's other metrics: the promised metric is the gate's question,
+    the rest describe. Several ``max_drop`` rules are one family among themselves (Holm), so
+    the gate's chance of a false failure stays under alpha however many there are."""
+    tests = {metric: diff.metric(metric) for metric, _ in policy.max_drop}
+    live = [m for m, mc in tests.items() if mc is not None and mc.compared and mc.test.p_drop is not None]
+    adjusted = dict(zip(live, holm([tests[m].test.p_drop for m in live])))
+    return [_one_drop(policy, diff, metric, allowed, adjusted.get(metric), len(live))
+            for metric, allowed in policy.max_drop]
 
 
 def _why_not_protected(q, qid: str) -> str:

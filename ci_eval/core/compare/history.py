@@ -347,7 +347,7 @@ class History:
                     if shared.any():
                         tests = paired_tests({m: (before[0][shared, j], values[shared, j])
                                               for j, m in enumerate(self.metrics)}, alpha=alpha,
-                                          with_mdc=False)  # a trend point shows no MDC
+                                          with_mdc=False, with_interval=False)  # a trend point shows neither
                 for j, m in enumerate(self.metrics):
                     column = values[ok[:, j], j]
                     mean = math.fsum(column.tolist()) / column.size if column.size else None

@@ -1,29 +1,48 @@
-"""Paired significance tests over the questions both runs share.
+"""Paired comparisons of one metric over the questions both runs share.
 
 Forty questions is a small sample: one question is 2.5 points of hit@5. Every metric is
-tested the same way, on the per-question deltas ``d_i = head_i - base_i`` of the shared
-questions, by one test that decides the p-value, the interval and the mark together:
+compared on the per-question deltas ``d_i = head_i - base_i`` of the shared questions. Each
+row of the comparison carries one p-value and one 95 % interval, both from the same
+procedure, uncorrected, so that zero lies outside the interval exactly when ``p < alpha``:
 
-- the **sign-flip permutation test** of the mean delta: under "no change" each moved
-  question's delta is as likely to have had the other sign, so the null distribution of
-  ``S = sum(d_i)`` is that of ``sum(+-d_i)`` over every sign pattern. Unchanged questions
-  add nothing to any pattern. For ``hit@k`` (deltas -1, 0, +1) this *is* the exact McNemar
-  test on the ``b`` lost and ``c`` gained questions;
+- **0/1 metrics** (hit@k; recall@k and the like when every value is 0 or 1; a metric whose
+  values are 0 or one same ``c``, such as precision@k on single-gold questions, is ``c``
+  times one, ``share_scale``): the change is a paired difference of two shares, tested by
+  the score test of Tango (1998) and given Tango's score interval, the set of differences that test does not reject (Tango T.,
+  "Equivalence test and confidence interval for the difference in proportions for the
+  paired-sample design", Statistics in Medicine 17:891-908, 1998; Newcombe R.G., "Improved
+  confidence intervals for the difference between binomial proportions based on paired
+  data", Statistics in Medicine 17:2635-2650, 1998, compares it with ten others). At a
+  difference of zero the score statistic is McNemar's, ``(gained - lost) / sqrt(gained +
+  lost)``. The interval never leaves [-1, 1]: the constrained likelihood it is built on
+  exists only there;
+- **rank metrics in [0, 1]** (MRR, nDCG, MAP, recall and precision of several gold chunks):
+  the **sign-flip permutation test** of the mean delta (Fisher 1935; Good, "Permutation,
+  Parametric and Bootstrap Tests of Hypotheses", 2005, ch. 3): under "no change" each moved
+  question's delta is as likely to have had the other sign, so ``S = sum(d_i)`` is compared
+  with ``sum(+-d_i)`` over the sign patterns. Its interval is the test inverted: the
+  differences ``delta`` for which the same test on ``d_i - delta`` does not reject, searched
+  over [-1, 1], the only differences two metrics in [0, 1] can have. So the interval cannot
+  leave [-1, 1] by construction and needs no normal approximation or transformation; a
+  bootstrap interval was the alternative, but it is not the inverse of the test whose
+  p-value the row prints;
 - deltas are put on an integer grid (``GRID`` units per metric point) before anything is
   summed, so ``S``, every flipped sum and the comparison of the two are integer arithmetic:
   a decision sitting at zero is the same on every CPU and BLAS;
-- the null distribution is exact when the moved questions are few (every sign pattern) or
-  when their deltas share a coarse grid (hit@k, precision@k: a convolution of binomials),
-  ``DRAWS`` seeded random sign patterns up to ``MC_MAX`` moved questions, and the normal
-  limit of the flipped sum beyond;
-- the interval is ``delta +- h`` where ``h`` is the largest ``|S| / n`` the test does not
-  reject: zero is outside it exactly when the test rejects, so the row's interval, mark and
-  the verdict built on it cannot disagree;
+- the sign-flip null distribution is exact when the moved questions are few (every sign
+  pattern) or when their deltas share a coarse grid (a convolution of binomials), ``DRAWS``
+  seeded random sign patterns up to ``MC_MAX`` questions, and the normal limit of the
+  flipped sum beyond;
+- ``p_drop``: the gate's own test, one-sided for a drop: the sign-flip test's lower tail,
+  which for a 0/1 metric is the exact one-sided McNemar (binomial) test. It is exact, so under
+  no change it fails at most ``alpha`` of the time however often the retriever flaps;
 - the minimum detectable change (MDC), see ``mdc``.
 
 Several metrics, or several tags, are one *family*: ``holm`` corrects the family's
-p-values (Holm's step-down), and a change is *significant* when its corrected p-value is
-below ``alpha``. The interval stays each metric's own (uncorrected) 95 % interval.
+p-values (Holm 1979, "A simple sequentially rejective multiple test procedure",
+Scandinavian Journal of Statistics 6:65-70), and a change is *significant* when its
+corrected p-value is below ``alpha``. The interval and ``p_value`` stay each metric's own
+(uncorrected); ``p_adjusted`` is the corrected one, and whatever prints it says so.
 """
 
 from __future__ import annotations
@@ -64,18 +83,19 @@ class PairedTest:
     base_mean: float
     head_mean: float
     delta: float  # head_mean - base_mean
-    ci_low: float  # the test's own 95 % interval (uncorrected)
+    ci_low: float  # the test's own 95 % interval (uncorrected), inside [-1, 1]
     ci_high: float
-    p_value: float | None  # the sign-flip test's two-sided p-value, None without questions
+    p_value: float | None  # the same test's two-sided p-value (uncorrected), None without questions
     lost: int  # questions whose value went down
     gained: int  # questions whose value went up
     mdc: float  # smallest |delta| detected with 80 % power at the family's level (``mdc``)
     significant: bool  # the family's corrected decision (``holm``)
-    method: str  # "exact sign-flip" | "sign-flip, N draws" | "sign-flip, normal" | "none"
+    method: str  # "Tango score" | "exact sign-flip" | "sign-flip, N draws" | "sign-flip, normal" | "none"
     raw_significant: bool = False  # this metric's own test at alpha, before the correction
     p_adjusted: float | None = None  # Holm-adjusted over the family
     family: int = 1  # tests in the family the correction is over
     ties: int = 0  # questions counted as unchanged in the test: they flapped across repeated passes
+    p_drop: float | None = None  # one-sided exact sign-flip p for a drop (the gate's test), uncorrected
 
     @property
     def direction(self) -> str:
@@ -102,6 +122,7 @@ class PairedTest:
             "significant": self.significant,
             "raw_significant": self.raw_significant,
             "method": self.method,
+            "p_drop": self.p_drop,
             **({"ties": self.ties} if self.ties else {}),
         }
 
@@ -119,6 +140,19 @@ def zero_one(metric: str, base: np.ndarray, head: np.ndarray) -> bool:
         return True
     both = np.concatenate((np.asarray(base, float), np.asarray(head, float)))
     return bool(np.all((both == 0.0) | (both == 1.0)))
+
+
+def share_scale(base: np.ndarray, head: np.ndarray) -> float | None:
+    """``c`` when every value of both runs is 0 or one same ``c > 0``: the metric is then
+    ``c`` times a 0/1 value per question (hit@k; recall@k and MRR where every question has
+    one gold chunk found at rank 1 or not at all; precision@k as ``1/k`` times hit@k), and
+    its change is ``c`` times a paired difference of shares. None otherwise."""
+    both = np.concatenate((np.asarray(base, float), np.asarray(head, float)))
+    positive = both[both != 0.0]
+    if positive.size == 0:
+        return 1.0
+    c = float(positive[0])
+    return c if c > 0 and bool(np.all(positive == c)) else None
 
 
 def mcnemar_exact(lost: int, gained: int) -> float:
@@ -283,6 +317,137 @@ def sign_flip(q: np.ndarray, alpha: float = ALPHA, rng: np.random.Generator | No
     return _normal(q, observed, alpha)
 
 
+def tango_z(gained: int, lost: int, n: int, delta: float) -> float:
+    """Tango's score statistic for "head's share minus base's is ``delta``" on ``n`` paired
+    0/1 values of which ``gained`` went 0 -> 1 and ``lost`` 1 -> 0 (Tango 1998, eq. 3):
+    ``(gained - lost - n delta) / sqrt(n (2 p + delta - delta**2))``, ``p`` the lost
+    share's maximum-likelihood estimate under ``delta``, the root of
+    ``2n p**2 + (-(g + l) + (2n - g + l) delta) p - l delta (1 - delta) = 0`` (set the
+    derivative of ``l log p + g log(p + delta) + rest log(1 - 2p - delta)`` to zero). For a
+    negative ``delta`` gained and lost swap places (the statistic changes sign), so the
+    root taken is always the one with ``C <= 0``: exactly one is non-negative."""
+    if delta < 0:
+        return -tango_z(lost, gained, n, -delta)
+    g, l = float(gained), float(lost)
+    a = 2.0 * n
+    b = -(g + l) + (2.0 * n - g + l) * delta
+    c = -l * delta * (1.0 - delta)
+    p = (-b + math.sqrt(max(b * b - 4.0 * a * c, 0.0))) / (2.0 * a)
+    spread = n * (2.0 * p + delta - delta * delta)
+    top = g - l - n * delta
+    if spread <= 1e-300:  # delta at an end of [-1, 1], or no discordant question at 0
+        return 0.0 if abs(top) < 1e-9 else math.copysign(math.inf, top)
+    return top / math.sqrt(spread)
+
+
+def _ends(accepts, estimate: float, low: float, high: float, zero: bool | None,
+          steps: int) -> tuple[float, float]:
+    """The interval ``{x in [low, high]: accepts(x)}`` around ``estimate`` (accepted), each
+    end by bisection. ``zero``: the test's own decision at 0, which the interval must
+    follow exactly (True: accepted), so the search for the end on zero's side starts at 0
+    when 0 is accepted and stops short of it when it is not."""
+    def search(inside: float, outside: float, known_out: bool) -> float:
+        if not known_out and accepts(outside):
+            return outside
+        for _ in range(steps):
+            middle = (inside + outside) / 2.0
+            if accepts(middle):
+                inside = middle
+            else:
+                outside = middle
+        return inside
+
+    lower_from, lower_edge, upper_from, upper_edge = estimate, low, estimate, high
+    lower_out = upper_out = False
+    if zero is not None and estimate < 0:
+        upper_from, upper_edge, upper_out = (0.0, high, False) if zero else (estimate, 0.0, True)
+    elif zero is not None and estimate > 0:
+        lower_from, lower_edge, lower_out = (0.0, low, False) if zero else (estimate, 0.0, True)
+    return (search(lower_from, lower_edge, lower_out),
+            search(upper_from, upper_edge, upper_out))
+
+
+def tango_test(gained: int, lost: int, n: int, alpha: float = ALPHA, interval: bool = True
+               ) -> tuple[float, float, float, bool]:
+    """``(p, low, high, significant)``: Tango's score test of no change (McNemar's statistic
+    ``(gained - lost) / sqrt(gained + lost)`` against the normal) and his score interval, the
+    ``delta`` in [-1, 1] with ``|tango_z| <= z_{alpha/2}``. Zero is outside the interval
+    exactly when ``p < alpha``: both come from the one statistic at 0."""
+    z = z_two_sided(alpha)
+    moved = gained + lost
+    at_zero = 0.0 if moved == 0 else (gained - lost) / math.sqrt(moved)
+    significant = abs(at_zero) > z
+    p = math.erfc(abs(at_zero) / math.sqrt(2.0))
+    # one rule on both sides of the boundary: the p-value follows the decision
+    p = min(p, math.nextafter(alpha, 0.0)) if significant else max(p, alpha)
+    low = high = math.nan  # ``interval=False``: the decision alone
+    if interval:
+        low, high = _ends(lambda x: abs(tango_z(gained, lost, n, x)) <= z, (gained - lost) / n,
+                          -1.0, 1.0, not significant, 32)
+    return min(p, 1.0), low, high, significant
+
+
+def _flips(q: np.ndarray, rng: np.random.Generator, draws: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sign patterns over ``q``'s positions as two vectors, ``A @ q`` and ``A @ 1``, so the
+    flipped sums of the shifted values ``q - t`` are ``A @ q - t * (A @ 1)`` for any ``t``:
+    every pattern up to ``ENUMERATE_MAX`` values, ``draws`` random ones beyond."""
+    if q.size <= ENUMERATE_MAX:
+        sums, counts = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+        for x in q.tolist():
+            sums = np.concatenate((sums + x, sums - x))
+            counts = np.concatenate((counts + 1, counts - 1))
+        return sums, counts
+    signs = rng.integers(0, 2, size=(draws, q.size), dtype=np.int64) * 2 - 1
+    return signs @ q, signs.sum(axis=1)
+
+
+def sign_flip_interval(q: np.ndarray, alpha: float, zero: bool,
+                       rng: np.random.Generator | None = None, draws: int = DRAWS
+                       ) -> tuple[float, float]:
+    """The sign-flip test inverted: every ``t`` (grid units, within [-GRID, GRID], the
+    differences two metrics in [0, 1] can have) for which the test of ``q - t`` over all
+    ``n`` questions does not reject at ``alpha``, as ``(low, high)`` in grid units.
+    ``zero``: the test's decision at ``t = 0`` (``sign_flip``), which the interval follows.
+    Exact for up to ``ENUMERATE_MAX`` questions, ``draws`` random sign patterns up to
+    ``MC_MAX`` (the p-value counting the observed pattern), the normal limit beyond."""
+    n = int(q.size)
+    total = int(q.sum())
+    if n > MC_MAX:
+        z2 = z_two_sided(alpha) ** 2
+        s, s2 = float(total), float(np.sum(q.astype(np.float64) ** 2))
+
+        def accepts(t: float) -> bool:
+            return (s - n * t) ** 2 <= z2 * (s2 - 2.0 * t * s + n * t * t)
+    else:
+        flipped, count = _flips(q, rng or np.random.default_rng(SEED), draws)
+        exact = n <= ENUMERATE_MAX
+        patterns = flipped.size
+
+        def accepts(t: float) -> bool:
+            u = int(round(t))
+            observed = abs(total - n * u)
+            extreme = int(np.count_nonzero(np.abs(flipped - u * count) >= observed))
+            if exact:
+                return extreme >= alpha * patterns
+            return 1 + extreme >= alpha * (patterns + 1)
+    return _ends(accepts, total / n, -float(GRID), float(GRID), zero, 26)
+
+
+def drop_p(q: np.ndarray, null: NullTail) -> float:
+    """The one-sided p-value for a drop from the two-sided sign-flip test of ``q``: the null
+    is symmetric, so for ``S < 0`` the lower tail ``P(S* <= S)`` is half of
+    ``P(|S*| >= |S|)`` (exact on the exact paths; Phi(S / spread) in the normal limit). A
+    rise or no change is 1: it is no evidence of a drop."""
+    q = q[q != 0]
+    total = int(q.sum())
+    if total >= 0:
+        return 1.0
+    if null.method == "sign-flip, normal":
+        spread = math.sqrt(float(np.sum(q.astype(np.float64) ** 2)))
+        return 0.5 * math.erfc(-total / (spread * math.sqrt(2.0)))
+    return min(1.0, null.p_value / 2.0)
+
+
 EXACT_POWER_MAX = 400  # questions up to which a binary metric's power is summed exactly
 
 
@@ -409,6 +574,20 @@ def _stream(seed: int, metric: str) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64([seed, zlib.crc32(metric.encode("utf-8"))]))
 
 
+def _row_test(q: np.ndarray, scale: float | None, null: NullTail, alpha: float,
+              rng: np.random.Generator, draws: int, interval: bool) -> tuple:
+    """A row's ``(p, low, high, significant, method)`` from one procedure: Tango's for a
+    share (``scale`` times a 0/1 value), else the sign-flip test ``null`` and its inversion."""
+    if scale is not None:
+        p, low, high, significant = tango_test(int(np.count_nonzero(q > 0)),
+                                               int(np.count_nonzero(q < 0)), q.size, alpha, interval)
+        return p, low * scale, high * scale, significant, "Tango score"
+    significant = abs(int(q.sum())) > null.accepted
+    low, high = ((x / GRID for x in sign_flip_interval(q, alpha, not significant, rng, draws))
+                 if interval else (math.nan, math.nan))
+    return null.p_value, low, high, significant, null.method
+
+
 def paired_test(
     metric: str,
     base: np.ndarray,
@@ -419,17 +598,24 @@ def paired_test(
     alpha: float = ALPHA,
     with_mdc: bool = True,
     ties: np.ndarray | None = None,
+    with_interval: bool = True,
 ) -> PairedTest:
     """Compare one metric on paired per-question values (same question order on both), a
     family of one (``holm`` corrects a family). ``with_mdc=False`` leaves ``mdc`` NaN: on
-    a binary metric it is the dear part (the exact power sum, about 0.1 s at 400 questions).
+    a binary metric it is the dear part (the exact power sum, about 0.1 s at 400 questions);
+    ``with_interval=False`` leaves the interval NaN (the gate's decisions never read it).
+
+    A metric that is 0 or one value ``c`` on every question of both runs (``share_scale``) gets
+    Tango's score test and interval (``tango_test``, the interval times ``c``), any other the
+    sign-flip test and its inversion
+    (``sign_flip``, ``sign_flip_interval``); ``p_drop`` is the exact one-sided sign-flip
+    test for a drop in either case (``drop_p``).
 
     ``ties``: a mask of the questions whose change the test counts as none, because the
     retriever alone moved their outcome between identical passes (``run --repeat``): what
     such a question did in this run could be its own noise. The means, ``delta``, ``lost``
-    and ``gained`` still count every question; the p-value, the decision and the band of
-    the interval (``delta`` plus or minus what the sign-flip test accepts as noise) come
-    from the others."""
+    and ``gained`` still count every question; the p-values, the decision and the interval
+    come from the others' changes (the interval is then around the change they made)."""
     base = np.asarray(base, dtype=np.float64)
     head = np.asarray(head, dtype=np.float64)
     if base.shape != head.shape or base.ndim != 1:
@@ -448,17 +634,18 @@ def paired_test(
     if ties is not None and ties.any():
         tied = int(np.count_nonzero(ties & (q != 0)))
         d, q = np.where(ties, 0.0, d), np.where(ties, 0, q)
-    tested = int(q.sum())
-    null = sign_flip(q, alpha, _stream(seed, metric), draws)
-    half = null.accepted / (GRID * n)
-    significant = abs(tested) > null.accepted
+    rng = _stream(seed, metric)
+    null = sign_flip(q, alpha, rng, draws)
+    binary = zero_one(metric, base, head)
+    p, low, high, significant, method = _row_test(q, share_scale(base, head), null, alpha, rng,
+                                                  draws, with_interval)
     return PairedTest(
         metric=metric, n=n, base_mean=float(base.mean()), head_mean=float(head.mean()),
-        delta=delta, ci_low=delta - half, ci_high=delta + half, p_value=null.p_value,
+        delta=delta, ci_low=low, ci_high=high, p_value=p,
         lost=lost, gained=gained,
-        mdc=mdc(d, head, zero_one(metric, base, head), alpha) if with_mdc else math.nan,
-        significant=significant, method=null.method, raw_significant=significant,
-        p_adjusted=null.p_value, ties=tied,
+        mdc=mdc(d, head, binary, alpha) if with_mdc else math.nan,
+        significant=significant, method=method, raw_significant=significant,
+        p_adjusted=p, ties=tied, p_drop=drop_p(q, null),
     )
 
 
@@ -503,12 +690,13 @@ def corrected(tests: dict, *, seed: int = SEED, alpha: float = ALPHA,
 def paired_tests(
     paired: dict[str, tuple[np.ndarray, np.ndarray]], *, seed: int = SEED,
     draws: int = DRAWS, alpha: float = ALPHA, with_mdc: bool = True,
-    ties: np.ndarray | None = None,
+    ties: np.ndarray | None = None, with_interval: bool = True,
 ) -> dict[str, PairedTest]:
     """``paired_test`` for each metric of ``{metric: (base_values, head_values)}``, the
     metrics one family (``corrected``). The MDC is computed once, at the family's level
-    (``with_mdc=False``: not at all); ``ties`` as in ``paired_test``."""
-    raw = {name: paired_test(name, b, h, seed=seed, draws=draws, alpha=alpha, with_mdc=False, ties=ties)
+    (``with_mdc=False``: not at all); ``ties`` and ``with_interval`` as in ``paired_test``."""
+    raw = {name: paired_test(name, b, h, seed=seed, draws=draws, alpha=alpha, with_mdc=False, ties=ties,
+                             with_interval=with_interval)
            for name, (b, h) in paired.items()}
     def tested(b, h):  # what the test sees: a tied question's head is its base
         return h if ties is None or not ties.any() else np.where(ties, b, h)

@@ -85,8 +85,9 @@ def headline(ctx: ReportContext) -> str:
     if tested:
         n = tested[0].test.n
         mdc = " · ".join(f"{metric(m.name)} {small(m.test.mdc)}" for m in tested)
-        out.append(f"<sub>Paired over {plural(n, 'shared question')} (sign-flip test, exact "
-                   f"McNemar for hit@k). {family_line(diff, len(tested))} Smallest change "
+        out.append(f"<sub>Paired over {plural(n, 'shared question')} (0/1 metrics such as "
+                   "hit@k: Tango's score test and interval; the others: the sign-flip test and "
+                   f"its inverted interval). {family_line(diff, len(tested))} Smallest change "
                    "this many questions detect (80% power after the correction; it depends on "
                    "how much the per-question differences spread, so it moves from one "
                    f"comparison to the next): {mdc}.</sub>")

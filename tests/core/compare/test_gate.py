@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from factories import artefact, spec
 from factories import ranked_with_gold_at as at
@@ -69,24 +71,32 @@ def test_significant_drop_beyond_max_drop_fails():
     assert len(r.failures[0].question_ids) == 12 and "significant" in r.failures[0].message
 
 
-def test_the_gate_uses_the_corrected_decision():
-    # 8 lost of 40: p = 2 / 2**8 = 0.0078 on its own, but each of the K > 6 metrics moves
-    # the same way, so Holm's smallest adjusted p is K * 0.0078 > 0.05: within noise
-    base, head = _regression(8, n=40)
+def test_max_drop_tests_the_promised_metric_one_sided_uncorrected_by_the_others():
+    # 5 lost of 40: the table's two-sided score test gives erfc(sqrt(5/2)) = 0.025 on its
+    # own, and Holm over the K > 6 metrics that all move with it puts it past 0.05, while
+    # the gate's exact one-sided test for a drop is 1 / 2**5 = 0.031, corrected by nothing
+    base, head = _regression(5, n=40)
     d = diff(base, head)
     t = d.metric("hit@5").test
-    assert t.p_value == 2 / 2**8 and t.raw_significant and t.family == len(d.metrics) > 6
-    assert t.p_adjusted == pytest.approx(min(1.0, t.family * 2 / 2**8)) and not t.significant
+    assert t.p_value == pytest.approx(math.erfc(math.sqrt(5 / 2))) and t.raw_significant
+    assert t.family == len(d.metrics) > 6 and not t.significant
+    assert t.p_drop == 1 / 2**5
     r = evaluate_gate(GatePolicy.from_mapping({"max_drop": {"hit@5": 0.05}}), d)
     o = _outcome(r, "max_drop", "hit@5")
-    assert r.passed and "within noise" in o.message and f"Holm over {t.family}" in o.message
+    assert not r.passed and o.status == "failed" and "a significant drop" in o.message
+    assert "exact one-sided McNemar test for a drop: p=0.031" in o.message and "Holm" not in o.message
+    # two max_drop rules are one family among themselves: Holm over the two, 2 / 2**5
+    r = evaluate_gate(GatePolicy.from_mapping({"max_drop": {"hit@5": 0.05, "mrr": 0.05}}), d)
+    o = _outcome(r, "max_drop", "hit@5")
+    assert r.passed and "Holm over the 2 max_drop metrics" in o.message and "p=0.062" in o.message
 
 
 def test_drop_within_noise_is_a_note_unless_regressions_always():
-    base, head = _regression(2, n=40)  # 2 lost: p = 0.5, within noise
+    base, head = _regression(2, n=40)  # 2 lost: one-sided p = 1/4
     r = _gate({"max_drop": {"hit@5": 0.01}}, base, head)
     o = _outcome(r, "max_drop", "hit@5")
-    assert r.passed and o.status == "passed" and "within noise" in o.message
+    assert r.passed and o.status == "passed" and "not a significant drop" in o.message
+    assert "p=0.250" in o.message
     r = _gate({"max_drop": {"hit@5": 0.01}, "regressions": "always"}, base, head)
     assert _rules(r) == ["max_drop"] and r.failures[0].question_ids == ("q00", "q01")
 

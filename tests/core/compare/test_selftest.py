@@ -1,62 +1,65 @@
-"""The selftest's simulation: injected changes do what they say, A/A without noise raises
-nothing, and the questions needed follow the MDC's equation."""
+"""The selftest's simulation: a push moves every gold chunk past k, no change without noise
+fails nothing, each configured rule is counted as the real gate decides it, and the
+questions needed follow the MDC's equation for the gate's one-sided test."""
 
 from __future__ import annotations
 
 import numpy as np
-from factories import default_metrics
+from factories import artefact, as_v2, spec
+from factories import ranked_with_gold_at as at
 
 from ci_eval.core.compare.gate_policy import GatePolicy
-from ci_eval.core.compare.selftest import _inject, questions_to_detect, selftest
+from ci_eval.core.compare.selftest import PUSHED, pushed_past, questions_to_detect, selftest
 from ci_eval.core.compare.stats import ALPHA, mdc
 from ci_eval.core.report.render_selftest import render_selftest
 
-METRICS = tuple(default_metrics(5))
+
+def test_a_push_moves_every_gold_chunk_to_just_past_k():
+    ids = [f"c{j}" for j in range(10)]
+    gold = {"c1": 1, "c6": 2, "c3": 0}  # c3 judged not relevant: it stays
+    out = pushed_past(ids, gold, 5, 1)
+    assert out[:5] == ["c0", "c2", "c3", "c4", "c5"] and out[5:7] == ["c1", "c6"]
+    assert sorted(out) == sorted(ids)
+    # fewer than k other results: the gold cannot sit past k, so it drops out
+    assert pushed_past(["g", "x", "y"], {"g": 1}, 5, 1) == ["x", "y"]
 
 
-def _gold_set(n: int):
-    rankings = [[f"c{i}-{j}" for j in range(15)] for i in range(n)]
-    golds = [{r[i % 3]: 1} for i, r in enumerate(rankings)]  # gold at rank 1, 2 or 3
-    return rankings, golds
+def _data(n: int, version: int = 1) -> dict:
+    runs = artefact([spec(f"q{i:02d}", ["g"], at(1 + i % 3)) for i in range(n)])
+    return as_v2(runs) if version == 2 else runs
 
 
-def test_each_injection_moves_the_gold_as_named():
-    ranking = [f"c{j}" for j in range(10)]
-    gold = {"c1": 1}
-    rng = np.random.default_rng(0)
-    assert _inject("gold pushed past k", ranking, gold, 5, rng).index("c1") == 5  # rank 6
-    assert "c1" not in _inject("gold deleted from the index", ranking, gold, 5, rng)
-    assert not set(_inject("re-chunk", ranking, gold, 5, rng)) & set(ranking)
-    shuffled = _inject("top k shuffled", ranking, gold, 5, rng)
-    assert sorted(shuffled[:5]) == ranking[:5] and shuffled[5:] == ranking[5:]
-    assert _inject("A/A", ranking, gold, 5, rng) == ranking
+def test_without_noise_nothing_fails_under_no_change_and_each_rule_is_counted():
+    policy = GatePolicy.from_mapping({"max_new_misses": 2, "min": {"hit@5": 0.9}})
+    for version in (1, 2):  # both artefact layouts are read
+        result = selftest(_data(20, version), policy, pairs=4)
+        rates = {r.label: r.rates for r in result.rules}
+        # 20 hits: n lost leave (20 - n) / 20, under 0.9 from n = 3; more than 2 lost from 3
+        expected = tuple(1.0 if p >= 3 else 0.0 for p in PUSHED)
+        assert rates == {"min hit@5": expected, "max_new_misses": expected}
+        assert result.gate == expected and result.questions == result.pushable == 20
+    text = render_selftest(result)
+    assert "| min hit@5" in text and "| the gate (any rule)" in text
 
 
-def test_without_noise_a_a_claims_nothing_and_deleting_all_gold_is_always_caught():
-    rankings, golds = _gold_set(20)
-    policy = GatePolicy.from_mapping({"max_drop": {"hit@5": 0.05}})
-    result = selftest(rankings, golds, METRICS, 5, policy, pairs=5, share=1.0, jitter=0.0)
-    rows = {r.scenario: r for r in result.rows}
-    assert (rows["A/A"].claims, rows["A/A"].gate) == (0.0, 0.0)
-    # every question loses its gold: hit@5 1 -> 0 on 20 questions, p = 2 / 2**20
-    for scenario in ("gold deleted from the index", "re-chunk", "gold pushed past k"):
-        assert rows[scenario].regressed == 1.0 and dict(rows[scenario].rules)["hit@5"] == 1.0
-    # the gold stays in the top 5 when only the top 5 is shuffled: hit@5 cannot fall
-    assert dict(rows["top k shuffled"].rules)["hit@5"] == 0.0
-    text = render_selftest(result, 5)
-    assert "| gold deleted from the index" in text and "max_drop hit@5 fails" in text
+def test_noise_without_a_rule_that_reads_it_changes_nothing_and_is_said():
+    policy = GatePolicy.from_mapping({"min": {"hit@15": 0.5}})
+    result = selftest(_data(12), policy, pairs=3, jitter=0.3)
+    # gold at rank 1 to 3 cannot leave the top 15 by swaps of neighbours, nor by a push
+    assert result.rules[0].rates == (0.0,) * len(PUSHED)
+    assert "swapped with probability 0.3" in render_selftest(result)
 
 
 def test_questions_to_detect_is_where_the_mdc_reaches_the_drop():
     rng = np.random.default_rng(4)
     deltas = rng.choice([-1.0, 0.0, 1.0], p=[0.05, 0.9, 0.05], size=400)
-    n = questions_to_detect(deltas, 0.05, binary=True, family=10)
+    n = questions_to_detect(deltas, 0.05, binary=True, family=2)
     v = float(np.mean(deltas ** 2))
 
-    def mdc_at(size):  # same per-question noise, ``size`` questions
+    def mdc_at(size):  # same per-question noise, ``size`` questions; one-sided at alpha / 2
         d = np.zeros(size)
         moved = int(round(v * size))
         d[:moved // 2], d[moved // 2:moved] = -1.0, 1.0
-        return mdc(d, np.ones(size), binary=True, alpha=ALPHA / 10)
+        return mdc(d, np.ones(size), binary=False, alpha=2 * ALPHA / 2)
 
     assert mdc_at(int(n * 1.05)) <= 0.05 <= mdc_at(int(n * 0.95))

@@ -72,49 +72,78 @@ def _hits(n: int, lost: int, gained: int):
     return base, head
 
 
+def _score_p(lost: int, gained: int) -> float:
+    """McNemar's score statistic against the normal, two-sided (Tango's test at zero)."""
+    return math.erfc(abs(gained - lost) / math.sqrt(lost + gained) / math.sqrt(2))
+
+
+def _lower_tail(lost: int, gained: int) -> float:
+    """The exact one-sided McNemar p for a drop: P(X >= lost), X ~ Binomial(lost + gained, 1/2)."""
+    n = lost + gained
+    return float(Fraction(sum(comb(n, i) for i in range(lost, n + 1)), 2 ** n))
+
+
 def test_a_constructed_regression_is_significant_and_the_interval_holds_the_delta():
     base, head = _hits(40, lost=10, gained=0)
     t = paired_test("hit@5", base, head)
     true_delta = -10 / 40
     assert t.delta == true_delta
-    assert t.ci_low <= true_delta <= t.ci_high < 0
-    assert t.p_value == 2 / 2 ** 10
+    assert -1 <= t.ci_low <= true_delta <= t.ci_high < 0
+    assert t.p_value == pytest.approx(_score_p(10, 0)) and t.method == "Tango score"
+    assert t.p_drop == 1 / 2 ** 10  # the gate's exact one-sided test
     assert t.significant and t.lost == 10 and t.gained == 0
 
 
 def test_a_balanced_change_is_within_noise():
     base, head = _hits(40, lost=3, gained=2)
     t = paired_test("hit@5", base, head)
-    assert t.p_value == pytest.approx(_two_sided(3, 2))
+    assert t.p_value == pytest.approx(_score_p(3, 2))
     assert not t.significant
     assert t.ci_low < 0 < t.ci_high
 
 
 @pytest.mark.parametrize("lost, gained", [(10, 2), (7, 4), (0, 6), (30, 50), (400, 330)])
-def test_for_hit_at_k_the_sign_flip_test_is_exact_mcnemar(lost, gained):
+def test_for_hit_at_k_the_row_is_tangos_score_test_and_the_drop_is_exact_mcnemar(lost, gained):
     base, head = _hits(lost + gained + 20, lost, gained)
     t = paired_test("hit@5", base, head)
-    assert t.method == "exact sign-flip"
-    assert t.p_value == pytest.approx(_two_sided(lost, gained), rel=1e-9)
+    assert t.method == "Tango score"
+    significant = abs(gained - lost) / math.sqrt(lost + gained) > Z_ALPHA
+    if significant:
+        assert t.p_value == pytest.approx(_score_p(lost, gained), rel=1e-9)
+    assert t.significant == significant
+    expected = _lower_tail(lost, gained) if lost > gained else 1.0
+    assert t.p_drop == pytest.approx(expected, rel=1e-9, abs=1e-300)
 
 
-def test_four_moved_of_a_hundred_are_never_significant():
+def test_four_moved_of_a_hundred_are_never_significant_by_the_sign_flip_test():
     # 100 questions at rank 1, 4 moved to rank 2: every sign pattern of the 4 moved
     # deltas is as likely under "no change"; the observed one and its mirror are the two
     # most extreme of 16, p = 2/16, whatever the metric's per-question values
     base, head = np.ones(100), np.ones(100)
     head[:4] = 0.5  # reciprocal rank 1 -> 1/2
-    for name in ("mrr", "ndcg@5", "map", "hit@5"):
+    for name in ("mrr", "ndcg@5", "map"):
         t = paired_test(name, base, head)
         assert t.p_value == 2 / 2 ** 4 and not t.significant
         assert t.ci_low < 0 <= t.ci_high
+        assert t.p_drop == 1 / 2 ** 4
 
 
 def test_three_moved_of_six_are_not_significant():
     base, head = np.ones(6), np.ones(6)
-    head[:3] = 0.0
+    head[:3] = 0.5
     t = paired_test("mrr", base, head)
     assert t.p_value == 2 / 2 ** 3 and not t.significant
+    assert -1 <= t.ci_low < 0 <= t.ci_high <= 1
+
+
+def test_six_questions_that_all_lose_their_gold_chunk_stay_inside_minus_one():
+    # the calibration case: hit@5 1.000 -> 0.000 on the documented minimum of 6 questions
+    base, head = np.ones(6), np.zeros(6)
+    t = paired_test("hit@5", base, head)
+    assert t.delta == -1.0 and t.ci_low == -1.0 and -1.0 < t.ci_high < 0
+    assert t.p_value == pytest.approx(_score_p(6, 0)) and t.significant
+    assert t.p_drop == 1 / 2 ** 6
+    assert ci_text(t).startswith("[-1.000, ")
 
 
 def test_a_decision_at_zero_is_integer_arithmetic():
@@ -127,8 +156,14 @@ def test_a_decision_at_zero_is_integer_arithmetic():
     r5 = paired_test("recall@5", base * 5, head * 5)
     assert int(on_grid(head - base).sum()) == -6 * GRID // 5  # (-8 + 2) questions x 0.2
     assert p5.delta == (-6 * GRID // 5) / (40 * GRID)
-    # the test is scale-free: precision@5 and recall@5 (five times the deltas) agree
-    assert p5.p_value == r5.p_value == _two_sided(8, 2)
+    # the test is scale-free: precision@5 (0 or 1/5) and recall@5 (0 or 1) are one share
+    assert p5.p_value == r5.p_value == pytest.approx(_score_p(8, 2))
+    assert p5.method == r5.method == "Tango score"
+    assert (p5.ci_low * 5, p5.ci_high * 5) == pytest.approx((r5.ci_low, r5.ci_high))
+    # graded values get the sign-flip test: 8 down by 0.2 and 2 up by 0.2 is McNemar's count
+    g = paired_test("ndcg@5", np.r_[np.full(8, 0.2), np.full(2, 0.1), np.full(30, 0.2)],
+                    np.r_[np.zeros(8), np.full(2, 0.3), np.full(30, 0.2)])
+    assert g.p_value == _two_sided(8, 2) and g.method == "exact sign-flip"
     assert not p5.significant and not r5.significant
     assert p5.ci_high >= 0 and r5.ci_high >= 0
     # deltas that cancel exactly are no change, though their float sum is 5.6e-17
@@ -188,22 +223,29 @@ def test_holm_by_hand():
 
 
 def test_a_family_is_corrected_and_keeps_the_raw_interval():
-    base, head = _hits(40, lost=8, gained=0)  # p = 2 / 2**8 for each of the three
+    base, head = _hits(40, lost=6, gained=0)  # score p = erfc(sqrt(3)) for each of the three
     raw = paired_test("hit@5", base, head)
     out = paired_tests({"hit@5": (base, head), "recall@5": (base, head), "mrr": (base, head)})
     t = out["hit@5"]
-    assert t.family == 3 and t.p_adjusted == pytest.approx(3 * 2 / 2 ** 8)
-    assert t.significant and t.raw_significant  # 0.023 < 0.05
+    assert t.family == 3 and t.p_adjusted == pytest.approx(3 * math.erfc(math.sqrt(3)))
+    assert t.significant and t.raw_significant  # 3 * 0.0143 = 0.043 < 0.05
     assert (t.ci_low, t.ci_high, t.p_value) == (raw.ci_low, raw.ci_high, raw.p_value)
     seven = paired_tests({f"m{i}": (base, head) for i in range(7)})
-    assert all(x.raw_significant and not x.significant for x in seven.values())  # 7 * 0.0078
+    assert all(x.raw_significant and not x.significant for x in seven.values())  # 7 * 0.0143
 
 
-def test_no_change_has_an_empty_interval_and_is_not_significant():
+def test_no_change_is_not_significant_and_its_interval_is_what_the_questions_allow():
+    # four unchanged questions: no sign pattern of four can reject (2/16), so every
+    # difference in [-1, 1] is kept; eight: every shift leaves eight deltas of one sign,
+    # 2/256, so only zero is
     v = np.array([1.0, 0.5, 0.0, 0.25])
     t = paired_test("mrr", v, v.copy())
-    assert (t.ci_low, t.ci_high, t.delta) == (0.0, 0.0, 0.0)
+    assert (t.ci_low, t.ci_high, t.delta) == (-1.0, 1.0, 0.0)
     assert not t.significant and t.p_value == 1.0
+    v = np.tile(v, 2)
+    t = paired_test("mrr", v, v.copy())
+    assert t.ci_low == pytest.approx(0.0, abs=1e-9) and t.ci_high == pytest.approx(0.0, abs=1e-9)
+    assert t.ci_low <= 0.0 <= t.ci_high and not t.significant and t.p_drop == 1.0
 
 
 def test_tests_are_deterministic_and_per_metric():
@@ -332,10 +374,45 @@ def test_tied_questions_count_in_the_means_but_not_in_the_test():
     assert (tied.base_mean, tied.head_mean, tied.delta, tied.lost, tied.gained) == (
         plain.base_mean, plain.head_mean, -10 / 12, 10, 0)
     assert tied.ties == 4 and plain.ties == 0
-    assert plain.p_value == mcnemar_exact(10, 0) and plain.significant
-    assert tied.p_value == mcnemar_exact(6, 0) and tied.p_value > plain.p_value
-    # The interval is centred on the real delta; its half-width is the tied test's band.
-    assert tied.ci_low + tied.ci_high == pytest.approx(2 * tied.delta)
+    assert plain.p_value == pytest.approx(_score_p(10, 0)) and plain.significant
+    assert tied.p_value == pytest.approx(_score_p(6, 0)) and tied.p_value > plain.p_value
+    assert (plain.p_drop, tied.p_drop) == (1 / 2 ** 10, 1 / 2 ** 6)
+    # The interval is the tested change's: the six lost of twelve that did not flap.
+    assert tied.ci_low < -6 / 12 < tied.ci_high < 0
     assert "ties" not in plain.as_dict() and tied.as_dict()["ties"] == 4
     family = paired_tests({"hit@1": (base, head)}, ties=ties)
     assert family["hit@1"].ties == 4 and family["hit@1"].p_value == tied.p_value
+
+
+def _pair(n: int, seed: int, binary: bool, moved: float, bias: float):
+    """``n`` paired values of one metric: a share ``moved`` of the questions change, going
+    down with probability ``bias``; 0/1 values, or rank values (reciprocal ranks and a
+    continuous score) in [0, 1]."""
+    rng = np.random.default_rng(seed)
+    change = rng.random(n) < moved
+    down = rng.random(n) < bias
+    if binary:
+        base = (rng.random(n) < 0.6).astype(float)
+        head = np.where(change, np.where(down, 0.0, 1.0), base)
+    else:
+        base = np.where(rng.random(n) < 0.5, 1.0 / rng.integers(1, 16, n), rng.random(n))
+        step = rng.random(n)
+        head = np.where(change, np.where(down, base * step, base + (1 - base) * step), base)
+    return base, head
+
+
+@settings(max_examples=150, deadline=None)
+@given(n=st.one_of(st.integers(6, 60), st.integers(61, 400), st.sampled_from([1_000, 5_000, 60_000])),
+       seed=st.integers(0, 2**32 - 1), binary=st.booleans(),
+       moved=st.sampled_from([0.0, 0.02, 0.1, 0.3, 1.0]), bias=st.sampled_from([0.0, 0.3, 0.5, 0.8, 1.0]))
+def test_every_interval_lies_in_the_metrics_range_and_agrees_with_its_p_value(n, seed, binary, moved, bias):
+    base, head = _pair(n, seed, binary, moved, bias)
+    name = "hit@5" if binary else "mrr"
+    t = paired_test(name, base, head, with_mdc=False)
+    assert t.method == ("Tango score" if binary else t.method) and (t.method == "Tango score") == binary
+    # a difference of two means of values in [0, 1] lies in [-1, 1]; so does every interval
+    assert -1.0 <= t.ci_low <= t.delta <= t.ci_high <= 1.0
+    # one procedure: zero is outside the interval exactly when p < alpha
+    assert (t.ci_low > 0 or t.ci_high < 0) == (t.p_value < ALPHA) == t.significant
+    # the gate's one-sided test: a p-value, 1 unless the metric fell
+    assert 0.0 <= t.p_drop <= 1.0 and (t.p_drop == 1.0 or t.delta < 0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 
 import pytest
@@ -506,11 +507,12 @@ def test_a_limit_below_the_report_s_fixed_parts_cuts_them_at_a_line_end():
 
 
 def test_a_raw_significant_change_lost_to_holm_says_so_beside_its_own_interval():
-    # 8 of 40 lose their gold: p = 2 / 2**8 on each metric's own test, but Holm over the
-    # ten metrics adjusts the smallest to 10 * 0.0078 > 0.05
+    # 6 of 40 lose their gold: p = erfc(sqrt(3)) = 0.014 on each metric's own score test
+    # (McNemar's statistic 6 / sqrt(6)), but Holm over the ten metrics adjusts the smallest
+    # to 10 * 0.014 > 0.05
     base = artefact([spec(f"q{i:02d}", ["g"], at(1)) for i in range(40)])
-    head = artefact([spec(f"q{i:02d}", ["g"], at(None if i < 8 else 1)) for i in range(40)])
+    head = artefact([spec(f"q{i:02d}", ["g"], at(None if i < 6 else 1)) for i in range(40)])
     text = build_report(base, head, policy_from({}), EXACT).markdown
     row = next(line for line in text.splitlines() if line.startswith("| hit@5 "))
-    assert "p=0.008" in row and "within noise after Holm" in row and "▼" not in row
+    assert f"p={math.erfc(math.sqrt(3)):.3f}" in row and "within noise after Holm" in row and "▼" not in row
     assert "Marks: Holm over the 10 metrics" in text
