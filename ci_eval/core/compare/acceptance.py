@@ -256,3 +256,51 @@ def merge_acceptances(old: Iterable[Acceptance], new: Iterable[Acceptance]) -> t
     by_question = {a.question: a for a in old}
     by_question.update((a.question, a) for a in new)
     return tuple(sorted(by_question.values(), key=lambda a: a.question))
+
+
+def accept_command(losses: Iterable[Loss], limit: int | None = None) -> str:
+    """The shell command that accepts ``losses`` exactly as this comparison saw them (each
+    ``--loss QUESTION CHUNK BASE_RANK HEAD_RANK``, ``-`` for a chunk gone from the ranking),
+    so it needs no artefact where it is run; the reason is for the person to write. Up to
+    ``limit`` losses (None: all)."""
+    import shlex
+
+    shown = list(losses)[:limit] if limit is not None else list(losses)
+    parts = ["ci-eval accept --reason 'why this change is intended'"]
+    for x in shown:
+        head = str(x.head_rank) if x.head_rank is not None else "-"
+        parts.append(f"--loss {shlex.quote(x.question)} {shlex.quote(x.chunk)} {x.base_rank} {head}")
+    return " ".join(parts)
+
+
+def chosen(losses: Iterable[Loss], questions: Iterable[str], every: bool, reason: str) -> tuple[Acceptance, ...]:
+    """The acceptances `ci-eval accept` writes: each named question's loss in this
+    comparison (``every``: all of them), with ``reason``. A named question that lost
+    nothing here is refused with the ones that did, so a typo cannot accept nothing."""
+    from ci_eval.errors import UsageError
+
+    by_question = {x.question: x for x in losses}
+    names = list(dict.fromkeys(questions))
+    missing = [q for q in names if q not in by_question]
+    if missing:
+        lost = ", ".join(sorted(by_question)) or "none"
+        raise UsageError(f"{', '.join(missing)}: lost nothing in this comparison (the losses: {lost})")
+    picked = sorted(by_question) if every else names
+    return tuple(Acceptance(*by_question[q].key, reason) for q in picked)
+
+
+def given_loss(values: list[str]) -> Loss:
+    """``--loss QUESTION CHUNK BASE_RANK HEAD_RANK`` (``-``: gone from the head's ranking)."""
+    from ci_eval.errors import UsageError
+
+    question, chunk, base, head = values
+    def rank(text: str, allow_gone: bool) -> int | None:
+        if allow_gone and text == "-":
+            return None
+        if not text.isdigit() or int(text) < 1:
+            raise UsageError(f"--loss {' '.join(values)}: a rank is a whole number from 1"
+                             + (" (or - for gone)" if allow_gone else "") + f", got {text!r}")
+        return int(text)
+    if not question.strip() or not chunk.strip():
+        raise UsageError(f"--loss {' '.join(values)}: the question and the chunk must not be empty")
+    return Loss(question, chunk, rank(base, False), rank(head, True))
