@@ -304,3 +304,25 @@ def given_loss(values: list[str]) -> Loss:
     if not question.strip() or not chunk.strip():
         raise UsageError(f"--loss {' '.join(values)}: the question and the chunk must not be empty")
     return Loss(question, chunk, rank(base, False), rank(head, True))
+
+
+def matching_nothing(entries: Iterable[Acceptance], gold: Mapping[str, Iterable[str]],
+                     base=None) -> list[tuple[Acceptance, str]]:
+    """The acceptances that can no longer match a loss, each with why: its question left
+    the gold set, its chunk is no longer that question's gold, or (``base``: the base
+    branch's questions by id, ``.get(id)`` -> QuestionResult) the base no longer has the chunk at the rank the loss
+    started from: the change it accepted is merged, and the entry has done its work."""
+    out = []
+    for a in entries:
+        if a.question not in gold:
+            out.append((a, "the question is not in the gold set any more"))
+        elif a.chunk not in set(gold[a.question]):
+            out.append((a, f"{a.chunk} is no longer a gold chunk of the question"))
+        elif base is not None:
+            q = base.get(a.question)
+            rank = next((g.rank for g in q.gold_ranks if g.id == a.chunk), None) if q is not None else None
+            if rank != a.base_rank:
+                where = f"rank {rank}" if rank is not None else "not retrieved"
+                out.append((a, f"the base has {a.chunk} at {where}, not rank {a.base_rank}: "
+                               "the change is merged, remove the entry"))
+    return out
