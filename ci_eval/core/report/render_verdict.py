@@ -27,18 +27,19 @@ def headline_metric(diff: Diff) -> MetricChange | None:
 
 
 def _where(questions: Changes) -> str:
-    """Where the lost questions are: each of up to three named, else the commonest tags (read
-    from the columns: no change is built)."""
+    """Which questions were lost: each of up to three named with its tags, else the first
+    five named and the commonest tags (read from the columns: no change is built)."""
     if len(questions) <= 3:
         return ": " + ", ".join(
             code_span(qid, 40, in_table=False)
             + (f" ({', '.join(escape_md(t, 30) for t in tags[:2])})" if tags else "")
             for qid, tags in zip(questions.ids(), questions.tags()))
+    named = ": " + ids(questions.ids(), 5)
     tags = Counter(t for q_tags in questions.tags() for t in set(q_tags))
     if tags:
         top = sorted(tags.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
-        return "; by tag: " + ", ".join(f"{escape_md(t, 30)} {n}" for t, n in top)
-    return ": " + ids(questions.ids(), 3)
+        return named + "; by tag: " + ", ".join(f"{escape_md(t, 30)} {n}" for t, n in top)
+    return named
 
 
 def lost_questions(diff: Diff) -> Changes:
