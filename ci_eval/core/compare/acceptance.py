@@ -322,7 +322,7 @@ def matching_nothing(entries: Iterable[Acceptance], gold: Mapping[str, Iterable[
             q = base.get(a.question)
             rank = next((g.rank for g in q.gold_ranks if g.id == a.chunk), None) if q is not None else None
             if rank != a.base_rank:
-                where = f"rank {rank}" if rank is not None else "not retrieved"
-                out.append((a, f"the base has {a.chunk} at {where}, not rank {a.base_rank}: "
+                where = f"at rank {rank}" if rank is not None else "nowhere in its ranking"
+                out.append((a, f"the base has {a.chunk} {where}, not at rank {a.base_rank}: "
                                "the change is merged, remove the entry"))
     return out

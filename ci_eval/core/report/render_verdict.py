@@ -163,10 +163,14 @@ def _lost_facts(ctx: ReportContext) -> str:
     head = f"{plural(n, 'question')} lost {'its' if n == 1 else 'their'} gold chunk at k={diff.k}"
     if found is None or not found.excused:
         return head + _where(lost)
-    accepted = [e.loss.question for e in found.accepted]
-    flapping = [e.loss.question for e in found.flapping]
-    excused = set(accepted) | set(flapping)
-    rest = [qid for qid in lost.ids() if qid not in excused]
+    # each group in the list's order: most severe first
+    order = list(lost.ids())
+    on_list = set(order)
+    accepted_ids = {e.loss.question for e in found.accepted}
+    flapping_ids = {e.loss.question for e in found.flapping}
+    accepted = [q for q in order if q in accepted_ids] + sorted(accepted_ids - on_list)
+    flapping = [q for q in order if q in flapping_ids] + sorted(flapping_ids - on_list)
+    rest = [qid for qid in order if qid not in accepted_ids | flapping_ids]
     if not rest:
         every = "" if n == 1 else ("both " if n == 2 else "all ")
         parts = [_group(f"{every}accepted: " if not flapping else "accepted: ", accepted),

@@ -259,4 +259,4 @@ def test_acceptances_that_match_nothing_are_named_with_why():
     base = {"q2": Q({"c": 8}), "q3": Q({"c": 2})}  # q2 merged (the base has it at 8 now)
     named = matching_nothing(entries, gold, base)
     assert [a.question for a, _ in named] == ["gone", "q1", "q2"]
-    assert "the base has c at rank 8, not rank 1" in named[2][1]
+    assert "the base has c at rank 8, not at rank 1" in named[2][1]
