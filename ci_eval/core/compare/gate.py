@@ -27,7 +27,9 @@ The relative rules (``max_drop``, ``lost_gold``, ``max_rank_drop``, ``max_new_mi
 ``protected``, ``abstention``) are not applicable
 without a baseline (a first run: floors and errors still apply). With a baseline but no
 comparison possible (too few shared questions, ``Diff.no_comparison``) they fail closed:
-a gate that cannot compare must not pass as if nothing changed. Questions whose gold went
+a gate that cannot compare must not pass as if nothing changed; the per-question rules fail
+closed only when not one question could be compared (they judge each question on its own,
+so the paired tests' minimum does not bind them). Questions whose gold went
 stale are kept out of the comparison; only ``max_stale`` counts them. A question on which
 the retriever failed fails the gate.
 """
@@ -309,9 +311,10 @@ def per_question_rules(policy: GatePolicy, diff: Diff, accepted: Accepted | None
     if not policy.per_question:
         return [], None
     rules = [r for r, on in (("lost_gold", policy.lost_gold), ("max_rank_drop", policy.max_rank_drop is not None)) if on]
-    blocked = [_relative_blocked(r, diff) for r in rules]
-    if any(blocked):
-        return [b for b in blocked if b], None
+    # A loss is a fact about one question: the rules need no minimum number of compared
+    # questions (MIN_SHARED is the paired tests'), only one question to compare.
+    if not diff.has_base or not diff.compared:
+        return [_relative_blocked(r, diff) for r in rules], None
     accepted = accepted or Accepted()
     flaps = flapping_on_base(diff, recent)
     out, failing, excused, seen = [], [], [], []

@@ -104,7 +104,9 @@ def _more_failed(n: int) -> str:
 def _no_comparison(ctx: ReportContext) -> str:
     diff, gate = ctx.diff, ctx.gate
     reason = escape_md(diff.no_comparison, 300)
-    blocked = [f for f in gate.failures if f.rule in RELATIVE_RULES]
+    blocked = [f for f in gate.failures if f.rule in RELATIVE_RULES and f.rule not in _PER_QUESTION]
+    if gate.per_question is not None:  # the compared questions were judged one by one
+        return _few_compared(ctx, reason, blocked)
     if blocked:
         names = ", ".join(dict.fromkeys(f"{f.rule} {metric(f.subject)}".strip() for f in blocked))
         rest = len(gate.failures) - len(blocked)
@@ -115,6 +117,21 @@ def _no_comparison(ctx: ReportContext) -> str:
                 f"{escape_md(gate.failures[0].message, 200)}{_more_failed(len(gate.failures) - 1)}.")
     return (f"⚠️ No comparison possible: {reason}; no relative rule is configured, and the "
             "floors and errors pass.")
+
+
+def _few_compared(ctx: ReportContext, reason: str, blocked: list) -> str:
+    """Too few compared questions for the paired tests, judged one by one all the same: the
+    facts, then why the means were not compared and what could not be checked for it."""
+    gate = ctx.gate
+    facts = _facts(ctx)
+    found = gate.per_question
+    icon = "❌" if gate.failures else ("⚠️" if found.failing or ctx.diff.lost > len(found.excused) else "✅")
+    names = ", ".join(dict.fromkeys(f"{f.rule} {metric(f.subject)}".strip() for f in blocked))
+    cannot = f"; so {names} cannot be checked (fail closed)" if names else ""
+    own = [f for f in gate.failures if f.rule in _PER_QUESTION]
+    counted = (f" Gate failed on {' and '.join(dict.fromkeys(f.rule for f in own))}." if own else "")
+    return (f"{icon} {facts[0].upper()}{facts[1:]}{_aside(ctx.diff)}. The means were not compared: "
+            f"{reason}{cannot}.{counted}")
 
 
 def _failed(ctx: ReportContext) -> str:
@@ -196,6 +213,8 @@ def _facts(ctx: ReportContext) -> str:
         return lost
     if gained:
         return f"{gain}: {ids(gained, 3)}; none lost"
+    if not diff.moved:
+        return f"every one of the {plural(len(diff.compared), 'compared question')} is as before"
     return (f"no question lost or gained its gold chunk at k={diff.k}; "
             f"{plural(diff.moved, 'question')} moved within {'its' if diff.moved == 1 else 'their'} ranking")
 
@@ -227,49 +246,59 @@ def _meaning(ctx: ReportContext) -> str:
             f"{'; ' + stat if stat else ''}): on {plural(n, 'question')}, {said}.")
 
 
-def _other_failure(ctx: ReportContext) -> str:
-    """The first failed rule the facts do not already say, as a short clause."""
-    diff = ctx.diff
-    failures = [f for f in ctx.gate.failures if f.rule != "lost_gold"]
-    if not failures:
-        return ""
+_PER_QUESTION = ("lost_gold", "max_rank_drop")
+
+
+def _failure_clause(ctx: ReportContext) -> str:
+    """Which rule failed, after the facts and the metric: the per-question rules first (the
+    facts said what they count), else the most telling other rule, and how many more."""
+    diff, failures = ctx.diff, ctx.gate.failures
+    more = _more_failed(len(failures) - 1)
+    own = [f for f in failures if f.rule in _PER_QUESTION]
+    if own:
+        n = sum(len(f.question_ids) for f in own)
+        rules = " and ".join(dict.fromkeys(f.rule for f in own))
+        return (f" Gate failed on {rules}: {plural(n, 'loss', 'losses')} neither accepted nor flapping "
+                f"on the base{more}.")
     prefer = {f"hit@{diff.k}": 0, "mrr": 1}
     f = sorted(failures, key=lambda x: prefer.get(x.subject, 2))[0]
-    more = _more_failed(len(failures) - 1)
     if f.rule == "min" and f.threshold is not None and f.value is not None:
         return (f" Gate failed: {metric(f.subject)} is {f3(f.value)}, below the floor {f3(f.threshold)}"
                 f"{partly_stale_clause(diff, f.subject, f.threshold)}{more}.")
     if f.rule == "max_drop":
         m = diff.metric(f.subject)
-        return f" Gate failed: max_drop on {metric(f.subject)} ({_moved(m, 'fell')}){more}."
+        return f" Gate failed on max_drop: {_moved(m, 'fell')}{more}."
     if f.rule == "protected":
         return (f" Gate failed: {plural(len(f.question_ids), 'protected question')} not a hit at "
                 f"k={diff.k}: {ids(f.question_ids, 3)}{more}.")
-    return f" Gate failed: {f.rule}: {escape_md(f.message, 200)}{more}."
+    return f" Gate failed on {f.rule}: {escape_md(f.message, 200)}{more}."
 
 
 def _compared(ctx: ReportContext) -> str:
-    """The verdict of a comparison: the facts first, then what the promised metric says."""
+    """The verdict of a comparison: the facts first, then what the promised metric says,
+    then, when the gate failed, which rule."""
     diff, gate = ctx.diff, ctx.gate
     aside = _aside(diff)
-    if not diff.moved and not any(x.moved for x in diff.metrics) and gate.passed:
+    nothing_moved = not diff.moved and not any(x.moved for x in diff.metrics)
+    if nothing_moved and not gate.passed:
+        return _failed(ctx)  # no fact to tell: the failed rule is the news
+    if nothing_moved:
         m = headline_metric(diff)
         what = f" ({metric(m.name)} {f3(m.head)})" if m and m.head is not None else ""
         return (f"✅ No change: every metric of all "
                 f"{plural(len(diff.compared), 'compared question')} is as before{what}{aside}.")
     facts = _facts(ctx)
-    facts = facts[0].upper() + facts[1:]
     found = gate.per_question
-    counted = lost_questions(diff) and (found is None or found.failing or len(found.excused) < diff.lost)
+    counted = bool(diff.lost) and (found is None or bool(found.failing) or len(found.excused) < diff.lost)
     if not gate.passed:
-        lead = "❌ "
+        lead = "❌ " + facts[0].upper() + facts[1:]
     elif counted:
-        lead = "⚠️ Gate passed, but: "
+        lead = "⚠️ Gate passed, but " + facts
     elif _gained_ids(diff) and not diff.lost:
-        lead = "✅ Retrieval improved: "
+        lead = "✅ Retrieval improved: " + facts
     else:
-        lead = "✅ "
-    return f"{lead}{facts}{aside}.{_meaning(ctx)}{_other_failure(ctx) if not gate.passed else ''}"
+        lead = "✅ " + facts[0].upper() + facts[1:]
+    return f"{lead}{aside}.{_meaning(ctx)}{_failure_clause(ctx) if not gate.passed else ''}"
 
 
 def verdict(ctx: ReportContext) -> str:

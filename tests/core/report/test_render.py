@@ -242,7 +242,7 @@ def test_within_noise_passes_but_the_headline_says_what_was_lost_and_gained():
     verdict = r.markdown.splitlines()[1]
     assert r.passed and "within noise" in r.markdown  # the table still says it
     # case_within_noise: q-000 and q-003 leave the top 5, q-005 enters it
-    assert verdict.startswith("### ⚠️ Gate passed, but: 2 questions lost their gold chunk at k=5: "
+    assert verdict.startswith("### ⚠️ Gate passed, but 2 questions lost their gold chunk at k=5: "
                               "`q-003` (security), `q-000` (how-to); 1 gained: `q-005`")
     assert "No significant change" not in verdict and "within noise" not in verdict
 
