@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ci_eval.core.compare.acceptance import Accepted, Acceptance, acceptances_toml, parse_acceptances
+from ci_eval.core.compare.acceptance import Acceptance, Accepted, acceptances_toml, parse_acceptances
 
 
 def read_acceptances(path: str | os.PathLike | None, label: str | None = None) -> Accepted:
@@ -39,9 +39,9 @@ class AcceptRequest:
 
 def _where(request: AcceptRequest):
     """The acceptance file and the gate policy (whose max_rank_drop says which falls count)."""
+    from ci_eval.core.compare.gate_policy import GatePolicy
     from ci_eval.errors import UsageError
     from ci_eval.inputs.loaders import discover_config, load_config
-    from ci_eval.core.compare.gate_policy import GatePolicy
 
     path = request.config or discover_config(".")
     config = load_config(path) if path is not None else None

@@ -40,8 +40,8 @@ from dataclasses import dataclass
 
 from ci_eval.core.compare.abstention import abstention_changes
 from ci_eval.core.compare.acceptance import (
-    Accepted,
     Acceptance,
+    Accepted,
     Excused,
     Loss,
     fell_by_more,

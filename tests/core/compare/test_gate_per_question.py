@@ -12,8 +12,8 @@ from factories import ranked_with_gold_at as at
 
 from ci_eval.core.compare.acceptance import (
     ACCEPT_LABEL,
-    Accepted,
     Acceptance,
+    Accepted,
     acceptances_toml,
     matching_nothing,
     merge_acceptances,
@@ -153,9 +153,13 @@ def test_max_rank_drop_is_off_by_default_and_counts_places_when_on():
 def test_without_a_baseline_the_rule_does_not_apply_and_without_a_comparison_it_fails_closed():
     r = _gate(None, None, _run(HEAD))
     assert _outcome(r, "lost_gold").status == "not applicable" and r.passed
+    # three compared questions are too few for the paired tests, not for a fact about one
     few = {f"q{i}": 1 for i in range(3)}
-    closed = _gate(None, _run(few), _run(few))
-    assert _outcome(closed, "lost_gold").failed
+    small = _gate(None, _run(few), _run({**few, "q1": None}))
+    assert _outcome(small, "lost_gold").question_ids == ("q1",)
+    # not one question in common: nothing can be judged, so the rule fails closed
+    closed = _gate(None, _run(few), _run({f"other{i}": 1 for i in range(3)}))
+    assert _outcome(closed, "lost_gold").failed and "no comparison possible" in _outcome(closed, "lost_gold").message
 
 
 # -- under no change ---------------------------------------------------------------------------
