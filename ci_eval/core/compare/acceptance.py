@@ -25,9 +25,12 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ci_eval.core.compare.recent_runs import RecentRuns, trail
 from ci_eval.errors import InputError, InputErrors
+
+if TYPE_CHECKING:  # `check` reads the acceptance file without numpy, which recent_runs brings
+    from ci_eval.core.compare.recent_runs import RecentRuns
 
 # The pull request label meaning "this PR's retrieval changes are intended": every
 # per-question loss counts as accepted. Read from the pull request as GitHub reports it
@@ -131,6 +134,8 @@ def flapping_on_base(diff, recent: RecentRuns | None) -> dict[str, str]:
     """Question id -> how the base side shows it flapping: the base run's ``--repeat``
     record (its outcome changed between identical passes) or the base branch's recent runs
     at the same k (``recent_runs.trail``)."""
+    from ci_eval.core.compare.recent_runs import trail
+
     out: dict[str, str] = {}
     repeat = diff.base_info.repeat if diff.base_info is not None else None
     if repeat is not None:

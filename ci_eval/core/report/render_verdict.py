@@ -46,10 +46,6 @@ def lost_questions(diff: Diff) -> Changes:
     return diff.lost_changes
 
 
-def _gained(diff: Diff) -> int:
-    return sum(1 for kind in diff.improvements.kinds() if kind == "gained")
-
-
 def _lost_clause(diff: Diff) -> str:
     lost = lost_questions(diff)
     if not lost:
