@@ -236,8 +236,9 @@ def _meaning(ctx: ReportContext) -> str:
         return f" {metric(m.name)} held at {f3(m.head)} over the {plural(n, 'compared question')}."
     stat = test_text(m.test)
     verb = "rose" if m.delta > 0 else "fell"
-    said = ("likely to hold on questions the gold set does not have" if m.test.significant
-            else "too few to say whether that holds on questions the gold set does not have")
+    said = ("more than chance explains, so it should carry over to questions the gold set does not have"
+            if m.test.significant else
+            "chance could explain it, so it may not carry over to questions the gold set does not have")
     return (f" {metric(m.name)} {verb} {f3(m.base)} → {f3(m.head)} ({signed(m.delta)}"
             f"{'; ' + stat if stat else ''}): on {plural(n, 'question')}, {said}.")
 
