@@ -62,7 +62,9 @@ NO_CONFIG = "the default rule (no config found)"
 def run(args) -> int:
     import sys
 
-    from ci_eval.errors import EXIT_GATE_FAILED, EXIT_OK, UsageError
+    import os
+
+    from ci_eval.errors import EXIT_GATE_FAILED, EXIT_OK, InputError, UsageError
     from ci_eval.inputs.collector import collections_spaced
     from ci_eval.inputs.paired_read import read_pair
     from ci_eval.report import BaselineInfo, build_report, policy_from
@@ -74,6 +76,8 @@ def run(args) -> int:
         raise UsageError("give BASE and HEAD, or --no-base HEAD (see 'ci-eval compare --help')")
     gate, gate_path, source, accepted_path = _gate_table(args)
     policy = policy_from(gate, args.min, args.max_drop)
+    if args.accepted and not os.path.isfile(args.accepted):  # asked for by name: never ignored
+        raise InputError("acceptance file not found", args.accepted)
     accepted = _accepted(args.accepted or accepted_path, policy)
     # the base, then the head sharing its id strings (inputs/paired_read.py)
     base, head = read_pair(None if args.no_base else paths[0], paths[-1])

@@ -136,9 +136,8 @@ def test_accepted_the_same_pr_passes_and_the_comment_shows_them_with_the_reason(
     assert cells(accepted, LOST[1]) == [f"`{LOST[1]}`", f"`kb/{LOST[1]}`", "1 → —", reason]
 
     # the command the failing comment printed, run as printed, writes the same entries
-    failing = cli("compare", "base.json", "head.json", "--no-config", "--accepted", "none.toml", cwd=two_lost)
-    printed = re.search(r"```sh\n(ci-eval accept .*)\n```", failing.stdout)
-    assert printed is None  # --no-config: no per-question rule, no command
+    missing = cli("compare", "base.json", "head.json", "--accepted", "none.toml", cwd=two_lost)
+    assert missing.returncode == 2 and "none.toml: acceptance file not found" in missing.stderr
     failing = cli("compare", "base.json", "head.json", cwd=two_lost)
     printed = re.search(r"```sh\n(ci-eval accept .*)\n```", failing.stdout).group(1)
     argv = shlex.split(printed.replace("why this change is intended", reason))[1:]
