@@ -60,9 +60,8 @@ NO_CONFIG = "the default rule (no config found)"
 
 
 def run(args) -> int:
-    import sys
-
     import os
+    import sys
 
     from ci_eval.errors import EXIT_GATE_FAILED, EXIT_OK, InputError, UsageError
     from ci_eval.inputs.collector import collections_spaced
