@@ -113,8 +113,10 @@ def _retriever_ready(config) -> None:
         read_run_file(r.path, r.format, r.path)
 
 
-def check(config_path, say=print) -> int:
-    """`ci-eval check`: 0 all good, 1 stale gold ids, raises InputErrors (exit 2)."""
+def check(config_path, say=print, base_path: str | None = None) -> int:
+    """`ci-eval check`: 0 all good, 1 stale gold ids or acceptances that match nothing,
+    raises InputErrors (exit 2). ``base_path``: the base branch's run artefact, against
+    which the acceptances are checked too."""
     from ci_eval.inputs.loaders import load_answers, load_config, load_gold_set, load_manifest
 
     config = load_config(config_path)
@@ -131,9 +133,40 @@ def check(config_path, say=print) -> int:
         gold = _collect(problems, lambda: resolved_gold(config, gold, manifest))
     if config.answers and gold is not None:
         _collect(problems, lambda: load_answers(config.answers, {q.id for q in gold.questions}))
+    accepted = _collect(problems, lambda: _read_accepted(config))
     if problems:
         raise InputErrors(problems)
-    return _report(config, gold, manifest, say)
+    code = _report(config, gold, manifest, say)
+    return max(code, _report_accepted(accepted, gold, base_path, say))
+
+
+def _read_accepted(config):
+    from ci_eval.inputs.acceptances import read_acceptances
+
+    return read_acceptances(config.accepted_path)
+
+
+def _report_accepted(accepted, gold, base_path: str | None, say) -> int:
+    """The acceptance file's entries that can no longer match a loss (1), if any."""
+    from ci_eval.core.compare.acceptance import matching_nothing
+
+    if accepted is None or not accepted.entries:
+        return 0
+    base = None
+    if base_path is not None:
+        from ci_eval.core.artefact.question_columns import ById
+        from ci_eval.inputs.artefact_file import read_run
+
+        base = ById(read_run(base_path).questions)
+    stale = matching_nothing(accepted.entries, {q.id: [g for g, _ in q.gold] for q in gold.questions}, base)
+    for a, why in stale:
+        say(f"{accepted.source}: acceptance of {a.question!r} matches nothing: {why}")
+    if stale:
+        say(f"{len(stale)} of {len(accepted.entries)} acceptance(s) match nothing: remove them from {accepted.source}")
+        return 1
+    against = " against the base" if base is not None else ""
+    say(f"{accepted.source}: ok ({len(accepted.entries)} acceptance(s), each still names a gold chunk{against})")
+    return 0
 
 
 def _report(config, gold, manifest, say) -> int:

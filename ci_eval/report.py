@@ -99,19 +99,22 @@ class Report:
 
 def policy_from(gate: dict | None, mins: list[str] | None = None,
                 max_drops: list[str] | None = None) -> GatePolicy:
-    """The gate policy of a config's ``[gate]`` table, with CLI overrides on top."""
-    return merge_overrides(GatePolicy.from_mapping(gate or {}), mins or [], max_drops or [])
+    """The gate policy of a config's ``[gate]`` table, with CLI overrides on top; ``None``
+    (no table) is the default gate (gate_policy.DEFAULT_GATE)."""
+    return merge_overrides(GatePolicy.from_mapping(gate), mins or [], max_drops or [])
 
 
 def build_report(base: dict | Artefact | None, head: dict | Artefact, policy: GatePolicy,
                  baseline_info: BaselineInfo | None = None, *, marker_suffix: str = "",
                  title: str = "", budget: int | None = DEFAULT_BUDGET,
                  gate_source: str = "", gate_path: str | None = None, recent=None,
-                 base_branch: str = "") -> Report:
+                 base_branch: str = "", accepted=None) -> Report:
     """Diff, significance, gate and every rendering of one comparison. A dict is read by
     ``read_artefact``; the base keeps as many top results as the head's k (judged@k).
     ``recent``: the base branch's recent runs question by question (core/compare/recent_runs.py),
-    named ``base_branch`` in the comment."""
+    named ``base_branch`` in the comment; with the base's ``--repeat`` record it says which
+    questions flap. ``accepted``: the committed acceptances and the PR's label
+    (core/compare/acceptance.Accepted)."""
     from ci_eval.core.artefact.artefact import read_artefact
     from ci_eval.core.compare.diff import diff as compute_diff
     from ci_eval.core.compare.judged import judged_report
@@ -121,7 +124,7 @@ def build_report(base: dict | Artefact | None, head: dict | Artefact, policy: Ga
     d = compute_diff(base_run, head_run)
     if baseline_info is None:
         baseline_info = BaselineInfo(kind="file" if base is not None else "none")
-    ctx = ReportContext(d, evaluate_gate(policy, d), baseline_info, marker_suffix, title,
+    ctx = ReportContext(d, evaluate_gate(policy, d, accepted, recent), baseline_info, marker_suffix, title,
                         judged_report(base_run, head_run, d.regressions.ids()),
                         gate_source, gate_path, recent=recent, base_branch=base_branch)
     return Report(context=ctx, head=head_run, budget=budget)

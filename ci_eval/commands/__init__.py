@@ -3,5 +3,5 @@ and sets ``func`` to a ``run(args) -> int``. The modules stay thin: load through
 call the core, write through adapters."""
 
 # The order is the order of ``ci-eval --help``.
-COMMANDS = ["demo", "init", "run", "check", "merge", "compare", "sweep", "history", "selftest", "evaluate", "action", "metrics",
+COMMANDS = ["demo", "init", "run", "check", "merge", "compare", "accept", "sweep", "history", "selftest", "evaluate", "action", "metrics",
             "label", "gold"]

@@ -8,14 +8,19 @@ ids and tag_min tags in the gold set), the gold set, the answers file, the index
 the retriever itself (the python target imports, the command is found, the run file
 parses; a langchain, llamaindex or haystack target is imported and built as `run` builds
 it, a missing framework named with its pip install line, and params the object would not
-receive refused). Lists gold ids missing from the index (stale). Suits a pre-commit hook.
+receive refused). Lists gold ids missing from the index (stale), and acceptances that match
+nothing any more: their question or chunk left the gold set, or (with --base, the base
+branch's run artefact) the base no longer has the chunk where the accepted loss started,
+because the change is merged. Suits a pre-commit hook.
 
 The config is found as `run` finds it: ci-eval.toml, else [tool.ci-eval] in
 pyproject.toml, in the current folder and then its parents up to the repository root.
 
-example:
+examples:
   ci-eval check --config ci-eval.toml
-exit codes: 0 all good; 1 stale gold ids found; 2 bad input (each problem on its own line)."""
+  ci-eval check --base main-run.json
+exit codes: 0 all good; 1 stale gold ids or acceptances that match nothing; 2 bad input
+(each problem on its own line)."""
 
 
 def register(sub) -> None:
@@ -25,10 +30,12 @@ def register(sub) -> None:
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", metavar="FILE",
                    help="ci-eval.toml or pyproject.toml (default: found in . or its parents)")
+    p.add_argument("--base", metavar="ARTEFACT",
+                   help="the base branch's run artefact: name the acceptances whose loss it no longer starts from")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from ci_eval.preflight import check
 
-    return check(args.config)
+    return check(args.config, base_path=args.base)

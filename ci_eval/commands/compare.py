@@ -7,9 +7,13 @@ the change is significant, which questions regressed and where their gold chunk 
 gold, the cutoff on unanswerable questions, gold-set edits. Prints the report and applies
 the gate: the [gate] table of the project's config (ci-eval.toml, else [tool.ci-eval] in
 pyproject.toml, found in this folder or the nearest parent, as `run` finds it), with the
---min / --max-drop flags on top. With no config found the gate is the flags alone, and the
-report says so. When base and head share too few questions to compare, the report says
-"no comparison possible" and why, and the relative rules fail.
+--min / --max-drop flags on top. A config without a [gate] table, or no config found, gets
+the default gate: every question that loses its gold chunk from the top k fails, unless the
+base's --repeat record shows it flapping or the loss is accepted (`ci-eval accept`, whose
+file is read from the config's [gate] accepted, else accepted.toml beside the gold set, or
+--accepted). --no-config leaves the flags alone. When base and head share too few
+questions to compare, the report says "no comparison possible" and why, and the relative
+rules fail.
 
 examples:
   ci-eval compare base.json head.json
@@ -34,7 +38,10 @@ def register(sub) -> None:
                    help="take the gate from this config's [gate] table instead of the one "
                    "found from the current folder")
     p.add_argument("--no-config", action="store_true",
-                   help="use no config at all: the gate is the --min / --max-drop flags alone")
+                   help="use no config and no default rule: the gate is the --min / --max-drop flags alone")
+    p.add_argument("--accepted", metavar="FILE",
+                   help="the acceptance file ci-eval accept wrote (default: the config's [gate] "
+                   "accepted, else accepted.toml beside the gold set)")
     p.add_argument("--min", action="append", default=[], metavar="METRIC=VALUE",
                    help="a floor on head's mean, e.g. --min hit@5=0.8 (repeatable)")
     p.add_argument("--max-drop", action="append", default=[], metavar="METRIC=VALUE",
@@ -49,13 +56,14 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-NO_CONFIG = "the flags only (no config found)"
+NO_CONFIG = "the default rule (no config found)"
 
 
 def run(args) -> int:
+    import os
     import sys
 
-    from ci_eval.errors import EXIT_GATE_FAILED, EXIT_OK, UsageError
+    from ci_eval.errors import EXIT_GATE_FAILED, EXIT_OK, InputError, UsageError
     from ci_eval.inputs.collector import collections_spaced
     from ci_eval.inputs.paired_read import read_pair
     from ci_eval.report import BaselineInfo, build_report, policy_from
@@ -65,8 +73,11 @@ def run(args) -> int:
         raise UsageError("with --no-base give only HEAD (see 'ci-eval compare --help')")
     if not args.no_base and len(paths) != 2:
         raise UsageError("give BASE and HEAD, or --no-base HEAD (see 'ci-eval compare --help')")
-    gate, gate_path, source = _gate_table(args)
+    gate, gate_path, source, accepted_path = _gate_table(args)
     policy = policy_from(gate, args.min, args.max_drop)
+    if args.accepted and not os.path.isfile(args.accepted):  # asked for by name: never ignored
+        raise InputError("acceptance file not found", args.accepted)
+    accepted = _accepted(args.accepted or accepted_path, policy)
     # the base, then the head sharing its id strings (inputs/paired_read.py)
     base, head = read_pair(None if args.no_base else paths[0], paths[-1])
     info = (BaselineInfo(kind="none", description="none was given (--no-base)")
@@ -75,12 +86,13 @@ def run(args) -> int:
     # out, as for a run, rather than walking a growing heap every 700 containers
     with collections_spaced():
         report = build_report(base, head, policy, info, marker_suffix=args.marker,
-                              gate_source=source, gate_path=gate_path)
+                              gate_source=source, gate_path=gate_path, accepted=accepted)
         _write_outputs(args, report)
         shown = report.json if args.format == "json" else report.markdown
     if source == NO_CONFIG:  # said once everything else was read: bad input stays one line
         print("ci-eval: no ci-eval.toml (or [tool.ci-eval] in pyproject.toml) here or above: "
-              "the gate is the --min / --max-drop flags alone", file=sys.stderr)
+              "the gate is the default rule (lost_gold) with the --min / --max-drop flags on top",
+              file=sys.stderr)
     print(shown, end="")
     return EXIT_OK if report.passed else EXIT_GATE_FAILED
 
@@ -99,8 +111,18 @@ def _write_outputs(args, report) -> None:
         atomic_write(args.json_out, report.json)
 
 
-def _gate_table(args) -> tuple[dict, str | None, str]:
-    """The [gate] table to apply, the config file it came from, and how the report says it."""
+def _accepted(path: str | None, policy):
+    """The committed acceptances, read when a per-question rule can use them."""
+    from ci_eval.inputs.acceptances import read_acceptances
+
+    if not policy.per_question:
+        return None
+    return read_acceptances(path)
+
+
+def _gate_table(args) -> tuple[dict | None, str | None, str, str | None]:
+    """The [gate] table to apply (None: the default gate), the config file it came from, how
+    the report says it, and where the acceptance file is."""
     from ci_eval.errors import UsageError
     from ci_eval.inputs.loaders import discover_config, load_config
 
@@ -108,9 +130,11 @@ def _gate_table(args) -> tuple[dict, str | None, str]:
     if args.no_config and args.config:
         raise UsageError("--config and --no-config contradict each other; give one")
     if args.no_config:
-        return {}, None, "the flags only (--no-config)"
+        return {}, None, "the flags only (--no-config)", None
     path = args.config or discover_config(".")
     if path is None:
-        return {}, None, NO_CONFIG
-    return load_config(path).gate, str(path), flags
+        return None, None, NO_CONFIG, None
+    config = load_config(path)
+    default = "" if config.gate_rules is not None else " (no [gate] table: the default rule)"
+    return config.gate_rules, str(path), default + flags, config.accepted_path
 

@@ -77,7 +77,7 @@ def run(args) -> int:
     report = build_report(
         base,
         head,
-        policy_from(config.gate),
+        policy_from(config.gate_rules),
         BaselineInfo(kind="builtin", description="the demo's baseline configuration (base.toml)"),
     )
     atomic_write(out / "comment.md", report.markdown)

@@ -25,9 +25,11 @@ _DEFAULT_ID_FROM = {"langchain": "id", "llamaindex": "node_id", "haystack": "id"
 _TARGET_TYPES = ("python", *_DEFAULT_ID_FROM)
 # Places that take a whole number: TOML's 7.0 is a float there, whatever JSON Schema says.
 _WHOLE_NUMBERS = (("k",), ("relevance_level",), ("retriever", "depth"), ("retriever", "concurrency"),
-                  ("gate", "max_new_misses"), ("gate", "max_stale"))
+                  ("gate", "max_new_misses"), ("gate", "max_stale"), ("gate", "max_rank_drop"))
 # Every metric ci-eval computes is a share in [0, 1]; so are floors and allowed drops.
 _SHARE_RULES = ("min", "max_drop")
+# The acceptance file's place unless [gate] accepted names another: beside the gold set
+ACCEPTED_FILE = "accepted.toml"
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,21 @@ class Config:
     # The pipeline's stages in order, the final list placed (core/measure/stages.py); () without [[stages]]
     stages: tuple = ()
     calls_budget: int | None = None  # [calls] budget: chunks sent over all calls (stages.found_at)
+
+    @property
+    def gate_rules(self) -> dict | None:
+        """The ``[gate]`` table, or None when the config has none (the default gate applies:
+        core/compare/gate_policy.py's DEFAULT_GATE)."""
+        return self.gate if "gate" in self.raw else None
+
+    @property
+    def accepted_path(self) -> str:
+        """The acceptance file (`ci-eval accept`): ``[gate] accepted``, resolved against the
+        config's folder, else ``accepted.toml`` beside the gold set."""
+        named = self.gate.get("accepted")
+        if isinstance(named, str) and named:
+            return _resolve(self.base_dir, named)
+        return posixpath.join(posixpath.dirname(self.gold_set), ACCEPTED_FILE)
 
     @property
     def gold_set_as_written(self) -> str | None:

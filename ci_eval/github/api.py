@@ -85,6 +85,7 @@ class PullInfo:
     head_repo: str | None  # None when the fork was deleted
     base_repo: str
     is_fork: bool
+    labels: tuple[str, ...] = ()  # the label names GitHub reports on the PR
 
 
 class ArtifactGone(GitHubError):
@@ -338,6 +339,7 @@ class PyGithubPort:
                 head_repo=head_repo,
                 base_repo=base_repo,
                 is_fork=head_repo is None or head_repo.lower() != base_repo.lower(),
+                labels=tuple(label.name for label in pr.labels),
             )
 
     def workflow_runs(

@@ -132,6 +132,9 @@ class Event:
     # runs hold the baselines; the poster's own workflow holds none.
     workflow_path: str | None = None
     default_branch: str | None = None
+    # pull_request: the PR's label names as the event reports them (core/compare/acceptance.py
+    # ACCEPT_LABEL accepts every per-question loss)
+    labels: tuple[str, ...] = ()
 
 
 def _get(payload, *path):
@@ -141,6 +144,13 @@ def _get(payload, *path):
             return None
         node = node.get(key)
     return node
+
+
+def _label_names(raw) -> tuple[str, ...]:
+    """The names of a pull request's labels (anything not shaped as GitHub sends it is no label)."""
+    if not isinstance(raw, list):
+        return ()
+    return tuple(label["name"] for label in raw if isinstance(label, dict) and isinstance(label.get("name"), str))
 
 
 def read_event(env: Mapping[str, str]) -> Event:
@@ -175,6 +185,7 @@ def read_event(env: Mapping[str, str]) -> Event:
             head_repo=head_repo,
             # A deleted fork has no head repo: treat it as a fork, the safe side.
             is_fork=head_repo != repository,
+            labels=_label_names(_get(pr, "labels")),
         )
     elif name == "workflow_run":
         run = payload.get("workflow_run")

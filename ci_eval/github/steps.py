@@ -336,7 +336,7 @@ def _report(baseline: Baseline, head: Artefact, config, inputs: ActionInputs, ev
     return build_report(
         baseline.at_k(head.header.k),
         head,
-        policy_from(config.gate),
+        policy_from(config.gate_rules),
         BaselineInfo(kind=baseline.kind, description=baseline.description, url=baseline.run_url),
         marker_suffix=config.report.get("marker", ""),
         title=config.report.get("title", ""),
@@ -344,7 +344,21 @@ def _report(baseline: Baseline, head: Artefact, config, inputs: ActionInputs, ev
         gate_path=None if demo else inputs.config,
         recent=baseline.recent if plan.find_baseline else None,
         base_branch=event.base_ref or "",
+        accepted=acceptances(None if demo else config.accepted_path, event.labels),
     )
+
+
+def acceptances(path: str | None, labels: tuple[str, ...]):
+    """The committed acceptances at ``path`` (this job's checkout: the PR's own commit, or in
+    the workflow_run poster the default branch's) and the PR's accept label, read from the
+    pull request as GitHub reports it: never from an artefact, which a fork writes."""
+    from ci_eval.core.compare.acceptance import ACCEPT_LABEL
+    from ci_eval.inputs.acceptances import read_acceptances
+
+    label = ACCEPT_LABEL if ACCEPT_LABEL in labels else None
+    if label:
+        log(f"ci-eval: the pull request carries the label {ACCEPT_LABEL}: its per-question losses count as accepted")
+    return read_acceptances(path, label)
 
 
 def _baseline_for(plan, lookup, builtin_base: Artefact | None,
@@ -489,7 +503,7 @@ def _post_run_comment(inputs: ActionInputs, event: Event, env, port, rules: tupl
     from ci_eval.inputs.artefact_file import run_from_bytes
     from ci_eval.report import BaselineInfo, build_report, policy_from
 
-    gate, report_cfg, gate_path, how = rules
+    gate, report_cfg, gate_path, how, accepted_path = rules
     found = _pr_bundle(inputs, event, port)
     if found is None:
         return EXIT_OK
@@ -512,6 +526,8 @@ def _post_run_comment(inputs: ActionInputs, event: Event, env, port, rules: tupl
         BaselineInfo(kind=baseline.kind, description=baseline.description, url=baseline.run_url),
         marker_suffix=str(report_cfg.get("marker", "")), title=str(report_cfg.get("title", "")),
         gate_source=how, gate_path=gate_path,
+        # the label as GitHub reports it on the PR; a file only from this job's own checkout
+        accepted=acceptances(accepted_path, pr.labels),
     )
     # The fork's run is judged by the same definition of a failed run as any other.
     outcome = decide_outcome(report.gate.passed, head.failure, None, inputs.fail_on_gate)
@@ -559,17 +575,17 @@ def _pr_bundle(inputs: ActionInputs, event: Event, port):
     return run, pr, members, source
 
 
-def _default_branch_rules(inputs: ActionInputs) -> tuple[dict, dict, str | None, str]:
+def _default_branch_rules(inputs: ActionInputs) -> tuple[dict | None, dict, str | None, str, str | None]:
     """The gate and report settings of this job's own checkout: in a workflow_run job, the
     default branch's. Never the fork's artefact, whose recorded config the fork wrote.
-    Returns (gate, report table, config path, how the comment says it)."""
+    Returns (gate, report table, config path, how the comment says it, acceptance file)."""
     from ci_eval.inputs.loaders import discover_config, load_config
 
     if inputs.config == "demo":
         from ci_eval.demo.run import demo_config_path
 
         config = load_config(demo_config_path("head"))
-        return config.gate, config.report, None, "the demo's configuration"
+        return config.gate_rules, config.report, None, "the demo's configuration", None
     path = Path(inputs.config) if Path(inputs.config).is_file() else discover_config(".")
     if path is None:
         # Without the default branch's config there is no gate to apply, and the fork's own
@@ -579,7 +595,7 @@ def _default_branch_rules(inputs: ActionInputs) -> tuple[dict, dict, str | None,
                          "(actions/checkout) before this step, so its [gate] applies",
                          "input config")
     config = load_config(path)
-    return config.gate, config.report, str(path), " of the default branch"
+    return config.gate_rules, config.report, str(path), " of the default branch", config.accepted_path
 
 
 def _named_pull_request(port, number: int, source: str):

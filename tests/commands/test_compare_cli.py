@@ -40,14 +40,16 @@ def test_passing_gate_exits_0(runs, tmp_path):
 
 
 def test_failing_floor_exits_1_after_printing_the_report(runs, tmp_path):
-    r = _cli(runs["base"], runs["head"], "--min", "hit@5=0.9", cwd=tmp_path)
+    r = _cli(runs["base"], runs["head"], "--no-config", "--min", "hit@5=0.9", cwd=tmp_path)
     assert r.returncode == 1, r.stderr
-    assert "### ❌ Below the floor: hit@5 is 0.700" in r.stdout
+    verdict = r.stdout.splitlines()[1]
+    assert verdict.startswith("### ❌ 3 questions lost their gold chunk at k=5: ")
+    assert "Gate failed: hit@5 is 0.700, below the floor 0.900" in verdict
 
 
 def test_max_drop_flag(runs, tmp_path):
     # 3 of 10 lost, none gained: McNemar p = 2 / 2**3 = 0.25, within noise
-    assert _cli(runs["base"], runs["head"], "--max-drop", "hit@5=0.1", cwd=tmp_path).returncode == 0
+    assert _cli(runs["base"], runs["head"], "--no-config", "--max-drop", "hit@5=0.1", cwd=tmp_path).returncode == 0
     r = _cli(runs["base"], runs["head"], "--max-drop", "hit@5=0.1", "--config",
              _config(tmp_path, 'regressions = "always"'), cwd=tmp_path)
     assert r.returncode == 1, r.stderr
@@ -79,7 +81,7 @@ def test_no_base_is_a_first_run(runs, tmp_path):
 
 def test_json_and_side_outputs(runs, tmp_path):
     summary, svg, js = tmp_path / "summary.md", tmp_path / "plot.svg", tmp_path / "r.json"
-    r = _cli(runs["base"], runs["head"], "--format", "json", "--summary-out", summary,
+    r = _cli(runs["base"], runs["head"], "--no-config", "--format", "json", "--summary-out", summary,
              "--svg-out", svg, "--json-out", js, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)

@@ -60,4 +60,5 @@ def test_a_good_pair_reads_as_before(tmp_path):
     write_v2(head, [spec(s["id"], ["g"], at(None)) if s["id"] == "q0" else s for s in SPECS])
     r = _cli(base, head, "--no-config", "--min", "hit@5=0.95", cwd=tmp_path)
     assert r.returncode == 1, r.stderr  # head: 9 of 10 found
-    assert "### ❌ Below the floor: hit@5 is 0.900" in r.stdout
+    assert "### ❌ 1 question lost its gold chunk at k=5: `q0`" in r.stdout
+    assert "Gate failed: hit@5 is 0.900, below the floor 0.950" in r.stdout

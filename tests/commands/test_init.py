@@ -40,6 +40,23 @@ def test_init_in_an_empty_folder_then_check_and_run_work_with_no_edit(tmp_path):
     assert art["config"]["retriever"]["target"] == "eval.example_retriever:search"
 
 
+def test_init_writes_the_per_question_rule_and_a_floor_and_a_run_compares_under_them(tmp_path):
+    import tomllib
+
+    assert cli("init", cwd=tmp_path).returncode == 0
+    gate = tomllib.loads((tmp_path / "ci-eval.toml").read_text())["gate"]
+    assert gate == {"lost_gold": True, "min": {"hit@5": 0.5}}
+    # the workflow runs again when the accept label is put on or taken off
+    workflow = (tmp_path / ".github/workflows/ci-eval.yml").read_text()
+    assert "types: [opened, synchronize, reopened, labeled, unlabeled]" in workflow
+    assert cli("run", "--quiet", "--out", "base.json", cwd=tmp_path).returncode == 0
+    compared = cli("compare", "base.json", "base.json", cwd=tmp_path)
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+    # two answerable questions are too few for the paired tests, not for the per-question rule
+    assert "- ✅ **lost_gold** no question lost its gold chunk at k=5" in compared.stdout
+    assert "- ✅ **min** hit@5 is 1.000, at or above the floor 0.500" in compared.stdout
+
+
 def test_an_existing_file_is_named_and_nothing_is_written(tmp_path):
     (tmp_path / "eval").mkdir()
     (tmp_path / "eval" / "gold.json").write_text("my real gold set\n")

@@ -108,7 +108,10 @@ def test_compare_applies_the_projects_gate_without_being_told(lost_three):
     r = cli("compare", "base.json", "head.json", cwd=lost_three)
     assert r.returncode == 1, r.stdout + r.stderr
     hit = (10 - 3) / 10
-    assert f"### ❌ Below the floor: hit@5 is {hit:.3f} (floor 0.900)" in r.stdout
+    verdict = r.stdout.splitlines()[1]
+    # the facts first, then the promised metric, then the floor it broke
+    assert verdict.startswith("### ❌ 3 questions lost their gold chunk at k=5: `q0` (even), `q1` (odd), `q2` (even)")
+    assert f"Gate failed: hit@5 is {hit:.3f}, below the floor 0.900" in verdict
     assert "#### Gate: ❌ failed (rules from `ci-eval.toml`)" in r.stdout
 
 
@@ -132,15 +135,17 @@ def test_no_config_opts_out_and_config_overrides(lost_three, tmp_path):
     assert r.returncode == 0 and "(rules from `lenient.toml`)" in r.stdout
 
 
-def test_without_a_config_the_flags_alone_gate_and_it_says_so(lost_three, tmp_path):
+def test_without_a_config_the_default_rule_gates_and_it_says_so(lost_three, tmp_path):
     for name in ("base.json", "head.json"):
         (tmp_path / name).write_bytes((lost_three / name).read_bytes())
     r = cli("compare", "base.json", "head.json", cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    assert "no ci-eval.toml" in r.stderr and "flags alone" in r.stderr
-    assert "(rules from the flags only (no config found))" in r.stdout
-    r = cli("compare", "base.json", "head.json", "--min", "hit@5=0.9", cwd=tmp_path)
-    assert r.returncode == 1
+    # the three lost questions fail the default per-question rule
+    assert r.returncode == 1, r.stderr
+    assert "no ci-eval.toml" in r.stderr and "default rule (lost_gold)" in r.stderr
+    assert "(rules from the default rule (no config found))" in r.stdout
+    assert "❌ **lost_gold** 3 questions lost their gold chunk at k=5" in r.stdout
+    r = cli("compare", "base.json", "head.json", "--no-config", cwd=tmp_path)
+    assert r.returncode == 0
 
 
 # -- 2. no comparison is a verdict of its own -----------------------------------------------
@@ -233,7 +238,9 @@ def test_a_question_is_unchanged_only_when_every_metric_is(tmp_path):
     r = cli("compare", "base.json", "head.json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "No change" not in r.stdout.splitlines()[1]
-    assert r.stdout.splitlines()[1].startswith("### ✅ No significant change")
+    # what happened first: no question lost or gained its chunk, one moved within its ranking
+    assert r.stdout.splitlines()[1].startswith(
+        f"### ✅ No question lost or gained its gold chunk at k={K}; 1 question moved within its ranking")
     row = next(x for x in r.stdout.splitlines() if x.startswith("| `q0`"))
     assert "`kb/audit` (grade 1) rank 4 → gone, left the top 15" in row
     assert "`kb/rotate` (grade 1) rank 3 → 12, left the top 5" in row

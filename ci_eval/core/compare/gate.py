@@ -12,6 +12,11 @@ Rules (each optional; retriever errors always apply):
   Holm among the ``max_drop`` metrics when there are several, never over the table's other
   metrics); with ``"always"`` it fails anyway.
 - ``protected = [ids]``: these questions must stay hits at k.
+- ``lost_gold = true`` (the default without a ``[gate]`` table): a compared question that had
+  a gold chunk in the top k on the base and has none on the head fails, unless the base shows
+  it flapping or a person accepted that very loss (``acceptance.py``).
+- ``max_rank_drop = n`` (off by default): the same for a first gold rank that falls by more
+  than ``n`` places. Improvements never fail either rule.
 - ``max_new_misses = n``: at most ``n`` compared questions may lose their hit at k.
 - ``tag_min = {tag = {metric = floor}}``: per-tag floors on head's measured questions.
 - ``max_stale = n``: at most ``n`` questions may have gold ids missing from the index.
@@ -20,10 +25,13 @@ Rules (each optional; retriever errors always apply):
   (exact McNemar on each, Holm over the two; ``abstention.py``), so trading one error for
   the other fails.
 
-The relative rules (``max_drop``, ``max_new_misses``, ``protected``, ``abstention``) are not applicable
+The relative rules (``max_drop``, ``lost_gold``, ``max_rank_drop``, ``max_new_misses``,
+``protected``, ``abstention``) are not applicable
 without a baseline (a first run: floors and errors still apply). With a baseline but no
 comparison possible (too few shared questions, ``Diff.no_comparison``) they fail closed:
-a gate that cannot compare must not pass as if nothing changed. Questions whose gold went
+a gate that cannot compare must not pass as if nothing changed; the per-question rules fail
+closed only when not one question could be compared (they judge each question on its own,
+so the paired tests' minimum does not bind them). Questions whose gold went
 stale are kept out of the comparison; only ``max_stale`` counts them. A question on which
 the retriever failed fails the gate.
 """
@@ -34,6 +42,16 @@ from dataclasses import dataclass
 
 from ci_eval.core.artefact.run_failure import run_failure
 from ci_eval.core.compare.abstention import abstention_changes
+from ci_eval.core.compare.acceptance import (
+    Acceptance,
+    Accepted,
+    Excused,
+    Loss,
+    fell_by_more,
+    flapping_on_base,
+    lost_at_k,
+    unused,
+)
 from ci_eval.core.compare.diff import Diff
 from ci_eval.core.compare.gate_policy import (
     REGRESSION_POLICIES,
@@ -46,7 +64,7 @@ from ci_eval.core.compare.stats import ALPHA, holm, mean
 from ci_eval.core.textfmt import f3, p_text, plural
 
 __all__ = ["REGRESSION_POLICIES", "GatePolicy", "GateResult", "RuleOutcome", "canonical_metric",
-           "evaluate_gate", "merge_overrides", "parse_override"]
+           "PerQuestion", "evaluate_gate", "merge_overrides", "parse_override"]
 
 PASSED, FAILED, NOT_APPLICABLE = "passed", "failed", "not applicable"
 _EPS = 1e-9  # means are float sums; 4/5 must reach a floor of 0.8
@@ -73,9 +91,35 @@ class RuleOutcome:
 
 
 @dataclass(frozen=True)
+class PerQuestion:
+    """What the per-question rules found: the losses that fail the gate, those excused
+    (accepted, or flapping on the base), and the committed acceptances nothing used."""
+
+    failing: tuple[Loss, ...] = ()
+    excused: tuple[Excused, ...] = ()
+    unused: tuple[Acceptance, ...] = ()
+    source: str = ""  # the acceptance file, as the comment names it
+
+    @property
+    def accepted(self) -> tuple[Excused, ...]:
+        return tuple(e for e in self.excused if e.accepted)
+
+    @property
+    def flapping(self) -> tuple[Excused, ...]:
+        return tuple(e for e in self.excused if not e.accepted)
+
+    def as_dict(self) -> dict:
+        return {"failing": [x.as_dict() for x in self.failing],
+                "accepted": [{**e.loss.as_dict(), "reason": e.why} for e in self.accepted],
+                "flapping": [{**e.loss.as_dict(), "why": e.why} for e in self.flapping],
+                "unused_acceptances": [a.as_dict() for a in self.unused]}
+
+
+@dataclass(frozen=True)
 class GateResult:
     outcomes: tuple[RuleOutcome, ...]
     notes: tuple[str, ...]
+    per_question: PerQuestion | None = None  # None: no per-question rule was applied
 
     @property
     def passed(self) -> bool:
@@ -86,8 +130,11 @@ class GateResult:
         return tuple(o for o in self.outcomes if o.failed)
 
     def as_dict(self) -> dict:
-        return {"passed": self.passed, "failures": [f.as_dict() for f in self.failures],
-                "rules": [o.as_dict() for o in self.outcomes], "notes": list(self.notes)}
+        out = {"passed": self.passed, "failures": [f.as_dict() for f in self.failures],
+               "rules": [o.as_dict() for o in self.outcomes], "notes": list(self.notes)}
+        if self.per_question is not None:
+            out["per_question"] = self.per_question.as_dict()
+        return out
 
 
 def _below(questions, metric: str, floor: float) -> tuple[str, ...]:
@@ -257,6 +304,70 @@ def rule_max_new_misses(policy: GatePolicy, diff: Diff) -> list[RuleOutcome]:
                         float(len(lost)), float(cap))]
 
 
+def _sorted_out(losses, flaps: dict, accepted: Accepted) -> tuple[list[Loss], list[Excused]]:
+    failing, excused = [], []
+    for loss in losses:
+        acceptance = accepted.find(loss)
+        if acceptance is not None:
+            excused.append(Excused(loss, acceptance.reason, True))
+        elif loss.question in flaps:
+            excused.append(Excused(loss, flaps[loss.question], False))
+        else:
+            failing.append(loss)
+    return failing, excused
+
+
+def _excused_clause(excused: list[Excused]) -> str:
+    accepted = sum(e.accepted for e in excused)
+    parts = ([f"{accepted} accepted"] if accepted else []) + (
+        [f"{len(excused) - accepted} flapping on the base"] if len(excused) > accepted else [])
+    return f" ({', '.join(parts)}, not counted)" if parts else ""
+
+
+def _per_question_outcome(rule: str, what: str, failing: list[Loss], excused: list[Excused]) -> RuleOutcome:
+    n = len(failing)
+    if not failing:
+        said = f"no question {what}" if not excused else f"{plural(len(excused), 'question')} {what}"
+        return RuleOutcome(rule, PASSED, f"{said}{_excused_clause(excused)}", (), "", 0.0, 0.0)
+    return RuleOutcome(rule, FAILED, f"{plural(n, 'question')} {what}, not flapping on the base and not "
+                       f"accepted{_excused_clause(excused)}", tuple(x.question for x in failing), "",
+                       float(n), 0.0)
+
+
+def per_question_rules(policy: GatePolicy, diff: Diff, accepted: Accepted | None = None,
+                       recent=None) -> tuple[list[RuleOutcome], PerQuestion | None]:
+    """``lost_gold`` and ``max_rank_drop``: each loss fails unless accepted or flapping on
+    the base (``acceptance.py``)."""
+    if not policy.per_question:
+        return [], None
+    rules = [r for r, on in (("lost_gold", policy.lost_gold), ("max_rank_drop", policy.max_rank_drop is not None)) if on]
+    # A loss is a fact about one question: the rules need no minimum number of compared
+    # questions (MIN_SHARED is the paired tests'), only one question to compare.
+    if not diff.has_base or not diff.compared:
+        return [_relative_blocked(r, diff) for r in rules], None
+    accepted = accepted or Accepted()
+    flaps = flapping_on_base(diff, recent)
+    out, failing, excused, seen = [], [], [], []
+    if policy.lost_gold:
+        losses = lost_at_k(diff)
+        f, e = _sorted_out(losses, flaps, accepted)
+        out.append(_per_question_outcome("lost_gold", f"lost its gold chunk at k={diff.k}"
+                                         if len(losses) <= 1 else f"lost their gold chunk at k={diff.k}", f, e))
+        failing += f
+        excused += e
+        seen += losses
+    if policy.max_rank_drop is not None:
+        places = policy.max_rank_drop
+        losses = [x for x in fell_by_more(diff, places) if x.question not in {s.question for s in seen}]
+        f, e = _sorted_out(losses, flaps, accepted)
+        out.append(_per_question_outcome("max_rank_drop", f"fell more than {plural(places, 'place')} "
+                                         "in first gold rank", f, e))
+        failing += f
+        excused += e
+        seen += losses
+    return out, PerQuestion(tuple(failing), tuple(excused), unused(accepted, seen), accepted.source)
+
+
 def _one_tag_floor(diff: Diff, tag: str, metric: str, floor: float) -> RuleOutcome:
     subject = f"{tag}/{metric}"
     group = [q for q in _measured(diff) if tag in q.tags]
@@ -356,6 +467,14 @@ def _notes(policy: GatePolicy, diff: Diff) -> list[str]:
     return notes
 
 
-def evaluate_gate(policy: GatePolicy, diff: Diff) -> GateResult:
+def evaluate_gate(policy: GatePolicy, diff: Diff, accepted: Accepted | None = None,
+                  recent=None) -> GateResult:
+    """Every configured rule's outcome. ``accepted``: the committed acceptances and the PR's
+    label; ``recent``: the base branch's recent runs (core/compare/recent_runs.py), which
+    with the base's ``--repeat`` record say which questions flap."""
     outcomes = [o for rule in RULES for o in rule(policy, diff)]
-    return GateResult(tuple(outcomes), tuple(_notes(policy, diff)))
+    per_question, found = per_question_rules(policy, diff, accepted, recent)
+    # listed after the means' rules, before protected and max_new_misses
+    at = 1 + max(i for i, o in enumerate(outcomes) if o.rule in ("errors", "min", "max_drop"))
+    outcomes[at:at] = per_question
+    return GateResult(tuple(outcomes), tuple(_notes(policy, diff)), found)

@@ -1,16 +1,24 @@
 """The gate's policy: the config's ``[gate]`` table (and the CLI's overrides) parsed into
-``GatePolicy``, every problem reported at once. The rules themselves are in ``gate.py``."""
+``GatePolicy``, every problem reported at once. The rules themselves are in ``gate.py``.
+
+A config without a ``[gate]`` table gets ``DEFAULT_GATE``: the per-question rule, every
+question that loses its gold chunk from the top k fails unless it flaps on the base or a
+person accepted that loss. A ``[gate]`` table keeps exactly the rules it names (a table
+written before the per-question rule existed means what it meant), so ``lost_gold = true``
+is how such a table asks for it."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ci_eval.core.measure.names import resolve_metric
 from ci_eval.errors import InputError, InputErrors, UsageError
 
 REGRESSION_POLICIES = ("significant", "always")
+# What a config without a [gate] table gets (docs/cli.md, "The gate").
+DEFAULT_GATE = {"lost_gold": True}
 
 
 @dataclass(frozen=True)
@@ -24,18 +32,25 @@ class GatePolicy:
     max_stale: int | None = None
     abstention: bool = False  # McNemar on false answers and false "not found" (abstention.py)
     stage_min: tuple[tuple[str, float], ...] = ()  # recall floors by stage name (core/measure/stages.py)
+    # The per-question rules (acceptance.py): a question losing its gold chunk at k fails;
+    # a first gold rank falling by more than max_rank_drop places fails (None: off)
+    lost_gold: bool = False
+    max_rank_drop: int | None = None
+    accepted: str | None = None  # the acceptance file [gate] names (None: the default place)
 
     @classmethod
     def from_mapping(cls, d: Mapping | None, source: str = "gate") -> GatePolicy:
-        """Build from the ``[gate]`` table, reporting every problem at once."""
-        d = dict(d or {})
+        """Build from the ``[gate]`` table, reporting every problem at once; ``None`` (no
+        table at all) is ``DEFAULT_GATE``."""
+        d = dict(DEFAULT_GATE if d is None else d)
         problems: list[InputError] = []
 
         def err(place: str, message: str) -> None:
             problems.append(InputError(message, source, place))
 
         known = {"min", "max_drop", "regressions", "protected", "max_new_misses",
-                 "tag_min", "max_stale", "abstention", "stage_min"}
+                 "tag_min", "max_stale", "abstention", "stage_min", "lost_gold", "max_rank_drop",
+                 "accepted"}
         for key in sorted(set(d) - known, key=str):
             err(str(key), f"unknown gate rule (expected one of {', '.join(sorted(known))})")
         mins = _metric_table(d.get("min"), "min", err)
@@ -50,13 +65,19 @@ class GatePolicy:
             err("protected", "expected a list of question ids")
             protected = ()
         counts = {}
-        for key in ("max_new_misses", "max_stale"):
+        for key in ("max_new_misses", "max_stale", "max_rank_drop"):
             value = d.get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or value < 0):
                 err(key, f"expected a non-negative integer, got {value!r}")
                 value = None
             counts[key] = value
+        lost_gold = d.get("lost_gold", False)
+        if not isinstance(lost_gold, bool):
+            err("lost_gold", f"expected true or false, got {lost_gold!r}")
+        accepted = d.get("accepted")
+        if accepted is not None and (not isinstance(accepted, str) or not accepted.strip()):
+            err("accepted", f"expected the acceptance file's path, got {accepted!r}")
         tag_min = []
         raw_tags = d.get("tag_min") or {}
         if not isinstance(raw_tags, Mapping):
@@ -73,12 +94,19 @@ class GatePolicy:
         if problems:
             raise InputErrors(problems)
         return cls(mins, drops, regressions, tuple(dict.fromkeys(protected)),
-                   counts["max_new_misses"], tuple(tag_min), counts["max_stale"], abstention, stage_min)
+                   counts["max_new_misses"], tuple(tag_min), counts["max_stale"], abstention, stage_min,
+                   lost_gold, counts["max_rank_drop"], accepted)
 
     @property
     def empty(self) -> bool:
         return not (self.min or self.max_drop or self.protected or self.tag_min or self.abstention or self.stage_min
-                    or self.max_new_misses is not None or self.max_stale is not None)
+                    or self.max_new_misses is not None or self.max_stale is not None
+                    or self.per_question)
+
+    @property
+    def per_question(self) -> bool:
+        """Whether a per-question rule is on (and so acceptances can matter)."""
+        return self.lost_gold or self.max_rank_drop is not None
 
     def with_overrides(self, min: Mapping[str, float] | None = None,
                        max_drop: Mapping[str, float] | None = None) -> GatePolicy:
@@ -87,9 +115,7 @@ class GatePolicy:
         mins.update(min or {})
         drops = dict(self.max_drop)
         drops.update(max_drop or {})
-        return GatePolicy(tuple(sorted(mins.items())), tuple(sorted(drops.items())),
-                          self.regressions, self.protected, self.max_new_misses,
-                          self.tag_min, self.max_stale, self.abstention, self.stage_min)
+        return replace(self, min=tuple(sorted(mins.items())), max_drop=tuple(sorted(drops.items())))
 
     def as_dict(self) -> dict:
         return {
@@ -102,6 +128,8 @@ class GatePolicy:
             "max_stale": self.max_stale,
             "abstention": self.abstention,
             **({"stage_min": dict(self.stage_min)} if self.stage_min else {}),
+            "lost_gold": self.lost_gold,
+            "max_rank_drop": self.max_rank_drop,
         }
 
 

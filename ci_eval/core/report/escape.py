@@ -106,6 +106,16 @@ def _any_code_span(text: object, limit: int | None, in_table: bool) -> str:
     return f"{fence}{pad}{s}{pad}{fence}"
 
 
+def fenced_line(text: object, language: str = "sh") -> str:
+    """``text`` flattened to one line in a fenced code block whose fence is longer than any
+    backtick run inside: nothing in it is a link, a mention, HTML or markdown, and it cannot
+    close the block early (a shell command to copy, holding ids a PR author chose)."""
+    line = _flatten(text, None)
+    runs = [len(r) for r in re.findall(r"`+", line)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    return f"{fence}{language}\n{line}\n{fence}"
+
+
 def marker_suffix(text: object) -> str:
     """A marker suffix reduced to ``[A-Za-z0-9._]`` and single dashes: it cannot close the
     HTML comment that holds it (no ``--``, no ``>``)."""

@@ -46,6 +46,7 @@ def _sections(ctx: ReportContext) -> list[Section]:
     return [
         Section("gate", lambda n: sections.gate_section(ctx, n),
                 max((len(f.question_ids) for f in ctx.gate.failures), default=0), 5),
+        Section("losses", lambda n: sections.losses_section(ctx, n), _losses_count(ctx), 10),
         Section("warnings", lambda n: sections.warnings_section(ctx, n),
                 max((len(w.ids) for w in diff.warnings), default=0), 3),
         Section("regressions", listed.render, len(diff.regressions), 10,
@@ -68,9 +69,14 @@ def _sections(ctx: ReportContext) -> list[Section]:
     ]
 
 
+def _losses_count(ctx: ReportContext) -> int:
+    found = ctx.gate.per_question
+    return 0 if found is None else max(len(found.accepted), len(found.flapping), 1)
+
+
 # Cut first: the least important detail.
 _DROP_ORDER = ("unchanged", "details", "improvements", "trend", "tags", "goldset", "cutoff",
-               "stale", "judged", "stages", "matrix", "warnings", "gate", "regressions")
+               "stale", "judged", "stages", "matrix", "warnings", "losses", "gate", "regressions")
 
 
 def _head(ctx: ReportContext) -> str:

@@ -48,7 +48,7 @@ class ReportContext:
     marker_suffix: str = ""
     title: str = ""  # optional: the gold set's name, shown after the verdict
     judged: JudgedReport | None = None  # judged@k and the unjudged results the head brought
-    gate_source: str = ""  # how the rules came: "the flags only (no config found)", ...
+    gate_source: str = ""  # how the rules came: "the default rule (no config found)", ...
     gate_path: str | None = None  # the config file the rules came from
     # Where the whole report is, named by each list the budget cuts (core/report/markdown.py)
     full_report: str = FULL_REPORT

@@ -11,7 +11,7 @@ from functools import lru_cache
 from ci_eval.core.compare.diff import Diff, QuestionChange
 from ci_eval.core.compare.diff_questions import move_text
 from ci_eval.core.compare.gate import FAILED, PASSED, GateResult
-from ci_eval.core.report.escape import code_span, escape_md
+from ci_eval.core.report.escape import code_span, escape_md, fenced_line
 from ci_eval.core.report.markdown import (
     IdsLengths,
     TableLengths,
@@ -118,6 +118,49 @@ def gate_section(ctx: ReportContext, limit: int | None) -> str:
     for n in gate.notes:
         lines.append(f"- ℹ️ {escape_md(n, 300)}")
     return "\n".join(lines)
+
+
+def _loss_row(loss, why: str) -> list[str]:
+    head = str(loss.head_rank) if loss.head_rank is not None else "—"
+    return [code_span(loss.question, 40), code_span(loss.chunk or "?", 60),
+            f"{loss.base_rank} → {head}", escape_md(why, 200)]
+
+
+# The losses the accept command names in the comment; past it, --all from the artefacts.
+ACCEPT_SHOWN = 20
+
+
+def losses_section(ctx: ReportContext, limit: int | None) -> str:
+    """The per-question rules' losses: those accepted, with their reason; those excused as
+    flapping on the base; acceptances nothing used; and the command that accepts the rest."""
+    from ci_eval.core.compare.acceptance import ACCEPT_LABEL, accept_command
+
+    found = ctx.gate.per_question
+    if found is None or not (found.excused or found.failing or found.unused):
+        return ""
+    out = ["#### Per-question losses"]
+    header = ["question", "gold chunk", "rank base → head", "why it does not fail"]
+    for title, group in ((f"Accepted ({len(found.accepted)})" + (f", from {code_span(found.source, 120, False)}"
+                                                                  if found.source else ""), found.accepted),
+                         (f"Known to flap on {escape_md(ctx.branch_name, 60)} ({len(found.flapping)})", found.flapping)):
+        if group:
+            shown = group if limit is None else group[:max(limit, 1)]
+            rows = [_loss_row(e.loss, e.why) for e in shown]
+            rest = len(group) - len(shown)
+            out.append(f"{title}:\n\n" + table(header, rows) + (more(rest, "losses", ctx.full_report) if rest else ""))
+    if found.failing:
+        n = len(found.failing)
+        out.append(f"Not accepted ({n}): if {'this loss is' if n == 1 else 'these losses are'} intended, "
+                   f"commit the acceptance (it names each loss, so a different loss later is not covered):\n\n"
+                   + fenced_line(accept_command(found.failing, ACCEPT_SHOWN))
+                   + (f"\n\n({n - ACCEPT_SHOWN} more: `ci-eval accept --all --base BASE.json --head HEAD.json "
+                      "--reason '…'` from the two artefacts)" if n > ACCEPT_SHOWN else "")
+                   + f"\n\nor label the pull request `{ACCEPT_LABEL}` to accept every loss of this pull request.")
+    if found.unused:
+        names = ids([a.question for a in found.unused], limit, ctx.full_report)
+        out.append(f"Acceptances that matched no loss here: {names} (the loss each names did not happen "
+                   "in this comparison; once merged, `ci-eval check --base` names those to remove).")
+    return "\n\n".join(out)
 
 
 def warnings_section(ctx: ReportContext, limit: int | None) -> str:

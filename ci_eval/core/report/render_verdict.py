@@ -12,9 +12,9 @@ from ci_eval.core.compare.gate import partly_stale_clause
 from ci_eval.core.report.escape import code_span, escape_md
 from ci_eval.core.report.markdown import ids, metric, short_sha
 from ci_eval.core.report.render_context import ReportContext
-from ci_eval.core.textfmt import f3, plural, test_text
+from ci_eval.core.textfmt import f3, plural, signed, test_text
 
-RELATIVE_RULES = ("max_drop", "max_new_misses", "protected")
+RELATIVE_RULES = ("max_drop", "max_new_misses", "protected", "lost_gold", "max_rank_drop")
 
 
 def headline_metric(diff: Diff) -> MetricChange | None:
@@ -27,26 +27,23 @@ def headline_metric(diff: Diff) -> MetricChange | None:
 
 
 def _where(questions: Changes) -> str:
-    """Where the lost questions are: each of up to three named, else the commonest tags (read
-    from the columns: no change is built)."""
+    """Which questions were lost: each of up to three named with its tags, else the first
+    five named and the commonest tags (read from the columns: no change is built)."""
     if len(questions) <= 3:
         return ": " + ", ".join(
             code_span(qid, 40, in_table=False)
             + (f" ({', '.join(escape_md(t, 30) for t in tags[:2])})" if tags else "")
             for qid, tags in zip(questions.ids(), questions.tags()))
+    named = ": " + ids(questions.ids(), 5)
     tags = Counter(t for q_tags in questions.tags() for t in set(q_tags))
     if tags:
         top = sorted(tags.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
-        return "; by tag: " + ", ".join(f"{escape_md(t, 30)} {n}" for t, n in top)
-    return ": " + ids(questions.ids(), 3)
+        return named + "; by tag: " + ", ".join(f"{escape_md(t, 30)} {n}" for t, n in top)
+    return named
 
 
 def lost_questions(diff: Diff) -> Changes:
     return diff.lost_changes
-
-
-def _gained(diff: Diff) -> int:
-    return sum(1 for kind in diff.improvements.kinds() if kind == "gained")
 
 
 def _lost_clause(diff: Diff) -> str:
@@ -103,7 +100,9 @@ def _more_failed(n: int) -> str:
 def _no_comparison(ctx: ReportContext) -> str:
     diff, gate = ctx.diff, ctx.gate
     reason = escape_md(diff.no_comparison, 300)
-    blocked = [f for f in gate.failures if f.rule in RELATIVE_RULES]
+    blocked = [f for f in gate.failures if f.rule in RELATIVE_RULES and f.rule not in _PER_QUESTION]
+    if gate.per_question is not None:  # the compared questions were judged one by one
+        return _few_compared(ctx, reason, blocked)
     if blocked:
         names = ", ".join(dict.fromkeys(f"{f.rule} {metric(f.subject)}".strip() for f in blocked))
         rest = len(gate.failures) - len(blocked)
@@ -114,6 +113,21 @@ def _no_comparison(ctx: ReportContext) -> str:
                 f"{escape_md(gate.failures[0].message, 200)}{_more_failed(len(gate.failures) - 1)}.")
     return (f"⚠️ No comparison possible: {reason}; no relative rule is configured, and the "
             "floors and errors pass.")
+
+
+def _few_compared(ctx: ReportContext, reason: str, blocked: list) -> str:
+    """Too few compared questions for the paired tests, judged one by one all the same: the
+    facts, then why the means were not compared and what could not be checked for it."""
+    gate = ctx.gate
+    facts = _facts(ctx)
+    found = gate.per_question
+    icon = "❌" if gate.failures else ("⚠️" if found.failing or ctx.diff.lost > len(found.excused) else "✅")
+    names = ", ".join(dict.fromkeys(f"{f.rule} {metric(f.subject)}".strip() for f in blocked))
+    cannot = f"; so {names} cannot be checked (fail closed)" if names else ""
+    own = [f for f in gate.failures if f.rule in _PER_QUESTION]
+    counted = (f" Gate failed on {' and '.join(dict.fromkeys(f.rule for f in own))}." if own else "")
+    return (f"{icon} {facts[0].upper()}{facts[1:]}{_aside(ctx.diff)}. The means were not compared: "
+            f"{reason}{cannot}.{counted}")
 
 
 def _failed(ctx: ReportContext) -> str:
@@ -150,44 +164,149 @@ def _failed(ctx: ReportContext) -> str:
     return f"❌ {escape_md(failures[0].message, 300)}{more}."
 
 
-def _significant(diff: Diff, sign: int) -> list[MetricChange]:
-    prefer = {f"hit@{diff.k}": 0, "mrr": 1}
-    found = [m for m in diff.metrics
-             if m.test and m.test.significant and m.test.delta * sign > 0]
-    return sorted(found, key=lambda m: prefer.get(m.name, 2))
+def _group(label: str, found: list[str]) -> str:
+    return f"{label}{ids(found, 3)}" if found else ""
 
 
-def _passed(ctx: ReportContext) -> str:
+def _lost_facts(ctx: ReportContext) -> str:
+    """"3 questions lost their gold chunk at k=5: `q-040`; accepted: `q-009`; known to flap
+    on main: `q-028`" (the ones that count first); "" when none was lost."""
+    diff, found = ctx.diff, ctx.gate.per_question
+    lost = lost_questions(diff)
+    n = len(lost)
+    if not n:
+        return ""
+    head = f"{plural(n, 'question')} lost {'its' if n == 1 else 'their'} gold chunk at k={diff.k}"
+    if found is None or not found.excused:
+        return head + _where(lost)
+    # each group in the list's order: most severe first
+    order = list(lost.ids())
+    on_list = set(order)
+    accepted_ids = {e.loss.question for e in found.accepted}
+    flapping_ids = {e.loss.question for e in found.flapping}
+    accepted = [q for q in order if q in accepted_ids] + sorted(accepted_ids - on_list)
+    flapping = [q for q in order if q in flapping_ids] + sorted(flapping_ids - on_list)
+    rest = [qid for qid in order if qid not in accepted_ids | flapping_ids]
+    if not rest:
+        every = "" if n == 1 else ("both " if n == 2 else "all ")
+        parts = [_group(f"{every}accepted: " if not flapping else "accepted: ", accepted),
+                 _group(f"{every}known to flap on {ctx.branch_name}: " if not accepted
+                        else f"known to flap on {ctx.branch_name}: ", flapping)]
+        return head + ", " + "; ".join(p for p in parts if p)
+    parts = [_group("accepted: ", accepted), _group(f"known to flap on {ctx.branch_name}: ", flapping)]
+    return head + ": " + ids(rest, 3) + "".join(f"; {p}" for p in parts if p)
+
+
+def _gained_ids(diff: Diff) -> list[str]:
+    return [qid for qid, kind in zip(diff.improvements.ids(), diff.improvements.kinds()) if kind == "gained"]
+
+
+def _facts(ctx: ReportContext) -> str:
+    """What happened, question by question: lost and gained at k, else how many moved."""
     diff = ctx.diff
-    downs, ups = _significant(diff, -1), _significant(diff, +1)
-    if downs:
-        return (f"⚠️ Gate passed, but retrieval regressed: {_moved(downs[0], 'fell')}"
-                f"{_lost_clause(diff)}{_aside(diff)}.")
-    if ups:
-        gained = _gained(diff)
-        tail = (f"; {plural(gained, 'question')} found "
-                f"{'its' if gained == 1 else 'their'} gold chunk again at k={diff.k}"
-                if gained else "")
-        return f"✅ Retrieval improved: {_moved(ups[0], 'rose')}{tail}{_aside(diff)}."
-    moved = diff.moved
-    m = headline_metric(diff)
-    if not moved and not any(x.moved for x in diff.metrics):
+    lost, gained = _lost_facts(ctx), _gained_ids(diff)
+    gain = f"{plural(len(gained), 'question')} gained {'its' if len(gained) == 1 else 'their'} gold chunk at k={diff.k}"
+    if lost and gained:
+        return f"{lost}; {len(gained)} gained: {ids(gained, 3)}"
+    if lost:
+        return lost
+    if gained:
+        return f"{gain}: {ids(gained, 3)}; none lost"
+    if not diff.moved:
+        return f"every one of the {plural(len(diff.compared), 'compared question')} is as before"
+    return (f"no question lost or gained its gold chunk at k={diff.k}; "
+            f"{plural(diff.moved, 'question')} moved within {'its' if diff.moved == 1 else 'their'} ranking")
+
+
+def promised_metric(ctx: ReportContext) -> MetricChange | None:
+    """The metric the gate promises: its first floor's, else the headline's (hit@k first)."""
+    for o in ctx.gate.outcomes:
+        if o.rule == "min":
+            m = ctx.diff.metric(o.subject)
+            if m is not None and m.test is not None:
+                return m
+    return headline_metric(ctx.diff)
+
+
+def _meaning(ctx: ReportContext) -> str:
+    """The promised metric's change with its uncertainty, in one sentence: what a paired
+    test can add to the facts (would the change hold on questions not written yet?)."""
+    m = promised_metric(ctx)
+    if m is None or m.test is None or m.base is None or m.head is None:
+        return ""
+    n = len(ctx.diff.compared)
+    if abs(m.delta or 0.0) < 1e-12:
+        return f" {metric(m.name)} held at {f3(m.head)} over the {plural(n, 'compared question')}."
+    stat = test_text(m.test)
+    verb = "rose" if m.delta > 0 else "fell"
+    said = ("more than chance explains, so it should carry over to questions the gold set does not have"
+            if m.test.significant else
+            "chance could explain it, so it may not carry over to questions the gold set does not have")
+    return (f" {metric(m.name)} {verb} {f3(m.base)} → {f3(m.head)} ({signed(m.delta)}"
+            f"{'; ' + stat if stat else ''}): on {plural(n, 'question')}, {said}.")
+
+
+_PER_QUESTION = ("lost_gold", "max_rank_drop")
+
+
+def _failure_clause(ctx: ReportContext) -> str:
+    """Which rule failed, after the facts and the metric: the per-question rules first (the
+    facts said what they count), else the most telling other rule, and how many more."""
+    diff, failures = ctx.diff, ctx.gate.failures
+    more = _more_failed(len(failures) - 1)
+    own = [f for f in failures if f.rule in _PER_QUESTION]
+    if own:
+        n = sum(len(f.question_ids) for f in own)
+        rules = " and ".join(dict.fromkeys(f.rule for f in own))
+        return (f" Gate failed on {rules}: {plural(n, 'loss', 'losses')} neither accepted nor flapping "
+                f"on the base{more}.")
+    prefer = {f"hit@{diff.k}": 0, "mrr": 1}
+    f = sorted(failures, key=lambda x: prefer.get(x.subject, 2))[0]
+    if f.rule == "min" and f.threshold is not None and f.value is not None:
+        return (f" Gate failed: {metric(f.subject)} is {f3(f.value)}, below the floor {f3(f.threshold)}"
+                f"{partly_stale_clause(diff, f.subject, f.threshold)}{more}.")
+    if f.rule == "max_drop":
+        m = diff.metric(f.subject)
+        return f" Gate failed on max_drop: {_moved(m, 'fell')}{more}."
+    if f.rule == "protected":
+        return (f" Gate failed: {plural(len(f.question_ids), 'protected question')} not a hit at "
+                f"k={diff.k}: {ids(f.question_ids, 3)}{more}.")
+    return f" Gate failed on {f.rule}: {escape_md(f.message, 200)}{more}."
+
+
+def _compared(ctx: ReportContext) -> str:
+    """The verdict of a comparison: the facts first, then what the promised metric says,
+    then, when the gate failed, which rule."""
+    diff, gate = ctx.diff, ctx.gate
+    aside = _aside(diff)
+    nothing_moved = not diff.moved and not any(x.moved for x in diff.metrics)
+    if nothing_moved and not gate.passed:
+        return _failed(ctx)  # no fact to tell: the failed rule is the news
+    if nothing_moved:
+        m = headline_metric(diff)
         what = f" ({metric(m.name)} {f3(m.head)})" if m and m.head is not None else ""
         return (f"✅ No change: every metric of all "
-                f"{plural(len(diff.compared), 'compared question')} is as before"
-                f"{what}{_aside(diff)}.")
-    lost = diff.lost
-    gained = _gained(diff)
-    head = f"{_moved(m, 'moved')}; " if m and m.test and m.delta else ""
-    return (f"✅ No significant change: {head}{lost} lost and {gained} gained "
-            f"their gold chunk at k={diff.k}, {plural(moved, 'question')} moved"
-            f"{_aside(diff)}.")
+                f"{plural(len(diff.compared), 'compared question')} is as before{what}{aside}.")
+    facts = _facts(ctx)
+    found = gate.per_question
+    counted = bool(diff.lost) and (found is None or bool(found.failing) or len(found.excused) < diff.lost)
+    if not gate.passed:
+        lead = "❌ " + facts[0].upper() + facts[1:]
+    elif counted:
+        lead = "⚠️ Gate passed, but " + facts
+    elif _gained_ids(diff) and not diff.lost:
+        lead = "✅ Retrieval improved: " + facts
+    else:
+        lead = "✅ " + facts[0].upper() + facts[1:]
+    return f"{lead}{aside}.{_meaning(ctx)}{_failure_clause(ctx) if not gate.passed else ''}"
 
 
 def verdict(ctx: ReportContext) -> str:
-    """One sentence: pass or fail, and why."""
+    """The headline: pass or fail; what happened question by question, then what the
+    promised metric's change means."""
     diff = ctx.diff
-    if ctx.gate.failures:
+    errors = any(f.rule == "errors" for f in ctx.gate.failures)
+    if errors or (ctx.gate.failures and (not diff.has_base or diff.no_comparison)):
         return _failed(ctx)
     if ctx.baseline.kind == "outage":
         # The job exits 5 (core/plan.decide_outcome): the comment must not read as a pass.
@@ -200,7 +319,7 @@ def verdict(ctx: ReportContext) -> str:
                 f"{head}, and the floors pass{_aside(diff)}.")
     if diff.no_comparison:
         return _no_comparison(ctx)
-    return _passed(ctx)
+    return _compared(ctx)
 
 
 # --------------------------------------------------------------------------- baseline line

@@ -144,6 +144,11 @@ class GitHubObjects(RepositoryState):
             data.update({"has_discussions": False, "network_count": 3, "subscribers_count": 4})
         return data
 
+    def label_object(self, name: str, i: int) -> dict:
+        base = self.api(f"/repos/{self.repository}")
+        return {"id": 7_000 + i, "node_id": f"LA_kwDO{7_000 + i:08d}", "url": f"{base}/labels/{name}",
+                "name": name, "description": None, "color": "0e8a16", "default": False}
+
     def pull_object(self, pull: dict) -> dict:
         number = pull["number"]
         base = self.api(f"/repos/{self.repository}")
@@ -190,7 +195,7 @@ class GitHubObjects(RepositoryState):
             "title": pull["title"],
             "user": self.user(head_owner),
             "body": "Chunk by heading instead of by size.",
-            "labels": [],
+            "labels": [self.label_object(name, i) for i, name in enumerate(pull.get("labels", ()))],
             "milestone": None,
             "active_lock_reason": None,
             "created_at": iso(EPOCH),

@@ -64,9 +64,12 @@ class RepositoryState:
         head_ref: str = "feature",
         head_repo: str | None = None,
         title: str = "Tune the chunker",
+        labels: tuple[str, ...] = (),
     ) -> dict:
-        """A pull request; ``head_repo`` names a fork ("someone/rag-app"), default this repo."""
+        """A pull request; ``head_repo`` names a fork ("someone/rag-app"), default this repo;
+        ``labels``: the names of the labels a maintainer put on it."""
         pull = {
+            "labels": tuple(labels),
             "number": number,
             "head_sha": head_sha,
             "base_sha": base_sha,
