@@ -40,7 +40,8 @@ def search(question, depth, mode="base", fail=False):
 def project(tmp_path: Path) -> Path:
     write_gold(tmp_path, [{"id": f"a{i}", "question": f"answerable {i}", "gold": [f"c{i}"]} for i in range(1, N + 1)])
     write_module(tmp_path, "ranker", RETRIEVER)
-    write_config(tmp_path, 'type = "python"\ntarget = "ranker:search"\ndepth = 6\n',
+    write_config(tmp_path, 'type = "python"\ntarget = "ranker:search"\ndepth = 6\n'
+                           'params = { mode = "base", fail = false }\n',
                  extra='[index]\nversion = "v1"\n', k=2)
     return tmp_path
 
@@ -73,7 +74,11 @@ def test_a_grid_prints_the_table_with_every_value_counted(project):
     base = _expected("base")
     for r in data["rows"][1:]:
         for m, t in r["against_row_1"].items():
-            assert t["delta"] == pytest.approx(r["means"][m] - base[m]) and t["family"] == 4
+            # one family: 2 steps and row 3's change from row 1, on 2 metrics
+            assert t["delta"] == pytest.approx(r["means"][m] - base[m]) and t["family"] == 6
+    worse, better = data["rows"][2], data["rows"][1]
+    for m, t in worse["against_previous"].items():
+        assert t["delta"] == pytest.approx(worse["means"][m] - better["means"][m])
     # better gains on every odd question and loses none, against both other rows
     assert data["best"] == {**data["best"], "top": 2, "separated": True}
     assert len(_calls(project)) == 3 * N
@@ -130,7 +135,7 @@ def test_rows_run_as_shards_merge_and_tabulate_to_the_same_table(project):
 def test_config_files_are_rows_named_by_their_files(project):
     text = (project / "ci-eval.toml").read_text()
     (project / "bm25.toml").write_text(text)
-    (project / "tuned.toml").write_text(text.replace('depth = 6', 'depth = 6\nparams = { mode = "better" }'))
+    (project / "tuned.toml").write_text(text.replace('mode = "base"', 'mode = "better"'))
     done = cli("sweep", "bm25.toml", "tuned.toml", "--metrics", "mrr", cwd=project)
     assert done.returncode == 0, done.stderr
     assert "| 1   | bm25" in done.stdout and "**Best: row 2, tuned**" in done.stdout
