@@ -50,6 +50,9 @@ class RetrieverConfig:
     id_from: str | None = None  # python: None means the callable returns (id, score) pairs
     score: str = "similarity"  # or "distance": negated before ranking
     cache: str | None = None  # folder of the retrieval cache; not part of the recorded config
+    # python: module:function called once, with the params, before the first question and
+    # outside its timeout (an index built lazily would time every first question out)
+    warmup: str | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,8 @@ class Config:
         retriever = {"type": r.type, "depth": r.depth, "params": r.params}
         if r.type == "python":
             retriever.update(target=r.target, batch=r.batch)
+            if r.warmup is not None:  # recorded only when set, so older artefacts compare equal
+                retriever.update(warmup=r.warmup)
             # Recorded only when set, so artefacts from before these keys compare equal.
             if r.id_from is not None or r.score != "similarity":
                 retriever.update(id_from=r.id_from, score=r.score)
@@ -205,6 +210,8 @@ def _retriever_problems(data: dict, out: _Problems) -> None:
     # id_from and score read objects a callable returns: meaningless for a command or a plain
     # run file, and silently ignoring them would hide the mistake.
     takes_them = kind in _TARGET_TYPES or (kind == "run-file" and retriever.get("format") == "openinference")
+    if "warmup" in retriever and kind != "python":
+        out.add(("retriever", "warmup"), '"warmup" applies to the python retriever type')
     for key in ("id_from", "score"):
         if key in retriever and not takes_them:
             out.add(("retriever", key), f'"{key}" applies to retriever types {", ".join(_TARGET_TYPES)} and to '
@@ -326,6 +333,7 @@ def _build_retriever(r: dict, k: int, base_dir: str, index_params: dict) -> Retr
         id_from=r.get("id_from", _DEFAULT_ID_FROM.get(r["type"])),
         score=r.get("score", "similarity"),
         cache=_resolve(base_dir, r["cache"]) if "cache" in r else None,
+        warmup=r.get("warmup"),
     )
 
 
