@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from projects import cli, write_config, write_gold, write_module
+from run_files import read_run
 
 N = 30
 RETRIEVER = '''
@@ -261,3 +262,49 @@ def test_configs_in_a_subfolder_import_the_project_s_package(tmp_path):
     assert lost.returncode == 2
     assert ("no module named 'runbook_rag.gone' (looked for in the config file's folder and the repository root, "
             "then the installed packages)") in lost.stderr
+
+
+def test_an_edited_retriever_file_makes_the_cache_ask_again_and_say_why(project):
+    first = cli("sweep", "--grid", "mode=base,better", cwd=project)
+    assert first.returncode == 0, first.stderr
+    assert len(_calls(project)) == 2 * N
+    again = cli("sweep", "--grid", "mode=base,better", cwd=project)
+    assert len(_calls(project)) == 2 * N and "asked again" not in again.stderr
+    # the same config, another retriever: a comment is enough to be another file
+    (project / "ranker.py").write_text((project / "ranker.py").read_text() + "\n# tuned\n")
+    edited = cli("sweep", "--grid", "mode=base,better", cwd=project)
+    assert edited.returncode == 0, edited.stderr
+    assert len(_calls(project)) == 4 * N
+    assert edited.stderr.count(f"ci-eval: retrieval cache: {N} asked again: the retriever's code changed since "
+                               "its answers were cached (ranker.py)") == 2
+    assert edited.stdout == first.stdout
+
+
+STAGED = '''
+from pathlib import Path
+
+def search(question, depth, mode="base"):
+    with open(Path(__file__).with_name("calls.log"), "a") as log:
+        log.write(question + "\\n")
+    n = int(question.split()[-1])
+    pool = [[f"c{n}", 3.0]] + [[f"x{j}", 2.0 - j / 100] for j in range(9)]
+    final = pool[1:3] + pool[:1] if n % 3 == 0 else pool[:3]  # every third gold chunk reranked down
+    return {"stages": {"pool": pool}, "results": final}
+'''
+
+
+def test_answers_with_stages_come_back_from_the_cache(project):
+    write_module(project, "staged", STAGED)
+    write_config(project, 'type = "python"\ntarget = "staged:search"\nparams = { mode = "base" }\n',
+                 extra='[index]\nversion = "v1"\n\n[[stages]]\nname = "pool"\ndepth = 10\n', k=2)
+    first = cli("sweep", "--grid", "mode=base,other", "--dir", "one", cwd=project)
+    assert first.returncode == 0, first.stderr
+    assert len(_calls(project)) == 2 * N
+    again = cli("sweep", "--grid", "mode=base,other", "--dir", "two", "--cache", "one/cache", cwd=project)
+    assert again.returncode == 0, again.stderr
+    assert len(_calls(project)) == 2 * N  # nothing asked the second time
+    assert again.stderr.count(f"{N} answered from the retrieval cache, 0 asked") == 2
+    for row in ("row-01.json", "row-02.json"):
+        live, cached = read_run(project / "one" / row), read_run(project / "two" / row)
+        assert cached["stages"] == live["stages"] and live["stages"]
+        assert [q["ranking"] for q in cached["questions"]] == [q["ranking"] for q in live["questions"]]
