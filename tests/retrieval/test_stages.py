@@ -130,8 +130,8 @@ def test_a_cached_staged_run_still_records_every_question_s_stages(tmp_path):
     toml = folder / "ci-eval.toml"
     toml.write_text(toml.read_text().replace('[retriever]\n', '[retriever]\ncache = "cache"\n'))
     first, second = _run(folder), _run(folder)
-    # a cached entry holds no stages, so a staged answer is asked again rather than lost
-    assert second["cache"] == {"hits": 0, "misses": QUESTIONS}
+    # a cached entry holds the answer's stages: nothing is asked again, nothing lost
+    assert second["cache"] == {"hits": QUESTIONS, "misses": 0}
     assert len(second["stages"]["questions"]) == QUESTIONS
     assert second["stages"] == first["stages"]
 
