@@ -79,6 +79,7 @@ def run(args) -> int:
         head,
         policy_from(config.gate),
         BaselineInfo(kind="builtin", description="the demo's baseline configuration (base.toml)"),
+        head_path=str(out / "head.json"),
     )
     atomic_write(out / "comment.md", report.markdown)
     atomic_write(out / "summary.md", report.full_markdown)

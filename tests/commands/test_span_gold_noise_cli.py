@@ -76,3 +76,13 @@ def test_check_counts_stale_gold_and_shows_a_few(tmp_path):
     assert listed[0] == "gold.json: question 'q00': stale gold id(s): evidence:faq.md:'gone 0', evidence:faq.md:'lost 0'"
     assert "gold.json: and 7 more question(s) with stale gold (14 id(s))" in done.stdout
     assert "24 distinct stale gold id(s) in 12 question(s)" in done.stdout
+
+
+def test_gold_anchor_on_span_gold_says_what_is_true(tmp_path):
+    _project(tmp_path, [{"id": "q1", "question": "?", "gold": [], "evidence": [{"doc": "guide.md", "start": 0, "end": 200}]}])
+    before = (tmp_path / "gold.json").read_bytes()
+    done = cli("gold", "anchor", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "gives ids only" not in done.stdout  # the manifest gives doc, start, end and text
+    assert "gold.json names no gold ids to anchor: its evidence is document spans or quotes" in done.stdout
+    assert (tmp_path / "gold.json").read_bytes() == before

@@ -174,7 +174,7 @@ def explanation(q: QuestionChange) -> str:
 
 UNJUDGED_MARK = "unjudged, may not be a regression"
 FLAPPING_MARK = "flapping across the repeated passes: possibly noise"
-LABEL_COMMAND = "ci-eval label --pool head.json"
+LABEL_COMMAND = "ci-eval label --pool"
 
 
 QUESTION_HEADERS = ["question", "first gold rank", "what happened", "tags"]
@@ -309,7 +309,17 @@ def judged(ctx: ReportContext) -> str:
     return (f"#### Unjudged results: judged@{j.k} {f3(j.head_mean)}{base}\n\n"
             f"{plural(j.new_unjudged, 'result')} in {plural(j.questions, 'question')} "
             f"{'was' if j.new_unjudged == 1 else 'were'} never judged: {where}, and a chunk nobody "
-            f"judged counts as not relevant. Judge them with `{LABEL_COMMAND}`.")
+            f"judged counts as not relevant. Judge them with {_label_command(ctx)}.")
+
+
+def _label_command(ctx: ReportContext) -> str:
+    """The labelling command on the artefact this report was given; unnamed (the action's
+    uploaded run), the artefact is described rather than given a name it may not have."""
+    from ci_eval.core.report.escape import code_span
+
+    if ctx.head_path:
+        return code_span(f"{LABEL_COMMAND} {ctx.head_path}", 200, False)
+    return f"`{LABEL_COMMAND}` on the head's run artefact"
 
 
 def improvements(ctx: ReportContext, limit: int | None) -> str:

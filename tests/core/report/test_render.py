@@ -381,7 +381,10 @@ def test_unjudged_results_the_head_brought_are_counted_and_their_regressions_mar
     text = report.full_markdown
     # New and unjudged in the top 3: u1 (q-1), u2 and u3 (q-2): 3 results in 2 questions.
     assert "3 results in 2 questions were never judged: the head brought them into the top 3" in text
-    assert "`ci-eval label --pool head.json`" in text
+    # the artefact is not named here, so it is described, never given a name it may not have
+    assert "`ci-eval label --pool` on the head's run artefact" in text and "head.json" not in text
+    named = build_report(base, head, policy_from({}), head_path="runs/pr-12.json").full_markdown
+    assert "Judge them with `ci-eval label --pool runs/pr-12.json`." in named
     # judged@3: base g (1 of 3) in each question; head q-3 has n judged (1 of 3), others 0.
     assert f"judged@3 {(0 + 0 + 1 / 3) / 3:.3f} (base {1 / 3:.3f})" in text
     rows = {line.split("`")[1]: line for line in text.splitlines() if line.startswith("| `q-")}
