@@ -1,6 +1,8 @@
 """Span gold through the real CLI, without noise: a span past its document's end is exit 2 at
 its place; no index-drift or anchor advice for a gold set that names documents; `check`
-counts stale gold and shows a few."""
+counts stale gold and shows a few; `gold anchor` says what is true; a deleted document makes
+stale gold, not a relabel; a rename is not a re-chunk; the resolved chunks are judged; the
+comment names the artefact it was given."""
 
 from __future__ import annotations
 
@@ -86,3 +88,51 @@ def test_gold_anchor_on_span_gold_says_what_is_true(tmp_path):
     assert "gives ids only" not in done.stdout  # the manifest gives doc, start, end and text
     assert "gold.json names no gold ids to anchor: its evidence is document spans or quotes" in done.stdout
     assert (tmp_path / "gold.json").read_bytes() == before
+
+
+def _index(folder: Path, version: str, docs=TEXT, prefix: str = "") -> None:
+    chunks = [{"id": f"{prefix}{doc[0]}{start}", "doc": doc, "start": start, "end": min(start + SIZE, len(text)),
+               "text": text[start:start + SIZE]} for doc, text in docs.items() for start in range(0, len(text), SIZE)]
+    (folder / "index.jsonl").write_text("\n".join(map(json.dumps, [{"version": version}, *chunks])) + "\n")
+    (folder / "run.jsonl").write_text("".join(
+        json.dumps({"id": f"q{n}", "results": [[c["id"], 10.0 - r] for r, c in enumerate(chunks)]}) + "\n"
+        for n in range(16)))
+
+
+SPAN_QUESTIONS = [{"id": f"q{n}", "question": f"question {n}", "gold": [],
+                   "evidence": [{"doc": ("guide.md", "faq.md")[n % 2], "start": 50 * n, "end": 50 * n + 60}]}
+                  for n in range(16)]
+
+
+def _two_runs(tmp_path: Path, head_docs: dict, head_prefix: str) -> None:
+    for side, docs, prefix in (("base", TEXT, ""), ("head", head_docs, head_prefix)):
+        folder = tmp_path / side
+        folder.mkdir()
+        _project(folder, SPAN_QUESTIONS)
+        _index(folder, f"{side}-index", docs, prefix)
+        done = cli("run", "--out", "run.json", "--quiet", cwd=folder)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_document_deleted_from_the_index_makes_stale_gold_never_relabelled(tmp_path):
+    _two_runs(tmp_path, {"guide.md": TEXT["guide.md"]}, "")  # faq.md deleted from the head's index
+    done = cli("compare", "base/run.json", "head/run.json", "--no-config", "--format", "json", cwd=tmp_path)
+    report = json.loads(done.stdout)
+    assert report["gold_set"]["relabelled"] == {}
+    faq = {f"q{n}" for n in range(1, 16, 2)}  # the questions whose evidence is in the deleted document
+    assert set(report["stale"]["questions"]) == faq and report["compared"] == 8
+    md = cli("compare", "base/run.json", "head/run.json", "--no-config", cwd=tmp_path).stdout
+    assert "No comparison possible" not in md and "relabelled" not in md.lower()
+    assert "#### Stale gold" in md and "8 questions point at 8 distinct gold ids missing from index" in md
+
+
+def test_a_rename_only_index_says_chunk_ids_renamed_and_the_comment_names_the_artefact(tmp_path):
+    _two_runs(tmp_path, TEXT, "renamed-")
+    done = cli("compare", "base/run.json", "head/run.json", "--no-config", cwd=tmp_path)
+    assert "chunk ids renamed (8 chunks, cut where they were)" in done.stdout, done.stdout
+    assert "re-chunked" not in done.stdout
+    # the head's top 5 are guide.md's five chunks: every one judged for the eight questions
+    # on guide.md (relevant, or judged 0 as text of the document their evidence names),
+    # none for the eight on faq.md, whose document the ranking never reaches
+    assert f"judged@5 {(8 * 1.0 + 8 * 0.0) / 16:.3f}" in done.stdout
+    assert "Judge them with `ci-eval label --pool head/run.json`." in done.stdout

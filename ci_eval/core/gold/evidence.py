@@ -214,6 +214,13 @@ def resolve(gold, index, source: str) -> Resolution:
             for c in by_doc[e.doc]:
                 if covers(c.start, c.end, e.start, e.end):
                     grades[c.id] = max(grades.get(c.id, e.grade), e.grade)
+        # A chunk of a document the evidence names that covers none of it is judged not
+        # relevant (grade 0): the labeller read that document and marked where the answer
+        # is, so the rest of it was seen and is not the answer. Chunks of other documents
+        # stay unjudged (judged@k): nobody said anything of them.
+        for doc in {e.doc for e in placed}:
+            for c in by_doc[doc]:
+                grades.setdefault(c.id, 0)
         for e in gone:
             grades.setdefault(e.label, e.grade)
         if gone:
