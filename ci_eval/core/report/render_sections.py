@@ -156,11 +156,17 @@ def _tags_text(tags: tuple[str, ...]) -> str:
     return ", ".join(escape_md(t, 30) for t in tags) or "—"
 
 
+# A chunk id is shown whole up to this many characters: ids such as
+# "man1/git-rebase.1#options-interactive-exec" are longer than a question id, and one cut
+# mid-id names no chunk a reader can find; the comment's size budget still bounds the list.
+CHUNK_ID_CHARS = 120
+
+
 def explanation(q: QuestionChange) -> str:
     """What happened to one question: the kind in words, the gold chunks that moved, the
     metrics that changed."""
     parts = [_summary_text(q.summary + (f": {q.error}" if q.error else ""))]
-    chunks = [move_text(m, q.graded, lambda i: code_span(i, 40)) for m in q.moves[:3]]
+    chunks = [move_text(m, q.graded, lambda i: code_span(i, CHUNK_ID_CHARS)) for m in q.moves[:3]]
     if len(q.moves) > 3:
         chunks.append(f"+{len(q.moves) - 3} more")
     if chunks:

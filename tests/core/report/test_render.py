@@ -517,3 +517,14 @@ def test_a_raw_significant_change_lost_to_holm_says_so_beside_its_own_interval()
     row = next(line for line in text.splitlines() if line.startswith("| hit@5 "))
     assert "p=0.008" in row and "within noise after Holm" in row and "▼" not in row
     assert "Marks: Holm over the 10 metrics" in text
+
+
+def test_a_long_chunk_id_is_shown_whole_in_the_regressions():
+    long_id = "man1/git-rebase.1#options-interactive-exec-cmd-and-autosquash"  # 61 characters
+    base = artefact([spec(f"q-{n}", [long_id if n == 0 else f"g{n}"], [long_id if n == 0 else f"g{n}", "a", "b"])
+                     for n in range(8)], k=3)
+    head = artefact([spec("q-0", [long_id], ["a", "b", "c", long_id])]
+                    + [spec(f"q-{n}", [f"g{n}"], [f"g{n}", "a", "b"]) for n in range(1, 8)], k=3)
+    text = build_report(base, head, policy_from({})).full_markdown
+    row = next(line for line in text.splitlines() if line.startswith("| `q-0`"))
+    assert f"`{long_id}`" in row
