@@ -185,11 +185,13 @@ def _report(config, gold, manifest, say) -> int:
     stale = [(q.id, q.stale_ids(live)) for q in gold.questions]
     stale = [(qid, ids) for qid, ids in stale if ids]
     say(f"{manifest.source}: ok (index {manifest.version or 'unversioned'}, {len(manifest.ids)} ids)")
-    if gold.index_version and manifest.version and gold.index_version != manifest.version:
+    span_gold = any(q.evidence for q in gold.questions)  # resolved against any index: no drift, no anchors
+    if gold.index_version and manifest.version and gold.index_version != manifest.version and not span_gold:
         say(f"index drift: the gold set was built against {gold.index_version!r}, "
             f"the index is {manifest.version!r}")
-    _report_anchors(gold, manifest, config.gold_set, say)
-    _report_stale(gold, stale, drifted, config.gold_set, say)
+    if not span_gold:
+        _report_anchors(gold, manifest, config.gold_set, say)
+    _report_stale(gold, stale, drifted, config.gold_set, say, span_gold)
     if stale:
         from ci_eval.core.gold.remap import plan_remap, remap_hint, remap_summary
 
@@ -205,18 +207,30 @@ def _report(config, gold, manifest, say) -> int:
     return 0
 
 
-def _report_stale(gold, stale: list, drifted: frozenset, gold_path: str, say) -> None:
-    """Each question's stale gold ids, the drifted ones (still in the index, other text)
-    named apart; without anchors, that drift cannot be seen and how to make it seen."""
-    if not gold.anchors:
+# Questions whose stale ids check lists one by one; past them, a count (a re-chunk can make
+# thousands of ids stale at once, and the one useful line must not scroll away)
+SHOWN_STALE = 5
+
+
+def _report_stale(gold, stale: list, drifted: frozenset, gold_path: str, say, span_gold: bool = False) -> None:
+    """The first few questions' stale gold ids, the drifted ones (still in the index, other
+    text) named apart, then how many more; without anchors, that drift cannot be seen and
+    how to make it seen (not for span gold, which names no chunk to anchor)."""
+    if not gold.anchors and not span_gold:
         say(f"{gold_path}: no anchors, so a gold id that still exists but names other text "
             "(drifted) cannot be seen: run 'ci-eval gold anchor' to record the text each id names")
-    for qid, ids in stale:
+    for qid, ids in stale[:SHOWN_STALE]:
         missing, moved = [i for i in ids if i not in drifted], [i for i in ids if i in drifted]
-        parts = ([f"stale gold id(s): {', '.join(missing)}"] if missing else []) + (
+        shown = missing[:SHOWN_STALE]
+        more = f" and {len(missing) - len(shown)} more" if len(missing) > len(shown) else ""
+        parts = ([f"stale gold id(s): {', '.join(shown)}{more}"] if missing else []) + (
             ["drifted gold id(s) (in the index, but their text no longer matches the anchor): "
-             f"{', '.join(moved)}"] if moved else [])
+             f"{', '.join(moved[:SHOWN_STALE])}"] if moved else [])
         say(f"{gold_path}: question {qid!r}: {'; '.join(parts)}")
+    if len(stale) > SHOWN_STALE:
+        rest = stale[SHOWN_STALE:]
+        say(f"{gold_path}: and {len(rest)} more question(s) with stale gold "
+            f"({sum(len(ids) for _, ids in rest)} id(s))")
     if drifted:
         say(f"{len(drifted)} gold id(s) drifted: kept out of the comparison like missing ones")
 

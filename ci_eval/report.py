@@ -108,7 +108,7 @@ def build_report(base: dict | Artefact | None, head: dict | Artefact, policy: Ga
                  baseline_info: BaselineInfo | None = None, *, marker_suffix: str = "",
                  title: str = "", budget: int | None = DEFAULT_BUDGET,
                  gate_source: str = "", gate_path: str | None = None, recent=None,
-                 base_branch: str = "", accepted=None) -> Report:
+                 base_branch: str = "", accepted=None, head_path: str = "") -> Report:
     """Diff, significance, gate and every rendering of one comparison. A dict is read by
     ``read_artefact``; the base keeps as many top results as the head's k (judged@k).
     ``recent``: the base branch's recent runs question by question (core/compare/recent_runs.py),
@@ -126,7 +126,7 @@ def build_report(base: dict | Artefact | None, head: dict | Artefact, policy: Ga
         baseline_info = BaselineInfo(kind="file" if base is not None else "none")
     ctx = ReportContext(d, evaluate_gate(policy, d, accepted, recent), baseline_info, marker_suffix, title,
                         judged_report(base_run, head_run, d.regressions.ids()),
-                        gate_source, gate_path, recent=recent, base_branch=base_branch)
+                        gate_source, gate_path, recent=recent, base_branch=base_branch, head_path=head_path)
     return Report(context=ctx, head=head_run, budget=budget)
 
 

@@ -86,7 +86,8 @@ def run(args) -> int:
     # out, as for a run, rather than walking a growing heap every 700 containers
     with collections_spaced():
         report = build_report(base, head, policy, info, marker_suffix=args.marker,
-                              gate_source=source, gate_path=gate_path, accepted=accepted)
+                              gate_source=source, gate_path=gate_path, accepted=accepted,
+                              head_path=paths[-1])
         _write_outputs(args, report)
         shown = report.json if args.format == "json" else report.markdown
     if source == NO_CONFIG:  # said once everything else was read: bad input stays one line

@@ -15,16 +15,18 @@ writes:
   DIR/scores.svg   top-score distributions, answerable vs unanswerable
   DIR/trend.svg    headline metrics over the recent runs (here: base, then head)
 
-With --sweep, the demo's configurations side by side instead (`ci-eval sweep` over
-ci_eval/demo/sweep/: its BM25, the head's re-chunking, stopwords kept, titles not boosted,
-no stemming), one table in the seeds' shape; the rows' artefacts go to DIR/sweep/.
+With --sweep, the seeds' ladder on the demo instead (`ci-eval sweep` over
+ci_eval/demo/sweep/: 512-character windows, chunks on headings, a second ranker fused by
+reciprocal rank, a rerank of the top 50), each step against the one before, on the demo's
+gold set as document spans, the best row decided on evidence recall (which compares
+chunkings); the rows' artefacts go to DIR/sweep/.
 
 example:
   ci-eval demo --out demo-out
   ci-eval demo --sweep --out demo-out"""
 
 # The sweep's rows, the first the reference (ci_eval/demo/sweep/NAME.toml).
-SWEEP_ROWS = ("bm25", "bm25-rechunked", "bm25-keep-stopwords", "bm25-no-title-boost", "bm25-no-stemming")
+SWEEP_ROWS = ("window-512", "headings", "headings-rrf", "headings-rrf-rerank")
 
 
 def register(sub) -> None:
@@ -79,6 +81,7 @@ def run(args) -> int:
         head,
         policy_from(config.gate_rules),
         BaselineInfo(kind="builtin", description="the demo's baseline configuration (base.toml)"),
+        head_path=str(out / "head.json"),
     )
     atomic_write(out / "comment.md", report.markdown)
     atomic_write(out / "summary.md", report.full_markdown)

@@ -242,9 +242,30 @@ def run_anchor(args) -> int:
           f"{len(up.refreshed)} refreshed"
           + (f"; {len(up.missing)} gold id(s) not in {targets.index.source} (stale)" if up.missing else ""))
     if not up.anchors:
-        print(f"{targets.index.source} gives ids only: add doc/start/end and text or hash to its entries "
-              "to anchor on (see docs/gold-lifecycle.md)")
+        print(_why_no_anchor(targets, up))
     return 0
+
+
+def _why_no_anchor(targets, up) -> str:
+    """Why nothing was anchored, as it is: no gold ids (span gold names documents, and needs
+    no anchor), none of them in the index, or a manifest that says nothing of its chunks."""
+    import json
+
+    from ci_eval.inputs.files import read_json
+
+    data, _ = read_json(targets.gold_path, "gold set")
+    questions = data.get("questions") if isinstance(data, dict) else None
+    ids = [g for q in questions or () if isinstance(q, dict) for g in (q.get("gold") or ())]
+    if not ids:
+        return (f"{targets.gold_path} names no gold ids to anchor: its evidence is document spans or quotes, "
+                "resolved against each index as it is (span gold needs no anchor; docs/span-gold.md)")
+    if up.missing and len(up.missing) >= len(set(map(json.dumps, ids))):
+        return f"none of the gold ids is in {targets.index.source}: nothing to anchor (they are stale)"
+    chunks = targets.index.chunks.values()
+    if not any(c.text is not None or c.hash is not None for c in chunks):
+        return (f"{targets.index.source} gives no text or hash for its chunks: add text or hash (and doc, "
+                "start, end) to its entries to anchor on (see docs/gold-lifecycle.md)")
+    return f"{targets.index.source}: no gold id could be anchored (see docs/gold-lifecycle.md)"
 
 
 def run_remap(args) -> int:

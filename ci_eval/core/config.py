@@ -52,6 +52,9 @@ class RetrieverConfig:
     id_from: str | None = None  # python: None means the callable returns (id, score) pairs
     score: str = "similarity"  # or "distance": negated before ranking
     cache: str | None = None  # folder of the retrieval cache; not part of the recorded config
+    # python: module:function called once, with the params, before the first question and
+    # outside its timeout (an index built lazily would time every first question out)
+    warmup: str | None = None
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,10 @@ class Config:
     # The pipeline's stages in order, the final list placed (core/measure/stages.py); () without [[stages]]
     stages: tuple = ()
     calls_budget: int | None = None  # [calls] budget: chunks sent over all calls (stages.found_at)
+    # [index] params: index.callable's keyword arguments; they reach a python or command
+    # retriever too (merged into retriever.params), so one value cuts the index and searches it
+    index_params: dict = field(default_factory=dict, hash=False)
+    label: str | None = None  # the configuration's name in a sweep's table
 
     @property
     def gate_rules(self) -> dict | None:
@@ -104,6 +111,8 @@ class Config:
         retriever = {"type": r.type, "depth": r.depth, "params": r.params}
         if r.type == "python":
             retriever.update(target=r.target, batch=r.batch)
+            if r.warmup is not None:  # recorded only when set, so older artefacts compare equal
+                retriever.update(warmup=r.warmup)
             # Recorded only when set, so artefacts from before these keys compare equal.
             if r.id_from is not None or r.score != "similarity":
                 retriever.update(id_from=r.id_from, score=r.score)
@@ -218,10 +227,33 @@ def _retriever_problems(data: dict, out: _Problems) -> None:
     # id_from and score read objects a callable returns: meaningless for a command or a plain
     # run file, and silently ignoring them would hide the mistake.
     takes_them = kind in _TARGET_TYPES or (kind == "run-file" and retriever.get("format") == "openinference")
+    if "warmup" in retriever and kind != "python":
+        out.add(("retriever", "warmup"), '"warmup" applies to the python retriever type')
     for key in ("id_from", "score"):
         if key in retriever and not takes_them:
             out.add(("retriever", key), f'"{key}" applies to retriever types {", ".join(_TARGET_TYPES)} and to '
                                         'run-file with format "openinference"')
+
+
+def _index_problems(data: dict, out: _Problems) -> None:
+    """``[index] params`` go to index.callable (a manifest file takes none); a name set in
+    both params tables would reach the retriever with one of its two values silently lost."""
+    index = _table(data, "index")
+    params = index.get("params")
+    if not isinstance(params, dict):
+        return
+    if params and "callable" not in index:
+        out.add(("index", "params"), "params are passed to index.callable, which is not set "
+                                     "(a manifest file takes none; put the retriever's in [retriever] params)")
+    own = _table(data, "retriever", "params")
+    for name in params:
+        if name in own:
+            out.add(("retriever", "params", name), f"{name!r} is set in [index] params too, which reach the "
+                                                   "retriever as well: set it once, there")
+    kind = _table(data, "retriever").get("type")
+    if params and isinstance(kind, str) and kind not in _TAKES_INDEX_PARAMS and kind in _RUNNER_NEEDS:
+        out.add(("index", "params"), f"a {kind} retriever is built before ci-eval runs it, so index params "
+                                     f"cannot change how it searches; they reach python and command retrievers")
 
 
 def _gate_tables(data: dict):
@@ -293,7 +325,15 @@ def _measured(data: dict) -> tuple[str, ...] | None:
     return tuple(dict.fromkeys(names))
 
 
-def _build_retriever(r: dict, k: int, base_dir: str) -> RetrieverConfig:
+# The retriever types that are handed params: a framework object is built before ci-eval
+# sees it, so an index param could not change how it searches.
+_TAKES_INDEX_PARAMS = ("python", "command")
+
+
+def _build_retriever(r: dict, k: int, base_dir: str, index_params: dict) -> RetrieverConfig:
+    params = dict(r.get("params", {}))
+    if r["type"] in _TAKES_INDEX_PARAMS:
+        params = {**index_params, **params}
     return RetrieverConfig(
         type=r["type"],
         target=r.get("target"),
@@ -305,11 +345,12 @@ def _build_retriever(r: dict, k: int, base_dir: str) -> RetrieverConfig:
         concurrency=r.get("concurrency", 4),
         timeout=float(r.get("timeout", 30.0)),
         total_timeout=float(r["total_timeout"]) if "total_timeout" in r else None,
-        params=dict(r.get("params", {})),
+        params=params,
         env=dict(r.get("env", {})),
         id_from=r.get("id_from", _DEFAULT_ID_FROM.get(r["type"])),
         score=r.get("score", "similarity"),
         cache=_resolve(base_dir, r["cache"]) if "cache" in r else None,
+        warmup=r.get("warmup"),
     )
 
 
@@ -336,6 +377,7 @@ def parse_config(data: Any, source: str, base_dir: str = "", prefix: tuple = ())
     if isinstance(data, dict):
         _value_problems(data, problems)
         _retriever_problems(data, problems)
+        _index_problems(data, problems)
         _metric_problems(data, problems)
         _stage_problems(data, problems)
     if problems:
@@ -351,7 +393,7 @@ def parse_config(data: Any, source: str, base_dir: str = "", prefix: tuple = ())
         relevance_level=data.get("relevance_level", 1),
         abstain_below=data.get("abstain_below"),
         answers=_resolve(base_dir, data["answers"]) if "answers" in data else None,
-        retriever=_build_retriever(data["retriever"], k, base_dir),
+        retriever=_build_retriever(data["retriever"], k, base_dir, dict(index.get("params", {}))),
         manifest=_resolve(base_dir, index["manifest"]) if "manifest" in index else None,
         manifest_callable=index.get("callable"),
         index_version=index.get("version"),
@@ -362,6 +404,8 @@ def parse_config(data: Any, source: str, base_dir: str = "", prefix: tuple = ())
         prefix=tuple(prefix),
         stages=_build_stages(data.get("stages"), k),
         calls_budget=_table(data, "calls").get("budget"),
+        index_params=dict(index.get("params", {})),
+        label=data.get("label"),
     )
 
 

@@ -56,7 +56,7 @@ def retriever_table(kind: str) -> str:
     target, _ = _EXAMPLE[kind]
     lines = [f'type = "{kind}"', f'target = "eval.example_retriever:{target}"   # the example: replace it']
     if kind == "python":
-        lines.append("# your function(question, k) returns ranked (chunk id, score) pairs")
+        lines.append("# your function(question, depth) returns ranked (chunk id, score) pairs; depth is 3k unless set")
     else:
         lines.append("# your retriever, vector store, index or pipeline, or a function returning one")
         lines.append('# id_from = "metadata.chunk_id"   # where your chunk ids are: id, node_id, ref_doc_id, metadata.<key>')

@@ -91,6 +91,20 @@ def chunk_topics(topics: Mapping[str, str]) -> tuple[Chunk, ...]:
     return tuple(chunks)
 
 
+def window_chunks(topics: Mapping[str, str], size: int) -> tuple[Chunk, ...]:
+    """Each topic's text cut every ``size`` characters, headings ignored: the fixed-size
+    chunking a ladder of chunkings starts from. Ids are ``"<topic>@<start>"``; a window that
+    is only blank is dropped."""
+    chunks: list[Chunk] = []
+    for topic in sorted(topics):
+        text = topics[topic]
+        for start in range(0, len(text), size):
+            window = text[start:start + size]
+            if window.strip():
+                chunks.append(Chunk(id=f"{topic}@{start}", topic=topic, title="", text=window))
+    return tuple(chunks)
+
+
 def version_of(chunks: tuple[Chunk, ...], python: str) -> str:
     """``pydoc-topics-<python>-<12 hex>``: the hash covers every id, title and text."""
     digest = hashlib.sha256()
@@ -113,6 +127,14 @@ def load_chunks() -> tuple[Chunk, ...]:
     from pydoc_data.topics import topics
 
     return chunk_topics(topics)
+
+
+@lru_cache(maxsize=4)
+def load_windows(size: int) -> tuple[Chunk, ...]:
+    """The running interpreter's pydoc topics cut into ``size``-character windows."""
+    from pydoc_data.topics import topics
+
+    return window_chunks(topics, size)
 
 
 @lru_cache(maxsize=1)

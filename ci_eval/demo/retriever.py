@@ -15,8 +15,13 @@ import numpy as np
 from ci_eval.demo.bm25 import BM25Index, BM25Params
 from ci_eval.demo.corpus import index_version, load_chunks
 
-_PARAM_NAMES = ("k1", "b", "title_boost", "stopwords", "stem", "corpus", "rerank", "pool")
+_PARAM_NAMES = ("k1", "b", "title_boost", "stopwords", "stem", "corpus", "rerank", "pool", "chunking", "fusion")
 _CORPORA = ("pydoc-topics", "reingested")
+# How the topics are cut: on their headings, or into fixed windows of that many characters
+# (the ladder of chunkings the demo's sweep starts from)
+_CHUNKINGS = {"headings": None, "window-512": 512}
+_FUSIONS = ("none", "rrf")
+RRF_K = 60  # reciprocal rank fusion's constant (Cormack et al., 2009)
 _indexes: dict[tuple[tuple[str, Any], ...], BM25Index] = {}
 _lock = threading.Lock()
 
@@ -46,7 +51,13 @@ def _params(params: dict[str, Any]) -> BM25Params:
     return BM25Params(**values)
 
 
-def _chunks(corpus: str):
+def _chunks(corpus: str, chunking: str = "headings"):
+    if chunking not in _CHUNKINGS:
+        raise TypeError(f"retriever param chunking must be one of {', '.join(_CHUNKINGS)}, got {chunking!r}")
+    if _CHUNKINGS[chunking] is not None:
+        from ci_eval.demo.corpus import load_windows
+
+        return load_windows(_CHUNKINGS[chunking])
     if corpus not in _CORPORA:
         raise TypeError(f"retriever param corpus must be one of {', '.join(_CORPORA)}, got {corpus!r}")
     if corpus == "reingested":
@@ -60,10 +71,11 @@ def index_for(**params: Any) -> BM25Index:
     """The built index for these params (built on first use, then cached). ``corpus``
     picks the chunks: the pydoc topics as chunked by heading, or the head's re-ingestion."""
     corpus = params.pop("corpus", "pydoc-topics")
-    chunks = _chunks(corpus)
+    chunking = params.pop("chunking", "headings")
+    chunks = _chunks(corpus, chunking)
     config = _params(params)
     # Keyed by the normalised params so {"k1": 1} and {"k1": 1.0} share one index.
-    key = (corpus, *sorted(vars(config).items()))
+    key = (corpus, chunking, *sorted(vars(config).items()))
     index = _indexes.get(key)
     if index is None:
         with _lock:
@@ -98,30 +110,55 @@ def _stage_params(params: dict[str, Any]) -> tuple[float, int]:
     return float(weight), depth
 
 
+def _fused(question: str, depth: int, params: dict[str, Any]) -> list[tuple[str, float]]:
+    """Reciprocal rank fusion of the configured BM25 and a second lexical ranker that keeps
+    words as written (no stemming, stopwords kept, titles not boosted: exact identifiers
+    such as ``__enter__`` count as they are): each id scores the sum of 1 / (RRF_K + rank)
+    over the two lists' top ``depth``, best first (ties: id descending)."""
+    literal = {**params, "stem": False, "stopwords": False, "title_boost": 0.0}
+    scores: dict[str, float] = {}
+    for ranking in (index_for(**params).search(question, depth), index_for(**literal).search(question, depth)):
+        for rank, (cid, _) in enumerate(ranking, 1):
+            scores[cid] = scores.get(cid, 0.0) + 1.0 / (RRF_K + rank)
+    by_id = sorted(scores.items(), key=lambda pair: pair[0].encode("utf-8"), reverse=True)
+    return sorted(by_id, key=lambda pair: -pair[1])[:depth]
+
+
 def search(question: str, k: int, **params: Any):
     """Top ``k`` (chunk id, BM25 score) pairs for ``question``, best first.
 
     Chunks with no query term in common are never returned, so an off-topic question can
-    come back with fewer than ``k`` results, or none. With ``rerank = W`` the answer has
+    come back with fewer than ``k`` results, or none. ``chunking`` picks how the topics are
+    cut (``headings`` or ``window-512``), ``fusion = "rrf"`` fuses BM25 with a ranker of the
+    words as written (``_fused``). With ``rerank = W`` the answer has
     stages: BM25's top ``pool`` (50 unless set) and that pool reranked (``_reranked``),
     whose top ``k`` is the final list.
     """
     if not isinstance(k, int) or isinstance(k, bool) or k < 0:
         raise ValueError(f"k must be a non-negative integer, got {k!r}")
     weight, depth = _stage_params(params)
+    fusion = params.pop("fusion", "none")
+    if fusion not in _FUSIONS:
+        raise TypeError(f"retriever param fusion must be one of {', '.join(_FUSIONS)}, got {fusion!r}")
     index = index_for(**params)
+    ranked = _fused(question, max(depth, k), params) if fusion == "rrf" else None
     if not weight:
-        return index.search(question, k)
-    pool = index.search(question, max(depth, k))
+        return ranked[:k] if ranked is not None else index.search(question, k)
+    pool = ranked[:max(depth, k)] if ranked is not None else index.search(question, max(depth, k))
     reranked = _reranked(index, question, pool, weight)
     return {"stages": {"pool": pool, "rerank": reranked}, "results": reranked[:k]}
 
 
-def manifest() -> dict[str, Any]:
-    """The index manifest: its version and every chunk, with its topic, span and text."""
+def manifest(chunking: str = "headings") -> dict[str, Any]:
+    """The index manifest: its version and every chunk, with its topic, span and text; the
+    topics cut by ``chunking`` (the ``[index] params`` of the demo's ladder)."""
+    from ci_eval.demo.corpus import _python_version, version_of
     from ci_eval.demo.reingest import manifest_entries
 
-    return {"version": index_version(), "chunks": manifest_entries(load_chunks())}
+    if chunking == "headings":
+        return {"version": index_version(), "chunks": manifest_entries(load_chunks())}
+    chunks = _chunks("pydoc-topics", chunking)
+    return {"version": f"{version_of(chunks, _python_version())}-{chunking}", "chunks": manifest_entries(chunks)}
 
 
 def reingested_manifest() -> dict[str, Any]:

@@ -8,7 +8,8 @@ environment minus the token and the action's inputs (github/env.without_secrets)
 session of its own, its group and whatever carries its mark killed once it has answered.
 
 Protocol: the first line on the child's stdin is the parent's import path (JSON), the rest
-the request (JSON: the target, where it was configured, the config's folder). The child's
+the request (JSON: the target, where it was configured, the config's folder, ``[index]
+params``, passed as keyword arguments). The child's
 stdout is the protocol's alone (the user's prints go to stderr): one JSON object,
 ``{"value": ...}`` (what the callable returned, sets and tuples as lists) or
 ``{"error": {"message", "source", "place"}}`` (a bad target, or the callable raised or
@@ -45,7 +46,8 @@ def call_index(config):
     from ci_eval.retrieval.process_marks import MARK, kill_marked, new_mark
 
     mark = new_mark()
-    request = {"spec": config.manifest_callable, "source": config.source, "base_dir": config.base_dir}
+    request = {"spec": config.manifest_callable, "source": config.source, "base_dir": config.base_dir,
+               "params": config.index_params}
     payload = (json.dumps([sys.path, _ROOT]) + "\n" + json.dumps(request)).encode("utf-8", "surrogatepass")
     proc = subprocess.Popen([sys.executable, "-c", _BOOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             env={**without_secrets(os.environ), MARK: mark}, start_new_session=True)
@@ -86,7 +88,7 @@ def serve() -> None:
     os.dup2(null, 0)
     source = request["source"]
     try:
-        reply = {"value": _called(request["spec"], source, request["base_dir"])}
+        reply = {"value": _called(request["spec"], source, request["base_dir"], request.get("params") or {})}
         try:
             text = json.dumps(reply, default=_plain)
         except (ValueError, TypeError, RecursionError) as exc:
@@ -103,7 +105,7 @@ def serve() -> None:
     os._exit(0)  # nothing of the user's (atexit handlers, non-daemon threads) runs after this
 
 
-def _called(spec: str, source: str, base_dir):
+def _called(spec: str, source: str, base_dir, params: dict):
     from ci_eval.inputs.pyimport import ImportFailed, describe_failure, import_target, os_exit_raises
 
     try:
@@ -112,6 +114,6 @@ def _called(spec: str, source: str, base_dir):
         raise exc.as_input_error() from None
     try:
         with os_exit_raises():
-            return fn()
+            return fn(**params)  # [index] params: how this row's index is cut
     except BaseException as exc:  # noqa: BLE001 - the user's code, incl. sys.exit
         raise InputError(f"index.callable {describe_failure(exc)}", source, PLACE) from None

@@ -67,10 +67,34 @@ def describe_failure(exc: BaseException) -> str:
     return f"raised {type(exc).__name__}: {text}" if text else f"raised {type(exc).__name__}"
 
 
-def _missing_module(exc: ModuleNotFoundError, module_name: str) -> str:
+def repository_root(folder: str) -> str | None:
+    """The nearest folder at or above ``folder`` holding ``.git`` (a folder, or a file in a
+    worktree or submodule); None outside a repository."""
+    here = os.path.abspath(folder)
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def import_folders(base_dir: str | None) -> list[str]:
+    """Where a target's module is looked for first: the config file's folder, then the
+    repository root above it (a config in eval/sweep/ imports the project's package)."""
+    folder = os.path.abspath(base_dir or ".")
+    root = repository_root(folder)
+    return [folder] + ([root] if root and root != folder else [])
+
+
+def _missing_module(exc: ModuleNotFoundError, module_name: str, folders: list[str]) -> str:
     missing = exc.name or "?"
     if module_name == missing or module_name.startswith(missing + "."):
-        return f"cannot import {module_name!r}: no module named {missing!r}"
+        # where it was looked for, without paths: the same line on every machine
+        where = "the config file's folder and the repository root" if len(folders) > 1 else "the config file's folder"
+        return (f"cannot import {module_name!r}: no module named {missing!r} (looked for in {where}, "
+                "then the installed packages)")
     return (f"cannot import {module_name!r}: it imports {missing!r}, which is not installed "
             f"(install it in the environment that runs ci-eval)")
 
@@ -84,19 +108,21 @@ def import_target(spec: str, source: str, place: str, base_dir: str | None = Non
 
 
 def import_object(spec: str, source: str, place: str, base_dir: str | None = None) -> Any:
-    """Import ``module:name`` (a function, or a framework retriever or vector store) with ``base_dir`` (the config file's folder) first on
+    """Import ``module:name`` (a function, or a framework retriever or vector store) with
+    ``base_dir`` (the config file's folder) and the repository root above it first on
     sys.path, so the target resolves the same from any working folder. A missing module
     or dependency is bad input (exit 2); a module that raises or exits while imported is
     the retriever failing (``ImportFailed``, exit 4)."""
     module_name, _, attr = spec.partition(":")
-    folder = os.path.abspath(base_dir or ".")
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
+    folders = import_folders(base_dir)
+    for folder in reversed(folders):  # the config's folder ends up first
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
     try:
         with os_exit_raises():
             module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        raise InputError(_missing_module(exc, module_name), source, place) from None
+        raise InputError(_missing_module(exc, module_name, folders), source, place) from None
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # the user's module raised or exited while importing

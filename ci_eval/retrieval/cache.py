@@ -3,9 +3,12 @@ same index version is not asked again.
 
 What a PR that changes only the gold set, the gate or the docs needs: the paid retriever is
 called for new or reworded questions only. The key is sha256 over (question text, the
-retriever's resolved config as the artefact records it, index version); anything else that
-changes retrieval (the retriever's own code) must show in one of those, usually the index
-version.
+retriever's resolved config as the artefact records it with a fingerprint of the
+retriever's own code (retrieval/code_print.py: the target module's files, the command's
+script, the framework's installed version), index version); anything else that changes
+retrieval (a model the code downloads, a service it calls) must show in one of those,
+usually the index version. When questions asked before under the same settings are asked
+again because the code or the index changed, the run says so in one line.
 
 One SQLite file in the cache folder (``retrieval-cache.sqlite3``, standard library, WAL
 journal), an entry a row keyed by that hash: a run reads one entry per question when it
@@ -28,6 +31,7 @@ deleted when a run opens the cache, so a store kept between runs does not grow w
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -35,6 +39,7 @@ import subprocess
 import sys
 import time
 from array import array
+from dataclasses import replace
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -58,6 +63,10 @@ _SCHEMA = (f"CREATE TABLE IF NOT EXISTS {_TABLE} (key BLOB PRIMARY KEY, question
            "written REAL NOT NULL, ids TEXT NOT NULL, scores BLOB NOT NULL, duplicates INTEGER NOT NULL) "
            "WITHOUT ROWID")
 _SWAP = sys.byteorder != "little"
+# The code and index each retriever setting last asked with, so a run can say why it asked
+# again (RetrievalCache.why_asked): one small row per setting, never read for answers.
+_SEEN = "seen"
+_SEEN_SCHEMA = f"CREATE TABLE IF NOT EXISTS {_SEEN} (settings TEXT PRIMARY KEY, seen TEXT NOT NULL, written REAL NOT NULL)"
 
 
 class Unusable(Exception):
@@ -86,7 +95,8 @@ def _open(path: Path, source: str) -> sqlite3.Connection:
 
 class RetrievalCache:
     def __init__(self, folder: str, retriever: dict, index_version: str | None, source: str = "cache", *,
-                 depth: int = 15, known_ids=None, say: Callable[[str], None] | None = None):
+                 depth: int = 15, known_ids=None, say: Callable[[str], None] | None = None,
+                 code: dict | None = None):
         if not index_version:
             # Without a version a re-indexed store would be answered from the old index.
             raise InputError("the retrieval cache needs an index version (a manifest with a "
@@ -96,7 +106,13 @@ class RetrievalCache:
         self.index_version = index_version
         self.depth, self.known_ids = depth, known_ids
         self._say = say or (lambda line: print(line, file=sys.stderr))
-        config = json.dumps(retriever, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        settings = json.dumps(retriever, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        # the retriever's own code is part of the key (retrieval/code_print.py): an edited
+        # retriever under the same config is another retriever
+        self.code = code or {}
+        config = settings if code is None else json.dumps(
+            {**retriever, "code": self.code}, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        self._settings = hashlib.sha256(settings.encode("utf-8", "surrogatepass")).hexdigest()
         # the question comes last, after two fixed parts that end in a NUL: one key per question
         self._prefix = f"{config}\0{index_version}\0".encode("utf-8", "surrogatepass")
         self.key = keyed(self._prefix)  # the writer keys what it writes by the same function
@@ -107,6 +123,42 @@ class RetrievalCache:
         self.source, self._writer = source, None
         self._db = _open(self.path, source)
         self._db.execute(f"DELETE FROM {_TABLE} WHERE written < ? OR written > ?", self._fresh_window())
+        self._before = self._last_seen()
+
+    def _last_seen(self) -> dict | None:
+        """What the code and the index were when these settings last asked (None: never)."""
+        try:
+            self._db.execute(_SEEN_SCHEMA)
+            row = self._db.execute(f"SELECT seen FROM {_SEEN} WHERE settings = ?", (self._settings,)).fetchone()
+            seen = json.loads(row[0]) if row else None
+        except (sqlite3.Error, ValueError, TypeError, RecursionError):
+            return None
+        return seen if isinstance(seen, dict) else None
+
+    def _note_seen(self) -> None:
+        seen = json.dumps({**self.code, "index": self.index_version}, sort_keys=True)
+        try:
+            self._db.execute(f"INSERT OR REPLACE INTO {_SEEN} (settings, seen, written) VALUES (?, ?, ?)",
+                             (self._settings, seen, time.time()))
+        except sqlite3.Error:
+            pass  # only the next run's reason is lost
+
+    def why_asked(self) -> str | None:
+        """Why questions asked before under these settings were asked again, in a few words:
+        the retriever's code or the index changed since its answers were cached."""
+        from ci_eval.retrieval.code_print import what_changed
+
+        before = self._before
+        if not before or not self.misses:
+            return None
+        reasons = []
+        changed = what_changed(before, self.code)
+        if changed:
+            shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+            reasons.append(f"the retriever's code changed since its answers were cached ({shown})")
+        if before.get("index") != self.index_version:
+            reasons.append(f"the index changed ({before.get('index')!r} -> {self.index_version!r})")
+        return "; ".join(reasons) or None
 
     @staticmethod
     def _fresh_window() -> tuple[float, float]:
@@ -145,14 +197,16 @@ class RetrievalCache:
                 where.append(j)
             except Unusable as why:
                 out[j] = why
-        together = clean_batch([pairs for pairs, _ in shaped], self.depth, [None] * len(shaped), self.known_ids)
-        for n, (j, (pairs, duplicates)) in enumerate(zip(where, shaped)):
+        together = clean_batch([pairs for pairs, _, _ in shaped], self.depth, [None] * len(shaped),
+                               self.known_ids)
+        for n, (j, (pairs, duplicates, extra)) in enumerate(zip(where, shaped)):
             try:
                 result = together[n] if together is not None else _clean_one(pairs, self.depth, self.known_ids)
             except Unusable as why:
                 out[j] = why
                 continue
-            out[j] = _with_duplicates(result, duplicates)
+            result = _with_duplicates(result, duplicates)
+            out[j] = result if extra is None else replace(result, stages=extra[0], calls=extra[1])
         return out
 
     def _count(self, query: Query, why: Unusable) -> None:
@@ -162,15 +216,18 @@ class RetrievalCache:
             self.example = f"{query.id!r}: {why.args[1]}"[:200]
 
     def put(self, query: Query, result: Retrieved) -> None:
-        if result.failed or result.stages or result.calls:
-            # An entry holds the final list only: an answer that reports its stages or calls
-            # is asked again, so the stage records never cover just the uncached questions.
+        if result.failed:
             return
         duplicates = 0
         if result.warnings:
             duplicates = next((int(w.split()[0]) for w in result.warnings if w.endswith(_DUPLICATE_NOTE)), 0)
+        # an answer with stages or calls keeps them in its ids' text ({"ids", "stages",
+        # "calls"}), so a cached run's stage records cover every question as a live run's do
+        ids = ids_json(result.ids) if not (result.stages or result.calls) else json.dumps(
+            {"ids": list(result.ids), "stages": [[name, list(got)] for name, got in result.stages],
+             "calls": [list(got) for got in result.calls]}, ensure_ascii=False, separators=(",", ":"))
         # the writer adds the key and the time (cache_writer.rows), off the run's thread
-        self._pending.append((query.question, ids_json(result.ids), score_bytes(result.scores), duplicates))
+        self._pending.append((query.question, ids, score_bytes(result.scores), duplicates))
         if len(self._pending) >= _FLUSH_EVERY:
             self.flush()
 
@@ -253,6 +310,11 @@ class RetrievalCache:
 
     def close(self) -> None:
         self.hand_over()
+        why = self.why_asked()
+        if why:
+            self._say(f"ci-eval: retrieval cache: {self.misses} asked again: {why}")
+        if self.misses:
+            self._note_seen()
         if self._writer is not None:
             failed, self._writer = self._writer.finish(), None
             if failed:
@@ -334,13 +396,38 @@ class _Writer:
         return said or self.error
 
 
-def _shaped(ids_text, scores_blob, duplicates) -> tuple[list, int]:
-    """A stored answer as the (id, score) pairs a retriever would have returned, and its
-    count of repeated ids; Unusable when it is not that."""
+def _staged(ids) -> tuple[list, tuple | None]:
+    """The final list's ids and, for an answer cached with its stages or calls, (stages,
+    calls) as a Retrieved holds them; Unusable when they are not that."""
+    if isinstance(ids, list):
+        return ids, None
+    if not isinstance(ids, dict) or not isinstance(ids.get("ids"), list):
+        raise Unusable("of the wrong shape (neither a list of ids nor an answer with stages)")
+
+    def id_list(got) -> tuple:
+        if not isinstance(got, list) or not all(isinstance(c, str) and c for c in got):
+            raise Unusable("of the wrong shape (a stage or call that is not a list of ids)")
+        return tuple(got)
+
+    stages, calls = ids.get("stages", []), ids.get("calls", [])
+    if not isinstance(stages, list) or not isinstance(calls, list):
+        raise Unusable("of the wrong shape (stages or calls that are not lists)")
+    named = []
+    for item in stages:
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
+            raise Unusable("of the wrong shape (a stage without its name)")
+        named.append((item[0], id_list(item[1])))
+    return ids["ids"], (tuple(named), tuple(id_list(c) for c in calls))
+
+
+def _shaped(ids_text, scores_blob, duplicates) -> tuple[list, int, tuple | None]:
+    """A stored answer as the (id, score) pairs a retriever would have returned, its count
+    of repeated ids and its (stages, calls) when it had them; Unusable when it is not that."""
     try:
         ids = json.loads(ids_text)
     except (TypeError, ValueError, RecursionError):
         raise Unusable("unreadable (its ids are not JSON)") from None
+    ids, extra = _staged(ids)
     if not isinstance(scores_blob, bytes) or len(scores_blob) % 8:
         raise Unusable("of the wrong shape (its scores are not doubles)")
     scores = array("d", scores_blob)
@@ -350,7 +437,7 @@ def _shaped(ids_text, scores_blob, duplicates) -> tuple[list, int]:
         raise Unusable("of the wrong shape (not as many ids as scores)")
     if type(duplicates) is not int or not 0 <= duplicates < 10**9:
         raise Unusable("of the wrong shape (a count of repeated ids that is not one)")
-    return list(zip(ids, scores.tolist())), duplicates
+    return list(zip(ids, scores.tolist())), duplicates, extra
 
 
 def _clean_one(pairs: list, depth: int, known_ids) -> Retrieved:

@@ -363,7 +363,8 @@ def _span_gold(gold) -> dict:
 def _mean_chars(manifest) -> dict:
     """``{"mean_chars": ...}`` when the manifest gives every chunk's length, else ``{}``."""
     mean = manifest.mean_chars() if manifest is not None else None
-    return {"mean_chars": mean} if mean is not None else {}
+    cuts = manifest.cuts() if manifest is not None else None
+    return ({"mean_chars": mean} if mean is not None else {}) | ({"cuts": cuts} if cuts else {})
 
 
 def recorded_remap_of(gold) -> dict:

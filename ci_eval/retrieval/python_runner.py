@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 from itertools import repeat
 
 from ci_eval.core.artefact.results import ResultError, Retrieved, clean_answer, clean_batch, failed
+from ci_eval.errors import InputError
 from ci_eval.inputs.pyimport import ImportFailed, describe_failure, import_target, os_exit_raises
 from ci_eval.retrieval.pool import run_pool
 from ci_eval.retrieval.query import Query
@@ -124,6 +125,24 @@ def _all_failed(queries: Sequence[Query], message: str) -> Iterator[tuple[str, R
         yield q.id, failed(message)
 
 
+def _warm_up(config) -> str | None:
+    """Call ``retriever.warmup`` once with the params, before the first question: what it
+    takes (an index built or loaded) counts against no question's timeout, only the total
+    one. What went wrong, as every question's error, or None."""
+    r = config.retriever
+    try:
+        fn = import_target(r.warmup, config.source, "retriever.warmup", config.base_dir)
+        with os_exit_raises():
+            fn(**r.params)
+    except ImportFailed as exc:
+        return exc.message
+    except InputError as exc:
+        return f"retriever.warmup: {exc.message}"
+    except BaseException as exc:  # noqa: BLE001 - the user's code: every question fails with it
+        return f"retriever.warmup {describe_failure(exc)}"
+    return None
+
+
 def runner(config, queries: Sequence[Query], known_ids) -> Iterator[tuple[str, Retrieved]]:
     from ci_eval.retrieval.extract import adapt_callable
 
@@ -134,6 +153,10 @@ def runner(config, queries: Sequence[Query], known_ids) -> Iterator[tuple[str, R
         # The module exists but raised or exited while imported: every question is an error
         # (written to the artefact, exit 4), as if each call had failed the same way.
         return _all_failed(queries, exc.message)
+    if r.warmup:
+        problem = _warm_up(config)
+        if problem:
+            return _all_failed(queries, problem)
     fn = adapt_callable(fn, r.id_from, r.score, r.batch)
     if r.batch:
         return run_callable_batch(fn, queries, r.depth, r.params, timeout=r.timeout,

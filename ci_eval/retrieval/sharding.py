@@ -36,7 +36,10 @@ def open_cache(inputs, cache_dir: str | None):
         return None
     from ci_eval.retrieval.cache import RetrievalCache
 
+    from ci_eval.retrieval.code_print import fingerprint
+
     source = "--cache" if cache_dir else f"{inputs.config.source}:retriever.cache"
     return RetrievalCache(folder, inputs.config.as_recorded()["retriever"], _index_version(inputs), source,
                           depth=inputs.config.retriever.depth,
-                          known_ids=inputs.manifest.ids if inputs.manifest else None)
+                          known_ids=inputs.manifest.ids if inputs.manifest else None,
+                          code=fingerprint(inputs.config))

@@ -15,6 +15,7 @@ class RowRun:
     path: str
     failed: int  # questions the retriever failed on
     cache: tuple[int, int] | None  # (answered from the cache, asked)
+    notes: tuple[str, ...] = ()  # the run's warnings and its first error, as `run` prints them
 
 
 def row_file(folder, number: int) -> Path:
@@ -43,7 +44,8 @@ def every_or_all_problems(load, items) -> list:
         except InputError as exc:
             problems.append(exc)
     if problems:
-        raise InputErrors(problems)
+        # rows share their gold set and often their manifest: a problem of a shared file once
+        raise InputErrors(list({str(p): p for p in problems}.values()))
     return loaded
 
 
@@ -63,6 +65,8 @@ def run_row(row, inputs, out, *, cache_dir: str | None, default_cache: Path, sha
     ``out``; its number and label are recorded in the artefact's config, so ``sweep --from``
     finds them again."""
     from ci_eval.core.artefact.artefact import note_sweep_row
+    from ci_eval.core.artefact.runsummary import error_lines, warning_lines
+    from ci_eval.errors import RetrieverError
     from ci_eval.inputs.gitinfo import git_info
     from ci_eval.retrieval.pipeline import run_evaluation
 
@@ -75,7 +79,17 @@ def run_row(row, inputs, out, *, cache_dir: str | None, default_cache: Path, sha
     written = run_evaluation(inputs, out, git=git_info(), history=[], show_progress=show_progress,
                              shard=shard, cache_dir=_cache_folder(inputs, cache_dir, default_cache),
                              amend=amend)
-    return RowRun(row.number, row.label, str(out), written.columns.errors.count, written.head.cache)
+    columns = written.columns
+    notes = (*warning_lines(columns), *error_lines(columns))
+    done = RowRun(row.number, row.label, str(out), columns.errors.count, written.head.cache, tuple(notes))
+    for line in notes:  # what `run` would have said, said here too, named by its row
+        print(f"ci-eval sweep: row {row.number}: {line}", file=sys.stderr)
+    if columns.mostly_outside:
+        raise RetrieverError(
+            f"row {row.number} ({row.label}): {columns.outside_ids:,} of the {columns.returned_ids:,} ids "
+            f"it returned are not in its index ({inputs.config.source}: [index]); the retriever searched "
+            f"another index than the row's (does it read the row's [index] params?); see {out}")
+    return done
 
 
 @dataclass(frozen=True)
@@ -96,6 +110,7 @@ class SweepRequest:
     svg: str | None = None
     cache: str | None = None
     quiet: bool = False
+    labels: tuple[str, ...] = ()  # --label, one per row
 
 
 def _usage_problems(req: SweepRequest) -> str | None:
@@ -120,19 +135,35 @@ def plan(req: SweepRequest) -> tuple:
     from ci_eval.inputs.loaders import load_config
 
     if req.grid:
-        axes = parse_grid(list(req.grid))
-        return grid_rows(load_config(req.config), axes)
-    configs = every_or_all_problems(load_config, req.configs)
-    labels = file_labels(list(req.configs))
-    return tuple(PlannedRow(i, label, c) for i, (label, c) in enumerate(zip(labels, configs), 1))
+        config = load_config(req.config)
+        rows = grid_rows(config, parse_grid(list(req.grid), config))
+    else:
+        configs = every_or_all_problems(load_config, req.configs)
+        # a config's own `label` names its row; else its file's name
+        labels = [c.label or name for c, name in zip(configs, file_labels(list(req.configs)))]
+        rows = tuple(PlannedRow(i, label, c) for i, (label, c) in enumerate(zip(labels, configs), 1))
+    if req.labels:
+        from dataclasses import replace
+
+        from ci_eval.errors import InputError
+
+        if len(req.labels) != len(rows):
+            raise InputError(f"gives {len(req.labels)} label(s) for {len(rows)} rows: one per row, in order",
+                             "--label")
+        rows = tuple(replace(row, label=label) for row, label in zip(rows, req.labels))
+    return rows
 
 
-def headline(req: SweepRequest, k: int) -> tuple[str, ...]:
+def headline(req: SweepRequest, k: int, spans: bool = False) -> tuple[str, ...]:
+    """``--metrics``, else the seeds' columns (recall@k, MRR), with evidence recall and
+    precision at k when the gold set has spans (``spans``): the columns that compare
+    chunkings."""
     from ci_eval.core.measure.names import resolve_metric
     from ci_eval.errors import InputError
 
     if not req.metrics:
-        return (f"recall@{k}", "mrr")
+        evidence = (f"evidence_recall@{k}", f"evidence_precision@{k}") if spans else ()
+        return (f"recall@{k}", "mrr", *evidence)
     names = [n.strip() for n in req.metrics.split(",") if n.strip()]
     if not names:
         raise InputError("names no metric", "--metrics")
@@ -162,6 +193,23 @@ def sweep(req: SweepRequest) -> int:
     return _all_rows(req, rows)
 
 
+def _has_spans(inputs) -> bool:
+    return any(q.evidence for q in inputs.gold.questions)
+
+
+def _measuring(inputs, metrics):
+    """``inputs`` whose config also measures the evidence metrics of the table it lacks
+    (the columns that compare chunkings, on a span gold set); any other metric stays the
+    user's to add to `metrics`."""
+    from dataclasses import replace
+
+    missing = [m for m in metrics if m not in inputs.config.metrics and m.startswith("evidence_")
+               and _has_spans(inputs)]
+    if not missing:
+        return inputs
+    return replace(inputs, config=replace(inputs.config, metrics=(*inputs.config.metrics, *missing)))
+
+
 def _check_metrics(metrics, measured, where: str) -> None:
     from ci_eval.errors import InputError
 
@@ -179,10 +227,12 @@ def _one_row(req: SweepRequest, rows) -> int:
     if not 1 <= req.row <= len(rows):
         raise InputError(f"there is no row {req.row}: the sweep has rows 1 to {len(rows)}", "--row")
     row = rows[req.row - 1]
-    _check_metrics(headline(req, rows[0].config.k), row.config.metrics, row.config.source)
     check_writable(req.out)
     shard = parse_shard(req.shard) if req.shard else None
     (inputs,) = checked_rows([row])
+    metrics = headline(req, rows[0].config.k, spans=_has_spans(inputs))
+    inputs = _measuring(inputs, metrics)
+    _check_metrics(metrics, inputs.config.metrics, row.config.source)
     done = run_row(row, inputs, req.out, cache_dir=req.cache, default_cache=Path(req.folder) / "cache",
                    shard=shard, count=len(rows), show_progress=not req.quiet)
     if done.failed:
@@ -205,14 +255,15 @@ def _all_rows(req: SweepRequest, rows) -> int:
     from ci_eval.inputs.artefact_file import read_run
     from ci_eval.inputs.files import check_writable
 
-    metrics = headline(req, rows[0].config.k)
-    for row in rows:
-        _check_metrics(metrics, row.config.metrics, row.config.source)
     folder = Path(req.folder)
     check_writable(row_file(folder, 1))
     if req.svg:
         check_writable(req.svg)
     loaded = checked_rows(rows)
+    metrics = headline(req, rows[0].config.k, spans=all(_has_spans(i) for i in loaded))
+    loaded = [_measuring(inputs, metrics) for inputs in loaded]
+    for inputs in loaded:
+        _check_metrics(metrics, inputs.config.metrics, inputs.config.source)
     folder.mkdir(parents=True, exist_ok=True)
     done = []
     for row, inputs in zip(rows, loaded):
@@ -222,7 +273,7 @@ def _all_rows(req: SweepRequest, rows) -> int:
             print(f"ci-eval sweep: row {d.number}: {d.cache[0]} answered from the retrieval cache, "
                   f"{d.cache[1]} asked", file=sys.stderr)
         done.append(d)
-    read = [(d.label, read_run(d.path)) for d in done]
+    read = [(d.label, read_run(d.path), d.notes) for d in done]
     _print_table(req, read, metrics, req.svg or str(folder / "sweep.svg"))
     if any(d.failed for d in done):
         _say_failed(done)
@@ -237,23 +288,23 @@ def _tabulate(req: SweepRequest) -> int:
 
     if req.svg:
         check_writable(req.svg)
-    read = read_rows(req.from_dir)
-    metrics = headline(req, read[0][1].header.k)
-    for label, artefact in read:
+    read = [(label, artefact, ()) for label, artefact in read_rows(req.from_dir)]
+    metrics = headline(req, read[0][1].header.k, spans=all(a.header.gold_evidence for _, a, _ in read))
+    for label, artefact, _ in read:
         _check_metrics(metrics, artefact.header.metrics, f"{req.from_dir} (row {label})")
     failed = _print_table(req, read, metrics, req.svg)
     return EXIT_RETRIEVER_FAILED if failed else EXIT_OK
 
 
 def _print_table(req: SweepRequest, read, metrics, svg_path) -> int:
-    """Print the table of ``read`` ([(label, Artefact)]) and write the chart; the number of
-    rows with failed questions back."""
+    """Print the table of ``read`` ([(label, Artefact, notes)]) and write the chart; the
+    number of rows with failed questions back."""
     from ci_eval.core.compare.sweep import row_values, sweep_table
     from ci_eval.core.report.render_sweep import RENDERERS
     from ci_eval.core.report.sweep_chart import sweep_svg
     from ci_eval.inputs.files import atomic_write
 
-    table = sweep_table([row_values(label, a, metrics) for label, a in read], metrics)
+    table = sweep_table([row_values(label, a, metrics, notes) for label, a, notes in read], metrics)
     sys.stdout.write(RENDERERS[req.format](table))
     if svg_path:
         atomic_write(svg_path, sweep_svg(table))

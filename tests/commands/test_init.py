@@ -115,3 +115,15 @@ def test_the_written_workflows_are_valid_and_are_the_readme_s(tmp_path):
     templates = ROOT / "ci_eval" / "templates"
     for name in ("ci-eval.yml.tmpl", "ci-eval-comment.yml.tmpl"):
         assert (templates / name).read_text() in blocks, f"{name} differs from the README's workflow"
+
+
+def test_the_example_retriever_names_what_it_is_called_with(tmp_path):
+    import inspect
+
+    assert cli("init", cwd=tmp_path).returncode == 0
+    spec = importlib.util.spec_from_file_location("example", tmp_path / "eval" / "example_retriever.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    # ci-eval calls search(question, depth), depth 3k (15 at k = 5), never k
+    assert list(inspect.signature(module.search).parameters) == ["question", "depth"]
+    assert "function(question, depth)" in (tmp_path / "ci-eval.toml").read_text()

@@ -31,7 +31,8 @@ def test_a_good_project_checks_ok(tmp_path):
 @pytest.mark.parametrize("source, fragment", [
     ("import not_installed_dependency_xyz\n", "cannot import 'retriever': it imports 'not_installed_dependency_xyz', "
                                               "which is not installed (install it in the environment that runs ci-eval)"),
-    (None, "cannot import 'retriever': no module named 'retriever'"),
+    (None, "cannot import 'retriever': no module named 'retriever' (looked for in the config file's folder, "
+           "then the installed packages)"),
 ])
 def test_an_unimportable_target_is_bad_input(tmp_path, source, fragment):
     project(tmp_path)

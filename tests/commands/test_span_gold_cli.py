@@ -111,6 +111,11 @@ def test_the_resolved_judgements_give_every_classic_metric_and_the_evidence_metr
                 shared = len(piece & mine)
                 if shared and (shared >= len(piece) / 2 or shared >= len(mine) / 2):
                     grades[c["id"]] = max(grades.get(c["id"], 0), e.get("grade", 1))
+        # every other chunk of a document the evidence names is judged not relevant
+        named = {e["doc"] for e in q["evidence"]}
+        for c in chunks:
+            if c["doc"] in named:
+                grades.setdefault(c["id"], 0)
         assert dict(map(tuple, measured[q["id"]]["gold"])) == grades, q["id"]
     qrels = {qid: {cid: int(g) for cid, g in row["gold"]} for qid, row in measured.items()}
     run = {qid: {cid: float(score) for cid, score in row["ranking"]} for qid, row in measured.items()}

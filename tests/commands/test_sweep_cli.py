@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from projects import cli, write_config, write_gold, write_module
+from run_files import read_run
 
 N = 30
 RETRIEVER = '''
@@ -40,7 +41,8 @@ def search(question, depth, mode="base", fail=False):
 def project(tmp_path: Path) -> Path:
     write_gold(tmp_path, [{"id": f"a{i}", "question": f"answerable {i}", "gold": [f"c{i}"]} for i in range(1, N + 1)])
     write_module(tmp_path, "ranker", RETRIEVER)
-    write_config(tmp_path, 'type = "python"\ntarget = "ranker:search"\ndepth = 6\n',
+    write_config(tmp_path, 'type = "python"\ntarget = "ranker:search"\ndepth = 6\n'
+                           'params = { mode = "base", fail = false }\n',
                  extra='[index]\nversion = "v1"\n', k=2)
     return tmp_path
 
@@ -73,7 +75,11 @@ def test_a_grid_prints_the_table_with_every_value_counted(project):
     base = _expected("base")
     for r in data["rows"][1:]:
         for m, t in r["against_row_1"].items():
-            assert t["delta"] == pytest.approx(r["means"][m] - base[m]) and t["family"] == 4
+            # one family: 2 steps and row 3's change from row 1, on 2 metrics
+            assert t["delta"] == pytest.approx(r["means"][m] - base[m]) and t["family"] == 6
+    worse, better = data["rows"][2], data["rows"][1]
+    for m, t in worse["against_previous"].items():
+        assert t["delta"] == pytest.approx(worse["means"][m] - better["means"][m])
     # better gains on every odd question and loses none, against both other rows
     assert data["best"] == {**data["best"], "top": 2, "separated": True}
     assert len(_calls(project)) == 3 * N
@@ -130,7 +136,7 @@ def test_rows_run_as_shards_merge_and_tabulate_to_the_same_table(project):
 def test_config_files_are_rows_named_by_their_files(project):
     text = (project / "ci-eval.toml").read_text()
     (project / "bm25.toml").write_text(text)
-    (project / "tuned.toml").write_text(text.replace('depth = 6', 'depth = 6\nparams = { mode = "better" }'))
+    (project / "tuned.toml").write_text(text.replace('mode = "base"', 'mode = "better"'))
     done = cli("sweep", "bm25.toml", "tuned.toml", "--metrics", "mrr", cwd=project)
     assert done.returncode == 0, done.stderr
     assert "| 1   | bm25" in done.stdout and "**Best: row 2, tuned**" in done.stdout
@@ -164,3 +170,141 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(project, args, says):
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0] and "Traceback" not in done.stderr
     assert not (project / "ci-eval-sweep").exists() and _calls(project) == []
+
+
+def test_each_row_s_warnings_and_first_error_are_on_the_terminal_and_under_the_table(project):
+    done = cli("sweep", "--grid", "fail=false,true", cwd=project)
+    assert done.returncode == 4
+    said = "retriever errors: 1 question(s); first: a3: retriever raised RuntimeError: index offline"
+    assert f"ci-eval sweep: row 2: {said}" in done.stderr
+    notes = done.stdout.split("Notes:", 1)[1]
+    assert f"- row 2 (fail=true): {said}" in notes and "row 1" not in notes
+
+
+def test_rows_are_labelled_by_the_config_s_label_or_by_label(project):
+    text = (project / "ci-eval.toml").read_text()
+    (project / "a.toml").write_text('label = "512-token chunks"\n' + text)
+    (project / "b.toml").write_text('label = "chunks on headings"\n' + text.replace('mode = "base"', 'mode = "better"'))
+    done = cli("sweep", "a.toml", "b.toml", "--format", "json", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert [r["label"] for r in json.loads(done.stdout)["rows"]] == ["512-token chunks", "chunks on headings"]
+    named = cli("sweep", "--grid", "mode=base,better", "--label", "baseline", "tuned", "--list", cwd=project)
+    assert named.stdout.splitlines() == ["1\tbaseline", "2\ttuned"]
+    short = cli("sweep", "--grid", "mode=base,better", "--label", "baseline", cwd=project)
+    assert short.returncode == 2 and "--label: gives 1 label(s) for 2 rows" in short.stderr
+
+
+def test_the_ladder_s_marks_and_sentences_come_from_one_family(project):
+    done = cli("sweep", "--grid", "mode=worse,base,better", cwd=project)
+    assert done.returncode == 0, done.stderr
+    # the family is stated once, and the sentence under the table points at it
+    assert done.stdout.count("Holm's correction") == 1
+    assert "one family of 6 paired tests" in done.stdout
+    assert "**Best: row 3, mode=better**" in done.stdout and "the table's family" in done.stdout
+    data = json.loads(cli("sweep", "--grid", "mode=worse,base,better", "--format", "json", cwd=project).stdout)
+    tests = [t for r in data["rows"] for t in (*r["against_row_1"].values(), *r["against_previous"].values())]
+    assert {t["family"] for t in tests} | {t["family"] for t in data["best"]["tests"].values()} == {6}
+    # row 3 against row 1 in the cell is the test the best-row sentence read
+    cell = data["rows"][2]["against_row_1"][data["best"]["metric"]]
+    assert data["best"]["tests"]["1"]["p_adjusted"] == cell["p_adjusted"]
+    assert data["best"]["tests"]["1"]["significant"] == cell["significant"]
+
+
+WARMED = '''
+import time
+from pathlib import Path
+
+BUILT = {}
+
+def build(mode="base", fail=False):
+    time.sleep(0.6)  # longer than the per-question timeout
+    BUILT[mode] = True
+
+def search(question, depth, mode="base", fail=False):
+    if mode not in BUILT:
+        raise RuntimeError("index not built")
+    n = int(question.split()[-1])
+    return [(f"c{n}", 2.0), ("x", 1.0)]
+'''
+
+
+def test_a_warm_up_hook_builds_the_index_outside_the_per_question_timeout(project):
+    write_module(project, "warmed", WARMED)
+    write_config(project, 'type = "python"\ntarget = "warmed:search"\nwarmup = "warmed:build"\ntimeout = 0.3\n'
+                          'params = { mode = "base" }\n', extra='[index]\nversion = "v1"\n', k=2)
+    done = cli("sweep", "--grid", "mode=base,other", "--format", "json", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert [r["means"]["mrr"] for r in json.loads(done.stdout)["rows"]] == [1.0, 1.0]
+
+
+def test_configs_in_a_subfolder_import_the_project_s_package(tmp_path):
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "runbook_rag").mkdir()
+    (tmp_path / "runbook_rag" / "__init__.py").write_text("")
+    write_module(tmp_path / "runbook_rag", "search", RETRIEVER)
+    write_gold(tmp_path, [{"id": f"a{i}", "question": f"answerable {i}", "gold": [f"c{i}"]} for i in range(1, N + 1)])
+    sweep_dir = tmp_path / "eval" / "sweep"
+    sweep_dir.mkdir(parents=True)
+    for name, mode in (("base", "base"), ("better", "better")):
+        (sweep_dir / f"{name}.toml").write_text(
+            f'gold_set = "../../gold.json"\nk = 2\n[index]\nversion = "v1"\n[retriever]\ntype = "python"\n'
+            f'target = "runbook_rag.search:search"\ndepth = 6\nparams = {{ mode = "{mode}" }}\n')
+    done = cli("sweep", "eval/sweep/base.toml", "eval/sweep/better.toml", "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert [r["means"]["mrr"] for r in json.loads(done.stdout)["rows"]] == pytest.approx(
+        [_expected("base")["mrr"], _expected("better")["mrr"]])
+    # a module that is nowhere: the message names where it was looked for
+    (sweep_dir / "lost.toml").write_text((sweep_dir / "base.toml").read_text().replace("runbook_rag.search",
+                                                                                        "runbook_rag.gone"))
+    lost = cli("sweep", "eval/sweep/base.toml", "eval/sweep/lost.toml", cwd=tmp_path)
+    assert lost.returncode == 2
+    assert ("no module named 'runbook_rag.gone' (looked for in the config file's folder and the repository root, "
+            "then the installed packages)") in lost.stderr
+
+
+def test_an_edited_retriever_file_makes_the_cache_ask_again_and_say_why(project):
+    first = cli("sweep", "--grid", "mode=base,better", cwd=project)
+    assert first.returncode == 0, first.stderr
+    assert len(_calls(project)) == 2 * N
+    again = cli("sweep", "--grid", "mode=base,better", cwd=project)
+    assert len(_calls(project)) == 2 * N and "asked again" not in again.stderr
+    # the same config, another retriever: a comment is enough to be another file
+    (project / "ranker.py").write_text((project / "ranker.py").read_text() + "\n# tuned\n")
+    edited = cli("sweep", "--grid", "mode=base,better", cwd=project)
+    assert edited.returncode == 0, edited.stderr
+    assert len(_calls(project)) == 4 * N
+    assert edited.stderr.count(f"ci-eval: retrieval cache: {N} asked again: the retriever's code changed since "
+                               "its answers were cached (ranker.py)") == 2
+    assert edited.stdout == first.stdout
+
+
+STAGED = '''
+from pathlib import Path
+
+def search(question, depth, mode="base"):
+    with open(Path(__file__).with_name("calls.log"), "a") as log:
+        log.write(question + "\\n")
+    n = int(question.split()[-1])
+    pool = [[f"c{n}", 3.0]] + [[f"x{j}", 2.0 - j / 100] for j in range(9)]
+    final = pool[1:3] + pool[:1] if n % 3 == 0 else pool[:3]  # every third gold chunk reranked down
+    return {"stages": {"pool": pool}, "results": final}
+'''
+
+
+def test_answers_with_stages_come_back_from_the_cache(project):
+    write_module(project, "staged", STAGED)
+    write_config(project, 'type = "python"\ntarget = "staged:search"\nparams = { mode = "base" }\n',
+                 extra='[index]\nversion = "v1"\n\n[[stages]]\nname = "pool"\ndepth = 10\n', k=2)
+    first = cli("sweep", "--grid", "mode=base,other", "--dir", "one", cwd=project)
+    assert first.returncode == 0, first.stderr
+    assert len(_calls(project)) == 2 * N
+    again = cli("sweep", "--grid", "mode=base,other", "--dir", "two", "--cache", "one/cache", cwd=project)
+    assert again.returncode == 0, again.stderr
+    assert len(_calls(project)) == 2 * N  # nothing asked the second time
+    assert again.stderr.count(f"{N} answered from the retrieval cache, 0 asked") == 2
+    for row in ("row-01.json", "row-02.json"):
+        live, cached = read_run(project / "one" / row), read_run(project / "two" / row)
+        assert cached["stages"] == live["stages"] and live["stages"]
+        assert [q["ranking"] for q in cached["questions"]] == [q["ranking"] for q in live["questions"]]

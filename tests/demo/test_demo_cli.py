@@ -123,7 +123,10 @@ def test_demo_shows_the_reingestion_and_its_remap(demo):
     assert f"{n} of the {n} distinct stale gold ids have an automatic remap" in (folder / "comment.md").read_text()
 
 
-def test_demo_sweep_tabulates_its_configurations_from_their_own_rows(tmp_path):
+def test_demo_sweep_is_the_seeds_ladder_decided_on_the_evidence(tmp_path):
+    import tomllib
+    from importlib import resources
+
     from ci_eval.commands.demo import SWEEP_ROWS
 
     guard = tmp_path / "guard"
@@ -135,8 +138,15 @@ def test_demo_sweep_tabulates_its_configurations_from_their_own_rows(tmp_path):
     assert out.returncode == 0, out.stderr
     rows = [line.split("|")[1:-1] for line in out.stdout.splitlines() if line.startswith("| ") and "---" not in line]
     header, body = rows[0], rows[1:]
-    assert [c.strip() for c in header] == ["#", "configuration", "recall@5", "mrr"]
-    assert [c.strip() for c in (r[1] for r in body)] == list(SWEEP_ROWS)
+    columns = ["recall@5", "mrr", "evidence_recall@5", "evidence_precision@5"]
+    assert [c.strip() for c in header] == ["#", "configuration", *(c.replace("_", "\\_") for c in columns)]
+    # the ladder: chunking, then fusion, then reranking, each row labelled by its config
+    folder = resources.files("ci_eval.demo").joinpath("sweep")
+    configs = [tomllib.loads(folder.joinpath(f"{name}.toml").read_text()) for name in SWEEP_ROWS]
+    assert [c.strip() for c in (r[1] for r in body)] == [c["label"] for c in configs]
+    assert [c["index"]["params"]["chunking"] for c in configs] == ["window-512", "headings", "headings", "headings"]
+    assert [c["retriever"]["params"].get("fusion", "none") for c in configs] == ["none", "none", "rrf", "rrf"]
+    assert [c["retriever"]["params"].get("rerank", 0) for c in configs] == [0, 0, 0, 1.0]
     # Each cell is its row's mean over the questions every row measured, read back from the
     # rows' own artefacts (plain text files in the folder, not the table's code).
     runs = [read_run(tmp_path / "out" / "sweep" / f"row-{n:02d}.json") for n in range(1, len(SWEEP_ROWS) + 1)]
@@ -144,9 +154,12 @@ def test_demo_sweep_tabulates_its_configurations_from_their_own_rows(tmp_path):
     common = set.intersection(*(set(m) for m in measured))
     assert f"Means over the {len(common)} questions every row measured" in out.stdout
     for row, by_id in zip(body, measured):
-        for column, metric in ((2, "recall@5"), (3, "mrr")):
+        for column, metric in enumerate(columns, 2):
             mean = sum(by_id[q]["metrics"][metric] for q in common) / len(common)
             assert row[column].split()[0] == f"{mean:.3f}", (row, metric)
+    # the rows search different indexes: ranked on evidence recall, never on recall@5
+    assert "decided on the evidence, which compares chunkings" in out.stdout
+    assert "in evidence\\_recall@5" in out.stdout or "on evidence\\_recall@5" in out.stdout
     assert (tmp_path / "out" / "sweep" / "sweep.svg").is_file()
 
 

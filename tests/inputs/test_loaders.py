@@ -12,6 +12,7 @@ class Cfg:
     manifest_callable = None
     index_version = None
     base_dir = ""
+    index_params: dict = {}  # noqa: RUF012 - read only
 
     def __init__(self, manifest=None, callable_=None, version=None):
         self.manifest = manifest

@@ -106,6 +106,14 @@ def test_the_comment_attributes_every_injected_loss_to_its_stage(tmp_path):
     pool_recall = (QUESTIONS - counts["pool"]) / QUESTIONS
     assert done.returncode == 1
     assert f"recall of stage 'pool' at its top 50 is {pool_recall:.3f}, below the floor 0.950" in comment
+    # compare --format json carries the same stages as the comment
+    data = json.loads(cli("compare", str(base / "run.json"), str(head / "run.json"), "--config",
+                          str(head / "ci-eval.toml"), "--format", "json", cwd=head).stdout)
+    assert {q["id"]: q["stage"] for q in data["stages"]["lost"]} == expected
+    assert [s["stage"] for s in data["stages"]["head"]] == chain
+    pool = data["stages"]["head"][0]
+    assert abs(pool["recall"] - pool_recall) < 1e-12 and pool["lost"] == counts["pool"]
+    assert data["calls"] is None
 
 
 def test_a_sharded_staged_run_merges_to_the_stage_records_of_the_whole_run(tmp_path):
@@ -131,8 +139,8 @@ def test_a_cached_staged_run_still_records_every_question_s_stages(tmp_path):
     toml = folder / "ci-eval.toml"
     toml.write_text(toml.read_text().replace('[retriever]\n', '[retriever]\ncache = "cache"\n'))
     first, second = _run(folder), _run(folder)
-    # a cached entry holds no stages, so a staged answer is asked again rather than lost
-    assert second["cache"] == {"hits": 0, "misses": QUESTIONS}
+    # a cached entry holds the answer's stages: nothing is asked again, nothing lost
+    assert second["cache"] == {"hits": QUESTIONS, "misses": 0}
     assert len(second["stages"]["questions"]) == QUESTIONS
     assert second["stages"] == first["stages"]
 

@@ -254,6 +254,7 @@ class RunHeader:
     gold_remap: RecordedRemap | None = field(default=None, compare=False)
     index_ids: int | None = None  # how many chunks the index holds (None: no manifest)
     index_mean_chars: float | None = None  # their mean length (None: not recorded)
+    index_cuts: str | None = None  # a digest of where the chunks are cut (None: not recorded)
     gold_evidence: int = 0  # gold_set.evidence: questions whose gold names document spans
     # repeat: what `run --repeat` saw (core/artefact/repeat.py), None when not repeated
     repeat: Repeat | None = field(default=None, compare=False)
@@ -398,7 +399,7 @@ def read_header(a: dict, questions: int | None = None) -> RunHeader:
         remap=index.get("remap") if isinstance(index.get("remap"), dict) else None,
         drifted=frozenset(d for d in index.get("drifted") or () if isinstance(d, str)),
         gold_remap=read_recorded_remap(gold.get("remap")),
-        index_ids=index.get("ids"), index_mean_chars=index.get("mean_chars"),
+        index_ids=index.get("ids"), index_mean_chars=index.get("mean_chars"), index_cuts=index.get("cuts"),
         gold_evidence=_count(gold.get("evidence")),
         repeat=read_repeat(a.get("repeat")),
     )

@@ -17,7 +17,7 @@ from operator import itemgetter
 
 from ci_eval.core.artefact.question_result import in_means
 from ci_eval.core.artefact.question_row import FIELD
-from ci_eval.core.artefact.results import STOPPED_EARLY, WARNING_KINDS
+from ci_eval.core.artefact.results import NOT_IN_INDEX, STOPPED_EARLY, WARNING_KINDS
 
 # Positions in a version 2 row of the fields read here.
 (ID, TAGS, UNANSWERABLE, STATUS, STALE, METRICS, TOP, LATENCY, JUDGED, ERROR, WARNINGS, RANKING) = (
@@ -116,6 +116,9 @@ class RunColumns:
         self.citing_stale = Note()
         self.warnings = {kind: Note() for kind in WARNING_KINDS}
         self.empty, self.short = Note(), Note()
+        # ids returned, and how many of them the index does not have: a run whose answers
+        # are mostly outside its index searched another index (a sweep stops on it)
+        self.returned_ids = self.outside_ids = 0
 
     def add(self, row) -> None:
         """One version 2 row, in gold-set order."""
@@ -147,6 +150,7 @@ class RunColumns:
             self.errors.add(qid, error or "", unanswerable)
             return
         returned = len(ranking)
+        self.returned_ids += returned
         if not returned and not unanswerable:
             self.empty.add(qid)
         if self.depth and 0 < returned < self.depth:
@@ -156,6 +160,15 @@ class RunColumns:
         for kind, note in self.warnings.items():
             if any(kind in w for w in row[WARNINGS]):
                 note.add(row[ID])
+        for w in row[WARNINGS]:
+            count = w.split(" ", 1)[0]
+            if NOT_IN_INDEX in w and count.isdigit():  # "15 id(s) not in the index, e.g. ..."
+                self.outside_ids += int(count)
+
+    @property
+    def mostly_outside(self) -> bool:
+        """More than half of the ids returned are not in the index."""
+        return self.returned_ids > 0 and 2 * self.outside_ids > self.returned_ids
 
     def summary(self) -> dict:
         """The artefact's ``summary``: the keys and values version 1 computed from its rows."""

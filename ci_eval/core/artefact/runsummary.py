@@ -11,6 +11,10 @@ from ci_eval.core.artefact.run_head import RunHead, RunTotals
 
 
 def index_drift(head: RunHead) -> str | None:
+    """The gold set's index against the current one; None for span gold, which names
+    documents and is resolved against whatever index the run has (drift is no news there)."""
+    if head.gold_set.get("evidence"):
+        return None
     built, current = head.gold_index_version, head.index_version
     if built and current and built != current:
         return f"the gold set was built against index {built!r}; the current index is {current!r}"
@@ -54,7 +58,7 @@ def warning_lines(columns) -> list[str]:
     return lines
 
 
-def _error_lines(columns) -> list[str]:
+def error_lines(columns) -> list[str]:
     errors = columns.errors
     if not errors.count:
         return []
@@ -89,7 +93,7 @@ def run_summary(totals: RunTotals, columns) -> str:
         lines.append(f"judged@{k}: {judged:.3f} (some top-{k} results were never "
                      "judged and count as not relevant; ci-eval label judges them)")
     lines += warning_lines(columns)
-    lines += _error_lines(columns)
+    lines += error_lines(columns)
     if totals.latency_ms:
         mean, p50, p95 = totals.latency_ms
         lines.append(f"latency: mean {mean:.1f} ms, p50 {p50:.1f} ms, p95 {p95:.1f} ms")

@@ -224,6 +224,17 @@ def _through_spans(bq: ById, hq: ById, i, j, notes: dict, base: RunHeader, head:
             and bc.unanswerable[int(i[n])] == hc.unanswerable[int(j[n])]}
 
 
+def _stale_spans(bq: ById, hq: ById, i, j, notes: dict, base: RunHeader, head: RunHeader) -> set:
+    """Of the shared questions whose label differs, those of the very same span gold file
+    on both sides whose evidence went stale on a side (a document deleted from the index, a
+    quote no longer found): stale gold, reported as such, never a person's relabel."""
+    if not (notes and base.gold_evidence and head.gold_evidence and base.gold_sha256
+            and base.gold_sha256 == head.gold_sha256):
+        return set()
+    bc, hc = bq.columns, hq.columns
+    return {n for n, note in notes.items() if note and (int(i[n]) in bc.stale or int(j[n]) in hc.stale)}
+
+
 def _rechunk(through: dict, base: RunHeader, head: RunHeader, spans: bool = False) -> Rechunk | None:
     if not through:
         return None
@@ -249,8 +260,9 @@ def partition(bq: ById, hq: ById, base: RunHeader, head: RunHeader, order=None):
     spans = not through
     if spans:
         through = _through_spans(bq, hq, i, j, notes, base, head)
+    stale_spans = _stale_spans(bq, hq, i, j, notes, base, head)
     relabelled = [QuestionRef(shared[n], hc.text(int(j[n])), note)
-                  for n, note in notes.items() if note and n not in through]
+                  for n, note in notes.items() if note and n not in through and n not in stale_spans]
     keep = np.flatnonzero(_usable(bc, i) & _usable(hc, j) & ~np.isin(
         np.arange(len(shared)), [n for n, note in notes.items() if note and n not in through]))
     changes = GoldSetChanges(tuple(added), tuple(removed), tuple(relabelled),

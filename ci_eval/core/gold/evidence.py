@@ -162,6 +162,22 @@ def _index_problems(questions, index, source: str) -> list[InputError]:
     return problems
 
 
+def _past_the_end(questions, by_doc: dict, source: str) -> list[InputError]:
+    """A span past its document's end (as far as the index's chunks reach) names characters
+    that do not exist: counted, they would make the whole document retrieved score below 1,
+    and a span wholly past it would score 0 as if it were a miss. Each at its place."""
+    ends = {doc: max((c.end for c in chunks if c.end is not None), default=0) for doc, chunks in by_doc.items()}
+    problems = []
+    for i, q in enumerate(questions):
+        for j, e in enumerate(q.evidence):
+            if e.quote is None and e.doc in ends and e.end is not None and e.end > ends[e.doc]:
+                problems.append(InputError(
+                    f"the span {e.start}..{e.end} runs past the end of document {e.doc!r}, which has "
+                    f"{ends[e.doc]:,} characters in the index", source,
+                    f"question {q.id!r} (questions[{i}]).evidence[{j}].end"))
+    return problems
+
+
 def resolve(gold, index, source: str) -> Resolution:
     """The gold set with every question's evidence resolved to chunk judgements of
     ``index`` (a core.gold.manifest.ChunkIndex, or None); a gold set without evidence
@@ -173,6 +189,9 @@ def resolve(gold, index, source: str) -> Resolution:
     if problems:
         raise InputErrors(problems)
     by_doc = index.of_docs({e.doc for q in questions for e in q.evidence})
+    past = _past_the_end(gold.questions, by_doc, source)
+    if past:
+        raise InputErrors(past)
     texts = {doc: document_text(by_doc[doc]) for doc in {e.doc for q in questions for e in q.evidence
                                                          if e.quote is not None and e.doc in by_doc}}
     stale: dict[str, list[str]] = {}
@@ -196,6 +215,13 @@ def resolve(gold, index, source: str) -> Resolution:
             for c in by_doc[e.doc]:
                 if covers(c.start, c.end, e.start, e.end):
                     grades[c.id] = max(grades.get(c.id, e.grade), e.grade)
+        # A chunk of a document the evidence names that covers none of it is judged not
+        # relevant (grade 0): the labeller read that document and marked where the answer
+        # is, so the rest of it was seen and is not the answer. Chunks of other documents
+        # stay unjudged (judged@k): nobody said anything of them.
+        for doc in {e.doc for e in placed}:
+            for c in by_doc[doc]:
+                grades.setdefault(c.id, 0)
         for e in gone:
             grades.setdefault(e.label, e.grade)
         if gone:

@@ -68,6 +68,19 @@ class ChunkIndex:
                 out.setdefault(c.hash, []).append(c.id)
         return out
 
+    def cuts(self) -> str | None:
+        """A digest of where the chunks are cut (every chunk's doc, start and end, ids aside),
+        None when some chunk gives no span: two indexes with the same digest differ at most
+        in their ids (renamed, not re-chunked)."""
+        import hashlib
+
+        spans = []
+        for c in self.chunks.values():
+            if c.doc is None or c.start is None or c.end is None:
+                return None
+            spans.append(f"{c.doc}\0{c.start}\0{c.end}")
+        return hashlib.sha256("\n".join(sorted(spans)).encode("utf-8", "surrogatepass")).hexdigest() if spans else None
+
     def mean_chars(self) -> float | None:
         """The chunks' mean length in characters (a chunk's text, else its span), None
         when some chunk gives neither: what a comparison shows of a re-chunk."""

@@ -56,6 +56,7 @@ class ReportContext:
     # the branch's name: what the regressions' notes and the trend's tag lines are read from
     recent: RecentRuns | None = None
     base_branch: str = ""
+    head_path: str = ""  # the head's run artefact as it was given (what `ci-eval label --pool` reads)
 
     @property
     def branch_name(self) -> str:

@@ -129,6 +129,32 @@ def _raw_report(ctx: ReportContext) -> dict:
         "failure_matrix": _matrix(diff),
         "cutoff": {"head": _side(diff.cutoff.head), "base": _side(diff.cutoff.base)},
         "judged": _judged(ctx.judged),
+        **_stages(ctx.diff.stages),
+    }
+
+
+def _stage_summaries(summaries) -> list | None:
+    if summaries is None:
+        return None
+    return [{"stage": s.spec.name, "depth": s.spec.depth, "chars": s.spec.chars, "reported": s.reported,
+             "recall": s.recall, "held": s.held, "lost": s.lost, "added": s.added} for s in summaries]
+
+
+def _stages(report) -> dict:
+    """What the comment's stage section says, as data: each stage's recall and losses on
+    both sides, the questions a stage lost, and the multi-step calls' hits (``null`` when
+    the run recorded none)."""
+    if report is None or report.empty:
+        return {"stages": None, "calls": None}
+    c = report.calls
+    return {
+        "stages": None if not report.chain else {
+            "head": _stage_summaries(report.head), "base": _stage_summaries(report.base),
+            "lost": [{"id": q.id, "stage": q.stage, "ranks": list(q.ranks)} for q in report.lost],
+            "misses": dict(report.misses)},
+        "calls": None if c is None else {
+            "questions": c.questions, "budget": c.budget, "found_at": {str(n): q for n, q in c.found_at},
+            "not_found": c.not_found, "hidden": c.hidden},
     }
 
 

@@ -200,11 +200,17 @@ def _tags_text(tags: tuple[str, ...]) -> str:
     return ", ".join(escape_md(t, 30) for t in tags) or "—"
 
 
+# A chunk id is shown whole up to this many characters: ids such as
+# "man1/git-rebase.1#options-interactive-exec" are longer than a question id, and one cut
+# mid-id names no chunk a reader can find; the comment's size budget still bounds the list.
+CHUNK_ID_CHARS = 120
+
+
 def explanation(q: QuestionChange) -> str:
     """What happened to one question: the kind in words, the gold chunks that moved, the
     metrics that changed."""
     parts = [_summary_text(q.summary + (f": {q.error}" if q.error else ""))]
-    chunks = [move_text(m, q.graded, lambda i: code_span(i, 40)) for m in q.moves[:3]]
+    chunks = [move_text(m, q.graded, lambda i: code_span(i, CHUNK_ID_CHARS)) for m in q.moves[:3]]
     if len(q.moves) > 3:
         chunks.append(f"+{len(q.moves) - 3} more")
     if chunks:
@@ -218,7 +224,7 @@ def explanation(q: QuestionChange) -> str:
 
 UNJUDGED_MARK = "unjudged, may not be a regression"
 FLAPPING_MARK = "flapping across the repeated passes: possibly noise"
-LABEL_COMMAND = "ci-eval label --pool head.json"
+LABEL_COMMAND = "ci-eval label --pool"
 
 
 QUESTION_HEADERS = ["question", "first gold rank", "what happened", "tags"]
@@ -353,7 +359,17 @@ def judged(ctx: ReportContext) -> str:
     return (f"#### Unjudged results: judged@{j.k} {f3(j.head_mean)}{base}\n\n"
             f"{plural(j.new_unjudged, 'result')} in {plural(j.questions, 'question')} "
             f"{'was' if j.new_unjudged == 1 else 'were'} never judged: {where}, and a chunk nobody "
-            f"judged counts as not relevant. Judge them with `{LABEL_COMMAND}`.")
+            f"judged counts as not relevant. Judge them with {_label_command(ctx)}.")
+
+
+def _label_command(ctx: ReportContext) -> str:
+    """The labelling command on the artefact this report was given; unnamed (the action's
+    uploaded run), the artefact is described rather than given a name it may not have."""
+    from ci_eval.core.report.escape import code_span
+
+    if ctx.head_path:
+        return code_span(f"{LABEL_COMMAND} {ctx.head_path}", 200, False)
+    return f"`{LABEL_COMMAND}` on the head's run artefact"
 
 
 def improvements(ctx: ReportContext, limit: int | None) -> str:

@@ -398,11 +398,15 @@ def _rechunked(diff: Diff) -> list[str]:
     """"index re-chunked" with both sides' chunk counts and mean lengths, when questions
     were compared across a recorded remap onto a new index and both runs recorded them
     (their manifests gave every chunk's length). A new index version alone may be fresh
-    content on the same chunking: the remap is what says the chunks were re-cut."""
+    content on the same chunking: the remap is what says the chunks were re-cut; "chunk ids
+    renamed" instead when both runs recorded the same cuts (every chunk's doc, start, end)."""
     b, h = diff.base_info, diff.head_info
     if (not diff.index_changed or diff.goldset.rechunk is None or None in (b.index_ids, h.index_ids)
             or None in (b.index_mean_chars, h.index_mean_chars)):
         return []
+    if b.index_cuts and b.index_cuts == h.index_cuts:
+        # every chunk where it was: a new index version that only renamed the ids
+        return [f"chunk ids renamed ({h.index_ids:,} chunks, cut where they were)"]
     return [f"index re-chunked ({b.index_ids:,} → {h.index_ids:,} chunks, mean "
             f"{b.index_mean_chars:,.0f} → {h.index_mean_chars:,.0f} characters)"]
 

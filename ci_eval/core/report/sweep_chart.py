@@ -45,7 +45,9 @@ def _panel(sweep: SweepTable, m: str, x0: float) -> list[str]:
     low, high = _span(sweep, m)
 
     def x(v: float) -> float:
-        return x0 + (v - low) / (high - low) * _PANEL_W
+        # a whisker's end past the axis (an interval around row 1's mean reaching below 0 or
+        # above 1, where no mean can be) is drawn at the axis's end, never past it
+        return x0 + (min(max(v, low), high) - low) / (high - low) * _PANEL_W
 
     bottom = _TOP + len(sweep.rows) * _ROW_H
     base = sweep.rows[0].means[m]

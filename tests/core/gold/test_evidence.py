@@ -43,6 +43,11 @@ def _independent_grades(index, evidence) -> dict:
             shared = len(wanted & mine)
             if shared and (shared >= len(wanted) / 2 or shared >= len(mine) / 2):
                 out[c.id] = max(out.get(c.id, e["grade"]), e["grade"])
+    # every other chunk of a document the evidence names: judged, not relevant
+    named = {e.get("doc", "manual.md") for e in evidence}
+    for c in index.chunks.values():
+        if c.doc in named:
+            out.setdefault(c.id, 0)
     return out
 
 
@@ -139,7 +144,9 @@ def test_the_worked_example_of_docs_span_gold_md():
     question = [{"doc": "manual.md", "start": 300, "end": 500, "grade": 2}, {"doc": "manual.md", "quote": quote}]
     weight = 200 * 2 + len(quote) * 1
     expected = {"a": ({"a0": 2, "a1": 2, "a2": 1}, ["a1", "a0"], 100 / 400, 200 / 800),
-                "b": ({"b3": 2, "b4": 2, "b8": 1}, ["b4", "b3"], 100 / 100, 200 / 200)}
+                # b's other nine chunks lie in the document the evidence names: judged 0
+                "b": ({**{f"b{n}": 0 for n in range(12)}, "b3": 2, "b4": 2, "b8": 1}, ["b4", "b3"],
+                      100 / 100, 200 / 200)}
     for name, size in (("a", 400), ("b", 100)):
         index = cut(size, name)
         q = resolve(_gold(([], question)), index, "gold.json").gold.questions[0]

@@ -389,7 +389,10 @@ def test_unjudged_results_the_head_brought_are_counted_and_their_regressions_mar
     text = report.full_markdown
     # New and unjudged in the top 3: u1 (q-1), u2 and u3 (q-2): 3 results in 2 questions.
     assert "3 results in 2 questions were never judged: the head brought them into the top 3" in text
-    assert "`ci-eval label --pool head.json`" in text
+    # the artefact is not named here, so it is described, never given a name it may not have
+    assert "`ci-eval label --pool` on the head's run artefact" in text and "head.json" not in text
+    named = build_report(base, head, policy_from({}), head_path="runs/pr-12.json").full_markdown
+    assert "Judge them with `ci-eval label --pool runs/pr-12.json`." in named
     # judged@3: base g (1 of 3) in each question; head q-3 has n judged (1 of 3), others 0.
     assert f"judged@3 {(0 + 0 + 1 / 3) / 3:.3f} (base {1 / 3:.3f})" in text
     rows = {line.split("`")[1]: line for line in text.splitlines() if line.startswith("| `q-")}
@@ -523,3 +526,14 @@ def test_a_raw_significant_change_lost_to_holm_says_so_beside_its_own_interval()
     row = next(line for line in text.splitlines() if line.startswith("| hit@5 "))
     assert f"p={math.erfc(math.sqrt(3)):.3f}" in row and "within noise after Holm" in row and "▼" not in row
     assert "Marks: Holm over the 10 metrics" in text
+
+
+def test_a_long_chunk_id_is_shown_whole_in_the_regressions():
+    long_id = "man1/git-rebase.1#options-interactive-exec-cmd-and-autosquash"  # 61 characters
+    base = artefact([spec(f"q-{n}", [long_id if n == 0 else f"g{n}"], [long_id if n == 0 else f"g{n}", "a", "b"])
+                     for n in range(8)], k=3)
+    head = artefact([spec("q-0", [long_id], ["a", "b", "c", long_id])]
+                    + [spec(f"q-{n}", [f"g{n}"], [f"g{n}", "a", "b"]) for n in range(1, 8)], k=3)
+    text = build_report(base, head, policy_from({})).full_markdown
+    row = next(line for line in text.splitlines() if line.startswith("| `q-0`"))
+    assert f"`{long_id}`" in row

@@ -79,3 +79,18 @@ def test_the_chart_is_one_dot_per_row_and_metric_and_escapes_labels():
     whiskers = [e for e in root.findall(f"{ns}line") if e.get("stroke-width") == "2"]
     assert len(whiskers) == (len(table.rows) - 1) * len(METRICS)
     assert "<b>" not in svg
+
+
+def test_the_chart_s_whiskers_stay_on_their_axis():
+    import re
+
+    # row 1 at 0.05: row 2's interval around it reaches below 0, where the axis ends
+    low = [1.0] * 2 + [0.0] * 38
+    noisy = [0.0] * 40  # two questions lost: the interval of the change reaches below -0.05
+    svg = sweep_svg(sweep_table([_row("a", low, low), _row("b", noisy, low)], METRICS))
+    panels = [float(v) for v in re.findall(r'<line x1="([\d.]+)" y1="\d+" x2="[\d.]+" y2="\d+" stroke="#444"', svg)]
+    whiskers = re.findall(r'<line x1="([\d.]+)" y1="[\d.]+" x2="([\d.]+)" y2="[\d.]+" stroke="#(?:1a7f37|d1242f|'
+                          r'57606a)" stroke-width="2"/>', svg)
+    assert len(whiskers) == 2 and len(panels) == 2
+    for x1, x2 in whiskers:
+        assert any(x0 <= float(x1) <= float(x2) <= x0 + 260 for x0 in panels), (x1, x2, panels)
