@@ -39,8 +39,8 @@ import subprocess
 import sys
 import time
 from array import array
-from dataclasses import replace
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from ci_eval.core.artefact.results import DUPLICATES, ResultError, Retrieved, clean, clean_batch

@@ -35,7 +35,6 @@ def open_cache(inputs, cache_dir: str | None):
     if not folder:
         return None
     from ci_eval.retrieval.cache import RetrievalCache
-
     from ci_eval.retrieval.code_print import fingerprint
 
     source = "--cache" if cache_dir else f"{inputs.config.source}:retriever.cache"

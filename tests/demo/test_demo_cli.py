@@ -124,8 +124,9 @@ def test_demo_shows_the_reingestion_and_its_remap(demo):
 
 
 def test_demo_sweep_is_the_seeds_ladder_decided_on_the_evidence(tmp_path):
-    import tomllib
     from importlib import resources
+
+    import tomllib
 
     from ci_eval.commands.demo import SWEEP_ROWS
 
