@@ -115,7 +115,8 @@ def _retriever_ready(config) -> None:
 
 def check(config_path, say=print) -> int:
     """`ci-eval check`: 0 all good, 1 stale gold ids, raises InputErrors (exit 2)."""
-    from ci_eval.inputs.loaders import load_answers, load_config, load_gold_set, load_manifest
+    from ci_eval.inputs.answers import load_answers
+    from ci_eval.inputs.loaders import load_config, load_gold_set, load_manifest
 
     config = load_config(config_path)
     problems: list[InputError] = []
@@ -129,11 +130,23 @@ def check(config_path, say=print) -> int:
     manifest = _collect(problems, lambda: load_manifest(config))
     if gold is not None and not problems:
         gold = _collect(problems, lambda: resolved_gold(config, gold, manifest))
+    joined = None
     if config.answers and gold is not None:
-        _collect(problems, lambda: load_answers(config.answers, {q.id for q in gold.questions}))
+        joined = _collect(problems, lambda: load_answers(config.answers, gold.questions, config.base_dir,
+                                                         config.source))
     if problems:
         raise InputErrors(problems)
+    if joined:
+        _report_answers(joined[1], say)
     return _report(config, gold, manifest, say)
+
+
+def _report_answers(record: dict, say) -> None:
+    """The end-to-end verdicts: where from, how many questions they cover, what did not join."""
+    from ci_eval.core.answers import summary_lines
+
+    for line in summary_lines(record):
+        say(line)
 
 
 def _report(config, gold, manifest, say) -> int:
