@@ -26,7 +26,7 @@ _DEFAULT_ID_FROM = {"langchain": "id", "llamaindex": "node_id", "haystack": "id"
 _TARGET_TYPES = ("python", *_DEFAULT_ID_FROM)
 # Places that take a whole number: TOML's 7.0 is a float there, whatever JSON Schema says.
 _WHOLE_NUMBERS = (("k",), ("relevance_level",), ("retriever", "depth"), ("retriever", "concurrency"),
-                  ("gate", "max_new_misses"), ("gate", "max_stale"))
+                  ("gate", "max_new_misses"), ("gate", "max_stale"), ("gate", "max_missed_wrong"))
 # Every metric ci-eval computes is a share in [0, 1]; so are floors and allowed drops.
 _SHARE_RULES = ("min", "max_drop")
 

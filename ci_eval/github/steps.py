@@ -183,7 +183,19 @@ def publish_comment(port, number: int, body: str, inputs: ActionInputs, changed:
     return url
 
 
-def outputs_for(head: Artefact | dict, verdict: str, artefact_path: str, comment_url: str | None) -> dict:
+def matrix_output(matrix) -> str:
+    """The ``failure-matrix`` output: head's four cells, the questions without a verdict and
+    the verdicts' source type as compact JSON (``fromJSON`` in a later step); empty when the
+    run has no verdicts."""
+    import json
+
+    if matrix is None or not matrix.available:
+        return ""
+    return json.dumps({**dict(matrix.head.counts), "unknown": matrix.head.unknown}, separators=(",", ":"))
+
+
+def outputs_for(head: Artefact | dict, verdict: str, artefact_path: str, comment_url: str | None,
+                matrix=None) -> dict:
     head = read_artefact(head)
     means = dict(head.summary.overall.means)
     k = head.header.k
@@ -193,6 +205,7 @@ def outputs_for(head: Artefact | dict, verdict: str, artefact_path: str, comment
         "comment-url": comment_url or "",
         "questions": str(head.summary.overall.count),
         "stale-ids": str(head.summary.stale_ids),
+        "failure-matrix": matrix_output(matrix),
     }
     # Output names are fixed in action.yml, so they name k rather than its value.
     names = {"hit-at-k": f"hit@{k}", "recall-at-k": f"recall@{k}", "mrr": "mrr",
@@ -397,7 +410,8 @@ def _finish(written, run: Artefact, report, baseline: Baseline, inputs: ActionIn
     errors = run.summary.errors
     if failure or errors:
         verdict = "error"
-    write_outputs(env.get("GITHUB_OUTPUT"), outputs_for(run, verdict, artefact_path, comment_url))
+    write_outputs(env.get("GITHUB_OUTPUT"), outputs_for(run, verdict, artefact_path, comment_url,
+                                                        report.context.diff.matrix))
     log(f"ci-eval: {report.verdict_line}")
     if failure:
         log(f"ci-eval: error: {failure}")

@@ -24,6 +24,7 @@ class GatePolicy:
     max_stale: int | None = None
     abstention: bool = False  # McNemar on false answers and false "not found" (abstention.py)
     stage_min: tuple[tuple[str, float], ...] = ()  # recall floors by stage name (core/measure/stages.py)
+    max_missed_wrong: int | None = None  # cap on the failure matrix's "missed, wrong" cell (head)
 
     @classmethod
     def from_mapping(cls, d: Mapping | None, source: str = "gate") -> GatePolicy:
@@ -35,7 +36,7 @@ class GatePolicy:
             problems.append(InputError(message, source, place))
 
         known = {"min", "max_drop", "regressions", "protected", "max_new_misses",
-                 "tag_min", "max_stale", "abstention", "stage_min"}
+                 "tag_min", "max_stale", "abstention", "stage_min", "max_missed_wrong"}
         for key in sorted(set(d) - known, key=str):
             err(str(key), f"unknown gate rule (expected one of {', '.join(sorted(known))})")
         mins = _metric_table(d.get("min"), "min", err)
@@ -50,7 +51,7 @@ class GatePolicy:
             err("protected", "expected a list of question ids")
             protected = ()
         counts = {}
-        for key in ("max_new_misses", "max_stale"):
+        for key in ("max_new_misses", "max_stale", "max_missed_wrong"):
             value = d.get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or value < 0):
@@ -73,12 +74,14 @@ class GatePolicy:
         if problems:
             raise InputErrors(problems)
         return cls(mins, drops, regressions, tuple(dict.fromkeys(protected)),
-                   counts["max_new_misses"], tuple(tag_min), counts["max_stale"], abstention, stage_min)
+                   counts["max_new_misses"], tuple(tag_min), counts["max_stale"], abstention, stage_min,
+                   counts["max_missed_wrong"])
 
     @property
     def empty(self) -> bool:
         return not (self.min or self.max_drop or self.protected or self.tag_min or self.abstention or self.stage_min
-                    or self.max_new_misses is not None or self.max_stale is not None)
+                    or self.max_new_misses is not None or self.max_stale is not None
+                    or self.max_missed_wrong is not None)
 
     def with_overrides(self, min: Mapping[str, float] | None = None,
                        max_drop: Mapping[str, float] | None = None) -> GatePolicy:
@@ -89,7 +92,7 @@ class GatePolicy:
         drops.update(max_drop or {})
         return GatePolicy(tuple(sorted(mins.items())), tuple(sorted(drops.items())),
                           self.regressions, self.protected, self.max_new_misses,
-                          self.tag_min, self.max_stale, self.abstention, self.stage_min)
+                          self.tag_min, self.max_stale, self.abstention, self.stage_min, self.max_missed_wrong)
 
     def as_dict(self) -> dict:
         return {
@@ -102,6 +105,7 @@ class GatePolicy:
             "max_stale": self.max_stale,
             "abstention": self.abstention,
             **({"stage_min": dict(self.stage_min)} if self.stage_min else {}),
+            **({"max_missed_wrong": self.max_missed_wrong} if self.max_missed_wrong is not None else {}),
         }
 
 

@@ -73,6 +73,7 @@ class FailureMatrix:
     transitions: tuple[Transition, ...]
     own_knowledge: tuple[str, ...]  # head questions answered correctly without the gold chunk
     hint: str | None
+    head_cells: tuple[tuple[str, str], ...] = ()  # (id, cell) of head's questions with a verdict
 
     def of_kind(self, kind: str) -> tuple[Transition, ...]:
         return tuple(t for t in self.transitions if t.kind == kind)
@@ -128,4 +129,4 @@ def failure_matrix(base: tuple[QuestionResult, ...] | None, head: tuple[Question
             transitions.append(Transition(qid, text.get(qid, ""), before, after,
                                           _kind(before, after)))
     own = tuple(sorted(qid for qid, c in head_cells.items() if c == "missed_correct"))
-    return FailureMatrix(True, head_side, base_side, tuple(transitions), own, None)
+    return FailureMatrix(True, head_side, base_side, tuple(transitions), own, None, tuple(head_cells.items()))
