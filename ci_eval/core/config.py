@@ -375,6 +375,10 @@ def _answers_problems(data: dict, out: _Problems) -> None:
     for key, kinds in _ANSWERS_ONLY.items():
         if key in table and kind not in kinds:
             out.add(("answers", key), f'"{key}" applies to answers type {" and ".join(kinds)}, not "{kind}"')
+    for key in ("threshold", "timeout"):
+        value = table.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 1e300:
+            out.add(("answers", key), f"{_number_text(value)} is out of range")
     if kind == "deepeval" and "threshold" in table and "metric" not in table:
         out.add(("answers", "threshold"), 'a DeepEval threshold reads one metric\'s score: set "metric" too')
     if kind == "promptfoo" and "metric" in table and "threshold" not in table:
