@@ -32,7 +32,8 @@ from ci_eval.core.textfmt import plural
 TYPES = ("jsonl", "promptfoo", "deepeval", "ragas", "command")
 REPEATS = ("all", "majority", "any")
 TOOL_NAMES = {"jsonl": "answers file", "promptfoo": "promptfoo results", "deepeval": "DeepEval test run",
-              "ragas": "Ragas results", "command": "answers command"}
+              "ragas": "Ragas results", "command": "answers command",
+              "stand-in": "the demo's stand-in judge (ci_eval.demo.answerer), not a real model"}
 
 
 @dataclass(frozen=True)
@@ -238,7 +239,7 @@ def source_text(record: dict) -> str:
     if kind == "command":
         where = " ".join(record.get("command") or ())
     else:
-        where = record.get("path") or "?"
+        where = record.get("path") or ""
     commit = record.get("commit")
     if record.get("changed"):
         at = "not committed (written in this job or changed locally)"
@@ -246,4 +247,4 @@ def source_text(record: dict) -> str:
         at = f"last committed in {commit[:7]}"
     else:
         at = "" if kind == "command" else "not in git"
-    return f"{tool} {where}" + (f", {at}" if at else "")
+    return " ".join(filter(None, (tool, where))) + (f", {at}" if at and where else "")

@@ -69,11 +69,13 @@ def matrix(ctx: ReportContext, limit: int | None) -> str:
 def _where(record: dict) -> str:
     """Tool, file or command, and commit, each user string inert."""
     kind = str(record.get("type", "jsonl"))
-    tool = escape_md(TOOL_NAMES.get(kind, kind), 60)
+    tool = escape_md(TOOL_NAMES.get(kind, kind), 100)
     if kind == "command":
         where = code_span(" ".join(map(str, record.get("command") or ())), 80, False)
+    elif record.get("path"):
+        where = code_span(record["path"], 80, False)
     else:
-        where = code_span(record.get("path") or "?", 80, False)
+        return tool  # the demo's stand-in: no file
     commit = record.get("commit")
     if record.get("changed"):
         at = ", not committed (written in this job or changed locally)"
@@ -89,8 +91,8 @@ def answers_source(head: dict | None, base: dict | None) -> str:
     what counts as correct, and what the join left out, counted aloud."""
     if not head:
         return ""
-    text = (f"Answer correctness from {_where(head)} ({escape_md(head.get('correct', 'a pass'), 80)} counts "
-            f"as correct): "
+    rule = "" if head.get("type") == "stand-in" else f" ({escape_md(head.get('correct', 'a pass'), 80)} counts as correct)"
+    text = (f"Answer correctness from {_where(head)}{rule}: "
             f"{head.get('matched', 0)} of {plural(head.get('questions', 0), 'gold question')} have a verdict.")
     left = [escape_md(line, 300) for line in join_lines(head)] if "missing" in head else []
     if left:
