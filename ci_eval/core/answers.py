@@ -107,7 +107,9 @@ class Tally:
     first: str | None = None
 
     def add(self, what: str) -> Tally:
-        return Tally(self.count + 1, self.first if self.count else what)
+        # The first is named in the artefact and the comment: an id from a tool's file may be
+        # any length, so the name is cut (the artefact's schema holds it to 2,000 characters).
+        return Tally(self.count + 1, self.first if self.count else _short(what, 500))
 
     def record(self) -> dict:
         return {"count": self.count, "first": self.first}
@@ -145,7 +147,7 @@ def _resolve(row: AnswerRow, known: set, by_text: dict) -> tuple[str | None, str
     if row.id is not None:
         if row.id in known:
             return row.id, None, None
-        return None, f"{row.place}: id {row.id!r} is not in the gold set", None
+        return None, f"{row.place}: id {_short(row.id, 120)!r} is not in the gold set", None
     if row.question is None:
         return None, f"{row.place}: no id and no question text", None
     ids = by_text.get(row.question, ())
