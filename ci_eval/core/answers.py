@@ -229,24 +229,44 @@ def join_lines(record: dict) -> list[str]:
 
 def summary_lines(record: dict) -> list[str]:
     """The terminal's account of the join: coverage, then what was left out."""
-    return [f"answers: {record.get('matched', 0)} of {record.get('questions', 0)} gold questions have a verdict "
-            f"({record.get('correct')}) from {source_text(record)}",
+    view = source_view(record)
+    return [f"answers: {view.matched} of {view.questions} gold questions have a verdict "
+            f"({view.rule or 'the stand-in'}) from {source_text(record)}",
             *(f"answers: {line}" for line in join_lines(record))]
+
+
+@dataclass(frozen=True)
+class SourceView:
+    """A recorded ``answers`` value read for the comment: each piece as it is, to escape."""
+
+    tool: str  # in words: "promptfoo results"
+    where: str | None  # the file, or the command as one line (None: neither, the demo)
+    commit: str | None  # the file's last commit
+    changed: bool  # the file differs from it (untracked, modified)
+    rule: str | None  # what counts as correct (None: the demo's stand-in)
+    matched: int
+    questions: int
+
+
+def source_view(record: dict) -> SourceView:
+    kind = str(record.get("type", "jsonl"))
+    if kind == "command":
+        where = " ".join(map(str, record.get("command") or ())) or None
+    else:
+        where = record.get("path") if isinstance(record.get("path"), str) else None
+    commit = record.get("commit") if isinstance(record.get("commit"), str) else None
+    return SourceView(TOOL_NAMES.get(kind, kind), where, commit, bool(record.get("changed")),
+                      None if kind == "stand-in" else str(record.get("counts_as_correct", "a pass")),
+                      int(record.get("matched") or 0), int(record.get("questions") or 0))
 
 
 def source_text(record: dict) -> str:
     """Where the verdicts came from, in words: tool, file or command, commit."""
-    kind = record.get("type", "jsonl")
-    tool = TOOL_NAMES.get(kind, kind)
-    if kind == "command":
-        where = " ".join(record.get("command") or ())
-    else:
-        where = record.get("path") or ""
-    commit = record.get("commit")
-    if record.get("changed"):
+    view = source_view(record)
+    if view.changed:
         at = "not committed (written in this job or changed locally)"
-    elif commit:
-        at = f"last committed in {commit[:7]}"
+    elif view.commit:
+        at = f"last committed in {view.commit[:7]}"
     else:
-        at = "" if kind == "command" else "not in git"
-    return " ".join(filter(None, (tool, where))) + (f", {at}" if at and where else "")
+        at = "" if record.get("type") == "command" else "not in git"
+    return " ".join(filter(None, (view.tool, view.where))) + (f", {at}" if at and view.where else "")

@@ -40,7 +40,7 @@ def demo_artefact(label: str, out, *, history=None, show_progress=True, git=None
         note_in_head(head, "config", answers="stand-in judge (ci_eval.demo.answerer), not a real model")
         # The matrix's source line says so too: the demo has no end-to-end eval to read.
         n = len(config_questions)
-        head["answers"] = {"type": "stand-in", "path": None, "correct": "the stand-in's verdict",
+        head["answers"] = {"type": "stand-in", "path": None, "counts_as_correct": "the stand-in's verdict",
                            "rows": n, "matched": n, "questions": n, "missing": {"count": 0, "first": None}}
         if label == "head":
             from ci_eval.core.gold.remap import remap_summary

@@ -256,6 +256,6 @@ def load_answers(spec: AnswersSpec, questions, base_dir: str = "", source: str =
     where = spec.as_recorded()
     if spec.type != "command":
         where.update(file_commit(str(spec.path)))
-    where["correct"] = spec.correct_rule()[:500]
+    where["counts_as_correct"] = spec.correct_rule()[:500]
     where["repeats"] = spec.repeats
     return matched.verdicts, matched.record(where)

@@ -70,7 +70,7 @@ def test_promptfoo_results_read_through_the_cli(tmp_path):
     project = _project(tmp_path / "p", f'[answers]\ntype = "promptfoo"\npath = "{results}"\n')
     done, art, verdicts = _run(project)
     _check_join(done, art, verdicts, "results.results[", "results.results[")
-    assert art["answers"]["type"] == "promptfoo" and art["answers"]["correct"] == "a pass"
+    assert art["answers"]["type"] == "promptfoo" and art["answers"]["counts_as_correct"] == "a pass"
     assert art["config"]["answers"] == {"type": "promptfoo", "path": str(results)}
 
 
@@ -89,7 +89,7 @@ def test_deepeval_test_run_read_through_the_cli(tmp_path):
                                        'metric = "SameAnswer"\nthreshold = 1.0\n')
     done, art, verdicts = _run(project)
     _check_join(done, art, verdicts, "testCases[3]", "testCases[2]")
-    assert art["answers"]["correct"] == "SameAnswer ≥ 1"
+    assert art["answers"]["counts_as_correct"] == "SameAnswer ≥ 1"
 
 
 @pytest.mark.filterwarnings("ignore")
@@ -102,7 +102,7 @@ def test_ragas_results_read_through_the_cli(tmp_path):
                            "threshold = 1.0\n")
         done, art, verdicts = _run(project)
         _check_join(done, art, verdicts, place, place)
-        assert art["answers"]["correct"] == "exact_match ≥ 1"
+        assert art["answers"]["counts_as_correct"] == "exact_match ≥ 1"
 
 
 def test_a_run_covering_part_of_the_gold_set_invents_nothing(tmp_path):

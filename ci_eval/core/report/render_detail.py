@@ -3,7 +3,7 @@ gold-set edits, tags, the trend and the run's details."""
 
 from __future__ import annotations
 
-from ci_eval.core.answers import TOOL_NAMES, join_lines
+from ci_eval.core.answers import SourceView, join_lines, source_view
 from ci_eval.core.compare.cutoff import NO_GAP, RANKS, CutoffSide, histogram
 from ci_eval.core.compare.matrix import CELL_LABELS, CELLS
 from ci_eval.core.compare.stats import mean
@@ -66,24 +66,17 @@ def matrix(ctx: ReportContext, limit: int | None) -> str:
     return "\n\n".join(out)
 
 
-def _where(record: dict) -> str:
+def _where(view: SourceView) -> str:
     """Tool, file or command, and commit, each user string inert."""
-    kind = str(record.get("type", "jsonl"))
-    tool = escape_md(TOOL_NAMES.get(kind, kind), 100)
-    if kind == "command":
-        where = code_span(" ".join(map(str, record.get("command") or ())), 80, False)
-    elif record.get("path"):
-        where = code_span(record["path"], 80, False)
-    else:
+    tool = escape_md(view.tool, 100)
+    if view.where is None:
         return tool  # the demo's stand-in: no file
-    commit = record.get("commit")
-    if record.get("changed"):
+    at = ""
+    if view.changed:
         at = ", not committed (written in this job or changed locally)"
-    elif isinstance(commit, str) and commit:
-        at = f", last committed in {short_sha(commit)}"
-    else:
-        at = ""
-    return f"{tool} {where}{at}"
+    elif view.commit:
+        at = f", last committed in {short_sha(view.commit)}"
+    return f"{tool} {code_span(view.where, 80, False)}{at}"
 
 
 def answers_source(head: dict | None, base: dict | None) -> str:
@@ -91,14 +84,15 @@ def answers_source(head: dict | None, base: dict | None) -> str:
     what counts as correct, and what the join left out, counted aloud."""
     if not head:
         return ""
-    rule = "" if head.get("type") == "stand-in" else f" ({escape_md(head.get('correct', 'a pass'), 80)} counts as correct)"
-    text = (f"Answer correctness from {_where(head)}{rule}: "
-            f"{head.get('matched', 0)} of {plural(head.get('questions', 0), 'gold question')} have a verdict.")
-    left = [escape_md(line, 300) for line in join_lines(head)] if "missing" in head else []
+    view = source_view(head)
+    rule = "" if view.rule is None else f" ({escape_md(view.rule, 80)} counts as correct)"
+    text = (f"Answer correctness from {_where(view)}{rule}: "
+            f"{view.matched} of {plural(view.questions, 'gold question')} have a verdict.")
+    left = [escape_md(line, 300) for line in join_lines(head)]
     if left:
         text += " " + "; ".join(left[:1] + [line[0].lower() + line[1:] for line in left[1:]]) + "."
-    if base and _where(base) != _where(head):
-        text += f" Base: {_where(base)}."
+    if base and _where(source_view(base)) != _where(view):
+        text += f" Base: {_where(source_view(base))}."
     return text
 
 

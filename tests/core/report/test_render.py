@@ -115,7 +115,7 @@ def case_failure_matrix():
 
     def source(commit, matched, missing, unmatched):
         return {"type": "promptfoo", "path": "eval/promptfoo-results.json", "commit": commit, "changed": False,
-                "correct": "a pass", "repeats": "all", "rows": matched + unmatched[0], "matched": matched,
+                "counts_as_correct": "a pass", "repeats": "all", "rows": matched + unmatched[0], "matched": matched,
                 "questions": 10, "missing": {"count": len(missing), "first": missing[0] if missing else None},
                 "unmatched": {"count": unmatched[0], "first": unmatched[1]},
                 "ambiguous": {"count": 0, "first": None}, "no_verdict": {"count": 0, "first": None},
