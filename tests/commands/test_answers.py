@@ -14,8 +14,15 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from answer_tools import EXPECTED, GOLD, deepeval_python, make_deepeval, make_promptfoo, make_ragas, \
-    promptfoo_executable
+from answer_tools import (
+    EXPECTED,
+    GOLD,
+    deepeval_python,
+    make_deepeval,
+    make_promptfoo,
+    make_ragas,
+    promptfoo_executable,
+)
 from projects import artefact, cli, write_gold, write_module
 
 RETRIEVER = """

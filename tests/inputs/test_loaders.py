@@ -2,10 +2,10 @@ import json
 
 import pytest
 
-from ci_eval.errors import InputError, InputErrors
-from ci_eval.inputs.artefact_file import read_run
 from ci_eval.core.answers import AnswersSpec
+from ci_eval.errors import InputError, InputErrors
 from ci_eval.inputs.answers import load_answers
+from ci_eval.inputs.artefact_file import read_run
 from ci_eval.inputs.loaders import load_manifest
 
 

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from suite_paths import BAD_INPUTS_PROJECT
 
+from ci_eval.core.answers import AnswersSpec
 from ci_eval.core.artefact.artefact import validate_artefact
 from ci_eval.core.artefact.results import ResultError, Retrieved, clean
 from ci_eval.core.config import Config, parse_config
@@ -23,9 +24,8 @@ from ci_eval.core.gold.goldset import GoldSet, parse_gold_set
 from ci_eval.core.gold.manifest import ChunkIndex
 from ci_eval.errors import InputError
 from ci_eval.github import env as actions_env
-from ci_eval.inputs.files import decode, parse_json, read_toml
-from ci_eval.core.answers import AnswersSpec
 from ci_eval.inputs.answers import load_answers
+from ci_eval.inputs.files import decode, parse_json, read_toml
 from ci_eval.inputs.loaders import load_manifest
 from ci_eval.retrieval import run_file
 from ci_eval.trec import parse as trec
