@@ -117,7 +117,8 @@ def check(config_path, say=print, base_path: str | None = None) -> int:
     """`ci-eval check`: 0 all good, 1 stale gold ids or acceptances that match nothing,
     raises InputErrors (exit 2). ``base_path``: the base branch's run artefact, against
     which the acceptances are checked too."""
-    from ci_eval.inputs.loaders import load_answers, load_config, load_gold_set, load_manifest
+    from ci_eval.inputs.answers import load_answers
+    from ci_eval.inputs.loaders import load_config, load_gold_set, load_manifest
 
     config = load_config(config_path)
     problems: list[InputError] = []
@@ -131,11 +132,15 @@ def check(config_path, say=print, base_path: str | None = None) -> int:
     manifest = _collect(problems, lambda: load_manifest(config))
     if gold is not None and not problems:
         gold = _collect(problems, lambda: resolved_gold(config, gold, manifest))
+    joined = None
     if config.answers and gold is not None:
-        _collect(problems, lambda: load_answers(config.answers, {q.id for q in gold.questions}))
+        joined = _collect(problems, lambda: load_answers(config.answers, gold.questions, config.base_dir,
+                                                         config.source))
     accepted = _collect(problems, lambda: _read_accepted(config))
     if problems:
         raise InputErrors(problems)
+    if joined:
+        _report_answers(joined[1], say)
     code = _report(config, gold, manifest, say)
     return max(code, _report_accepted(accepted, gold, base_path, say))
 
@@ -167,6 +172,14 @@ def _report_accepted(accepted, gold, base_path: str | None, say) -> int:
     against = " against the base" if base is not None else ""
     say(f"{accepted.source}: ok ({len(accepted.entries)} acceptance(s), each still names a gold chunk{against})")
     return 0
+
+
+def _report_answers(record: dict, say) -> None:
+    """The end-to-end verdicts: where from, how many questions they cover, what did not join."""
+    from ci_eval.core.answers import summary_lines
+
+    for line in summary_lines(record):
+        say(line)
 
 
 def _report(config, gold, manifest, say) -> int:

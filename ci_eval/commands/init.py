@@ -6,7 +6,9 @@ HELP = """Write ci-eval.toml, eval/gold.json (three example questions to replace
 retriever (eval/example_retriever.py over eval/example_chunks.json) and the two GitHub
 workflows (.github/workflows/ci-eval.yml, and ci-eval-comment.yml for pull requests from
 forks), then print the next steps. LangChain, LlamaIndex or Haystack declared in
-pyproject.toml or requirements*.txt selects that retriever type. `ci-eval check` and
+pyproject.toml or requirements*.txt selects that retriever type; a promptfoo config, or
+DeepEval or Ragas declared there, adds a commented [answers] section that reads its results
+into the failure matrix (docs/answers.md). `ci-eval check` and
 `ci-eval run` work on the result before any edit. Nothing is overwritten: an existing file
 is an error naming it and nothing is written, unless --force.
 

@@ -80,6 +80,10 @@ def run(args) -> int:
             print(f"retrieval cache: {hits} answered from it, {misses} asked")
         if totals.head.repeat is not None:
             print(repeat_line(totals.head.repeat))
+        if totals.head.answers is not None:
+            from ci_eval.core.answers import summary_lines
+
+            print("\n".join(summary_lines(totals.head.answers)))
         print(f"artefact written to {args.out}")
     errors = columns.errors
     failure = run_failure(errors.count, totals.head.repeat, errors.first, errors.unanswerable)

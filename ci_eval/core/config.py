@@ -15,6 +15,7 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
+from ci_eval.core.answers import AnswersSpec
 from ci_eval.core.validate import json_path, problems_or_none
 from ci_eval.errors import InputError, InputErrors
 
@@ -25,7 +26,8 @@ _DEFAULT_ID_FROM = {"langchain": "id", "llamaindex": "node_id", "haystack": "id"
 _TARGET_TYPES = ("python", *_DEFAULT_ID_FROM)
 # Places that take a whole number: TOML's 7.0 is a float there, whatever JSON Schema says.
 _WHOLE_NUMBERS = (("k",), ("relevance_level",), ("retriever", "depth"), ("retriever", "concurrency"),
-                  ("gate", "max_new_misses"), ("gate", "max_stale"), ("gate", "max_rank_drop"))
+                  ("gate", "max_new_misses"), ("gate", "max_stale"), ("gate", "max_rank_drop"),
+                  ("gate", "max_missed_wrong"))
 # Every metric ci-eval computes is a share in [0, 1]; so are floors and allowed drops.
 _SHARE_RULES = ("min", "max_drop")
 # The acceptance file's place unless [gate] accepted names another: beside the gold set
@@ -65,7 +67,7 @@ class Config:
     metrics: tuple[str, ...]
     relevance_level: int
     abstain_below: float | None
-    answers: str | None
+    answers: AnswersSpec | None  # the end-to-end verdicts' source (core/answers.py)
     retriever: RetrieverConfig
     manifest: str | None
     manifest_callable: str | None
@@ -126,6 +128,8 @@ class Config:
                 retriever.update(id_from=r.id_from or "id", score=r.score)
         # Recorded only when set, so artefacts from before these keys compare equal.
         staged = {"stages": [spec.as_recorded() for spec in self.stages]} if self.stages else {}
+        if self.answers is not None:
+            staged["answers"] = self.answers.as_recorded()
         if self.calls_budget is not None:
             staged["calls"] = {"budget": self.calls_budget}
         return {
@@ -183,7 +187,8 @@ def _schema_problems(data: Any, out: _Problems) -> None:
     # Unknown keys are reported here instead, each on its own with the nearest known key.
     stages = data.get("stages") if isinstance(data, dict) else None
     items = [("stages", i) for i in range(len(stages))] if isinstance(stages, list) else []
-    for section in ((), ("retriever",), ("index",), ("gate",), ("report",), ("calls",), *items):
+    answers = [("answers",)] if isinstance(data, dict) and isinstance(data.get("answers"), dict) else []
+    for section in ((), ("retriever",), ("index",), ("gate",), ("report",), ("calls",), *answers, *items):
         sub_schema = schema
         for part in section:
             sub_schema = sub_schema["items"] if isinstance(part, int) else sub_schema["properties"][part]
@@ -380,6 +385,7 @@ def parse_config(data: Any, source: str, base_dir: str = "", prefix: tuple = ())
         _index_problems(data, problems)
         _metric_problems(data, problems)
         _stage_problems(data, problems)
+        _answers_problems(data, problems)
     if problems:
         raise InputErrors(sorted(problems, key=lambda p: p.place or ""))
 
@@ -392,7 +398,7 @@ def parse_config(data: Any, source: str, base_dir: str = "", prefix: tuple = ())
         metrics=_measured(data),
         relevance_level=data.get("relevance_level", 1),
         abstain_below=data.get("abstain_below"),
-        answers=_resolve(base_dir, data["answers"]) if "answers" in data else None,
+        answers=_build_answers(data.get("answers"), base_dir),
         retriever=_build_retriever(data["retriever"], k, base_dir, dict(index.get("params", {}))),
         manifest=_resolve(base_dir, index["manifest"]) if "manifest" in index else None,
         manifest_callable=index.get("callable"),
@@ -406,6 +412,58 @@ def parse_config(data: Any, source: str, base_dir: str = "", prefix: tuple = ())
         calls_budget=_table(data, "calls").get("budget"),
         index_params=dict(index.get("params", {})),
         label=data.get("label"),
+    )
+
+
+# What each [answers] type needs, and the keys that mean something only to some types.
+_ANSWERS_NEEDS = {"jsonl": ("path",), "promptfoo": ("path",), "deepeval": ("path",),
+                  "ragas": ("path", "metric", "threshold"), "command": ("command",)}
+_ANSWERS_ONLY = {"path": ("jsonl", "promptfoo", "deepeval", "ragas"), "command": ("command",),
+                 "provider": ("promptfoo",), "timeout": ("command",)}
+
+
+def _answers_problems(data: dict, out: _Problems) -> None:
+    """What each source type needs (a file or a command; Ragas has no pass, so a metric and
+    its threshold), and keys given to a type that would ignore them."""
+    table = data.get("answers")
+    kind = table.get("type") if isinstance(table, dict) else None
+    if kind not in _ANSWERS_NEEDS:
+        return  # a string (jsonl), or a type the schema already refused
+    for key in _ANSWERS_NEEDS[kind]:
+        if key not in table:
+            out.add("answers", f'answers type "{kind}" needs "{key}"'
+                    + (" (Ragas writes scores, no pass: name the column and the score that counts "
+                       "as correct)" if kind == "ragas" else ""))
+    for key, kinds in _ANSWERS_ONLY.items():
+        if key in table and kind not in kinds:
+            out.add(("answers", key), f'"{key}" applies to answers type {" and ".join(kinds)}, not "{kind}"')
+    for key in ("threshold", "timeout"):
+        value = table.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 1e300:
+            out.add(("answers", key), f"{_number_text(value)} is out of range")
+    if kind == "deepeval" and "threshold" in table and "metric" not in table:
+        out.add(("answers", "threshold"), 'a DeepEval threshold reads one metric\'s score: set "metric" too')
+    if kind == "promptfoo" and "metric" in table and "threshold" not in table:
+        out.add(("answers", "metric"), 'promptfoo\'s named scores carry no pass of their own: set "threshold" too')
+
+
+def _build_answers(raw, base_dir: str) -> AnswersSpec | None:
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        return AnswersSpec("jsonl", _resolve(base_dir, raw), raw)
+    return AnswersSpec(
+        type=raw["type"],
+        path=_resolve(base_dir, raw["path"]) if "path" in raw else None,
+        path_as_written=raw.get("path"),
+        command=tuple(raw.get("command", ())),
+        id_field=raw.get("id_field", "id"),
+        question_field=raw.get("question_field"),
+        metric=raw.get("metric"),
+        threshold=float(raw["threshold"]) if "threshold" in raw else None,
+        repeats=raw.get("repeats", "all"),
+        provider=raw.get("provider"),
+        timeout=float(raw.get("timeout", 600.0)),
     )
 
 

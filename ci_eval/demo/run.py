@@ -21,6 +21,8 @@ def demo_artefact(label: str, out, *, history=None, show_progress=True, git=None
 
     config = load_config(demo_config_path(label))
     k, cutoff = config.k, config.abstain_below
+    inputs = load_inputs(config)
+    config_questions = inputs.gold.questions
 
     def judge(scored, values):
         if scored.question.unanswerable:
@@ -36,6 +38,10 @@ def demo_artefact(label: str, out, *, history=None, show_progress=True, git=None
         from ci_eval.core.artefact.artefact import note_in_head
 
         note_in_head(head, "config", answers="stand-in judge (ci_eval.demo.answerer), not a real model")
+        # The matrix's source line says so too: the demo has no end-to-end eval to read.
+        n = len(config_questions)
+        head["answers"] = {"type": "stand-in", "path": None, "counts_as_correct": "the stand-in's verdict",
+                           "rows": n, "matched": n, "questions": n, "missing": {"count": 0, "first": None}}
         if label == "head":
             from ci_eval.core.gold.remap import remap_summary
 
@@ -44,7 +50,7 @@ def demo_artefact(label: str, out, *, history=None, show_progress=True, git=None
                 note_in_head(head, "index", remap=remap_summary(plan))
 
     return run_evaluation(
-        load_inputs(config), out,
+        inputs, out,
         git=git or {"sha": None, "ref": f"demo/{label}", "dirty": None},
         history=history, show_progress=show_progress, judge=judge, amend=amend,
     )

@@ -176,7 +176,19 @@ def publish_comment(port, number: int, body: str, inputs: ActionInputs, changed:
     return url
 
 
-def outputs_for(head: Artefact | dict, verdict: str, artefact_path: str, comment_url: str | None) -> dict:
+def matrix_output(matrix) -> str:
+    """The ``failure-matrix`` output: head's four cells, the questions without a verdict and
+    the verdicts' source type as compact JSON (``fromJSON`` in a later step); empty when the
+    run has no verdicts."""
+    import json
+
+    if matrix is None or not matrix.available:
+        return ""
+    return json.dumps({**dict(matrix.head.counts), "unknown": matrix.head.unknown}, separators=(",", ":"))
+
+
+def outputs_for(head: Artefact | dict, verdict: str, artefact_path: str, comment_url: str | None,
+                matrix=None) -> dict:
     head = read_artefact(head)
     means = dict(head.summary.overall.means)
     k = head.header.k
@@ -186,6 +198,7 @@ def outputs_for(head: Artefact | dict, verdict: str, artefact_path: str, comment
         "comment-url": comment_url or "",
         "questions": str(head.summary.overall.count),
         "stale-ids": str(head.summary.stale_ids),
+        "failure-matrix": matrix_output(matrix),
     }
     # Output names are fixed in action.yml, so they name k rather than its value.
     names = {"hit-at-k": f"hit@{k}", "recall-at-k": f"recall@{k}", "mrr": "mrr",
@@ -408,7 +421,8 @@ def _finish(written, run: Artefact, report, baseline: Baseline, inputs: ActionIn
         failure = retriever_failed(written) or f"{failure}; see the artefact"
     outcome = decide_outcome(report.gate.passed, failure,
                              baseline.description if baseline.kind == "outage" else None, inputs.fail_on_gate)
-    write_outputs(env.get("GITHUB_OUTPUT"), outputs_for(run, outcome.verdict, artefact_path, comment_url))
+    write_outputs(env.get("GITHUB_OUTPUT"), outputs_for(run, outcome.verdict, artefact_path, comment_url,
+                                                        report.context.diff.matrix))
     log(f"ci-eval: {report.verdict_line}")
     if outcome.error:
         log(f"ci-eval: error: {outcome.error}")

@@ -32,3 +32,17 @@ def git_info(cwd: str | None = None, env: dict | None = None) -> dict | None:
 def git_user_name(cwd: str | None = None) -> str | None:
     """Who is labelling, as git knows them (``git config user.name``)."""
     return _git("config", "user.name", cwd=cwd) or None
+
+
+def file_commit(path: str) -> dict:
+    """``{"commit": sha or None, "changed": bool}`` for a file the run reads: the last commit
+    that touched it, and whether it differs from that commit (untracked, modified: written
+    by this job, or by hand). Outside git both say nothing (``None``)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    name = os.path.basename(path)
+    if _git("rev-parse", "--is-inside-work-tree", cwd=folder) != "true":
+        return {"commit": None, "changed": None}
+    sha = _git("log", "-1", "--format=%H", "--", name, cwd=folder) or None
+    status = _git("status", "--porcelain", "--", name, cwd=folder)
+    return {"commit": sha if sha and _SHA.match(sha) else None,
+            "changed": None if status is None else bool(status) or sha is None}

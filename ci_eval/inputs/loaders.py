@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ci_eval.core.limits import MAX_ARTEFACT_BYTES  # noqa: F401 (the readers import it from here)
 from ci_eval.errors import InputError, InputErrors
-from ci_eval.inputs.files import decode, json_lines, read_bytes, read_json, read_toml
+from ci_eval.inputs.files import read_json, read_toml
 
 CONFIG_NAME = "ci-eval.toml"
 TOOL_TABLE = "ci-eval"
@@ -129,34 +129,6 @@ def load_manifest(config):
     return read_manifest(config.manifest, config.index_version)
 
 
-def load_answers(path: str, known: set[str] | None = None) -> dict[str, bool]:
-    """``{"id": ..., "correct": true|false}`` per line, from the team's end-to-end eval."""
-    raw = read_bytes(path, "answers file")
-    text = decode(raw, path)
-    answers: dict[str, bool] = {}
-    problems = []
-    for n, row in json_lines(text, path):
-        if isinstance(row, InputError):
-            problems.append(row)
-            continue
-        if not isinstance(row, dict) or not isinstance(row.get("id"), str):
-            problems.append(InputError('expected an object with a string "id"', path, f"line {n}"))
-            continue
-        if not isinstance(row.get("correct"), bool):
-            problems.append(InputError('"correct" must be true or false', path, f"line {n}"))
-            continue
-        if row["id"] in answers:
-            problems.append(InputError(f"question {row['id']!r} appears twice", path, f"line {n}"))
-            continue
-        if known is not None and row["id"] not in known:
-            problems.append(InputError(f"question {row['id']!r} is not in the gold set", path, f"line {n}"))
-            continue
-        answers[row["id"]] = row["correct"]
-    if problems:
-        raise InputErrors(problems)
-    return answers
-
-
 def _checked_artefact(data, source: str) -> dict:
     """Shape (the schema), then meaning (names, ranges, counts): every problem at once."""
     from ci_eval.core.artefact.artefact import validate_artefact
@@ -172,7 +144,6 @@ def _checked_artefact(data, source: str) -> dict:
 __all__ = [
     "InputErrors",
     "find_config",
-    "load_answers",
     "load_config",
     "load_gold_set",
     "load_manifest",

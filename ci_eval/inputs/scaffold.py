@@ -80,10 +80,24 @@ def write_project(root: Path, files: dict[str, str], force: bool) -> list[str]:
 def init_project(root: Path, framework: str = "auto", force: bool = False) -> str:
     """Detect, compose and write; the text to print (what was written, the next steps)."""
     from ci_eval import templates
-    from ci_eval.core.scaffold import detect_framework, next_steps, project_files
+    from ci_eval.core.scaffold import detect_answers, detect_framework, next_steps, project_files
 
-    detected = detect_framework(declared_requirements(root)) if framework == "auto" and root.is_dir() else None
+    requirements = declared_requirements(root) if root.is_dir() else []
+    detected = detect_framework(requirements) if framework == "auto" else None
     kind = detected.framework if detected else ("python" if framework in ("auto", "none") else framework)
-    files = project_files(kind, templates.text, (root / "requirements.txt").is_file())
+    answers = detect_answers(requirements, promptfoo_config(root)) if root.is_dir() else None
+    files = project_files(kind, templates.text, (root / "requirements.txt").is_file(), answers)
     written = write_project(root, files, force)
-    return "\n".join([*(f"wrote {root / rel}" for rel in written), next_steps(kind, detected)])
+    return "\n".join([*(f"wrote {root / rel}" for rel in written), next_steps(kind, detected, answers)])
+
+
+def promptfoo_config(root: Path) -> str | None:
+    """A promptfoo config in the project's folder or one folder down (``evals/``), as a
+    path relative to it; None when there is none."""
+    from ci_eval.core.scaffold import PROMPTFOO_CONFIGS
+
+    for folder in (root, *sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "node_modules")))):
+        for name in PROMPTFOO_CONFIGS:
+            if (folder / name).is_file():
+                return str((folder / name).relative_to(root))
+    return None

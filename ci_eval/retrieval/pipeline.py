@@ -17,9 +17,11 @@ class Inputs:
     gold: object
     gold_sha256: str
     manifest: object  # core.manifest.ChunkIndex | None
-    answers: dict | None
+    answers: dict | None  # gold id -> answer correct, from the end-to-end eval ([answers])
     # Gold ids still in the index whose text no longer matches their anchor (core/gold/anchors.py)
     drifted: frozenset = frozenset()
+    # Where the verdicts came from and what the join could not use (the artefact's "answers")
+    answers_record: dict | None = None
 
     @property
     def gold_index_ids(self):
@@ -37,7 +39,8 @@ def load_inputs(config) -> Inputs:
     manifest, the answers, and what the config says about them (protected ids and tags
     in the gold set, the command on PATH). Every problem at once, exit 2."""
     from ci_eval.core.gold.anchors import drifted_ids
-    from ci_eval.inputs.loaders import load_answers, load_gold_set, load_manifest
+    from ci_eval.inputs.answers import load_answers
+    from ci_eval.inputs.loaders import load_gold_set, load_manifest
     from ci_eval.preflight import config_problems, resolved_gold
     from ci_eval.retrieval import worker
 
@@ -49,12 +52,13 @@ def load_inputs(config) -> Inputs:
             raise InputErrors(problems)
         manifest = load_manifest(config)
         gold = resolved_gold(config, gold, manifest)
-        answers = load_answers(config.answers, {q.id for q in gold.questions}) if config.answers else None
+        answers, record = (load_answers(config.answers, gold.questions, config.base_dir, config.source)
+                           if config.answers else (None, None))
         drifted = drifted_ids(gold.questions, gold.anchors, manifest) if manifest is not None else frozenset()
     except BaseException:
         worker.discard_spare()
         raise
-    return Inputs(config, gold, sha, manifest, answers, drifted)
+    return Inputs(config, gold, sha, manifest, answers, drifted, record)
 
 
 def stop_when_all_fail_alike(stream, order: list[str], limit: int = STOP_AFTER):
@@ -342,6 +346,8 @@ def run_head(inputs: Inputs, git, shard, positions, questions) -> dict:
         metrics=cfg.metrics,
         abstain_below=cfg.abstain_below,
     )
+    if inputs.answers_record is not None:
+        head["answers"] = inputs.answers_record
     if shard is not None:
         from ci_eval.core.artefact.shard import shard_record
 

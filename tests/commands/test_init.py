@@ -127,3 +127,29 @@ def test_the_example_retriever_names_what_it_is_called_with(tmp_path):
     # ci-eval calls search(question, depth), depth 3k (15 at k = 5), never k
     assert list(inspect.signature(module.search).parameters) == ["question", "depth"]
     assert "function(question, depth)" in (tmp_path / "ci-eval.toml").read_text()
+
+@pytest.mark.parametrize(("tool", "file", "text", "missing"), [
+    ("promptfoo", "promptfooconfig.yaml", "prompts: ['{{question}}']\n", "eval/promptfoo-results.json"),
+    ("deepeval", "requirements.txt", "deepeval>=3\n", "eval/deepeval-results"),
+    ("ragas", "pyproject.toml", '[project]\nname = "app"\ndependencies = ["ragas==0.4.3"]\n', "eval/ragas-results.csv"),
+])
+def test_init_writes_the_answers_section_of_the_eval_the_project_runs(tmp_path, tool, file, text, missing):
+    (tmp_path / file).write_text(text)
+    done = cli("init", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"{tool} found in {file}: a commented [answers] section" in done.stdout
+    config = (tmp_path / "ci-eval.toml").read_text()
+    section = config[config.index("# [answers]"):]
+    assert f'# type = "{tool}"' in section and all(line.startswith("# ") for line in section.splitlines())
+    # Commented, the written project checks as it is; uncommented, the section is a valid
+    # [answers] table whose only problem is the results file the eval has not written yet.
+    assert cli("check", cwd=tmp_path).returncode == 0
+    (tmp_path / "ci-eval.toml").write_text(config.replace(section, "\n".join(
+        line[2:] for line in section.splitlines()) + "\n"))
+    check = cli("check", cwd=tmp_path)
+    assert check.returncode == 2 and missing in check.stderr and "not found" in check.stderr, check.stderr
+
+
+def test_init_without_an_end_to_end_tool_writes_no_answers_section(tmp_path):
+    assert cli("init", cwd=tmp_path).returncode == 0
+    assert "[answers]" not in (tmp_path / "ci-eval.toml").read_text()

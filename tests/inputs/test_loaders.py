@@ -2,9 +2,11 @@ import json
 
 import pytest
 
+from ci_eval.core.answers import AnswersSpec
 from ci_eval.errors import InputError, InputErrors
+from ci_eval.inputs.answers import load_answers
 from ci_eval.inputs.artefact_file import read_run
-from ci_eval.inputs.loaders import load_answers, load_manifest
+from ci_eval.inputs.loaders import load_manifest
 
 
 class Cfg:
@@ -52,19 +54,26 @@ def test_bad_manifests_name_the_place(tmp_path, text, place):
     assert info.value.place == place and info.value.source == str(p)
 
 
+class _Q:
+    def __init__(self, qid: str, text: str = ""):
+        self.id, self.question = qid, text or f"text of {qid}"
+
+
 def test_answers(tmp_path):
     p = tmp_path / "a.jsonl"
     p.write_text('{"id": "q1", "correct": true}\n\n{"id": "q2", "correct": false}\n')
-    assert load_answers(str(p), {"q1", "q2"}) == {"q1": True, "q2": False}
+    verdicts, record = load_answers(AnswersSpec("jsonl", str(p), "a.jsonl"), [_Q("q1"), _Q("q2")])
+    assert verdicts == {"q1": True, "q2": False}
+    assert (record["rows"], record["matched"], record["missing"]["count"]) == (2, 2, 0)
 
 
 def test_answers_report_every_bad_line(tmp_path):
     p = tmp_path / "a.jsonl"
-    p.write_text('{"id": "q1", "correct": "yes"}\nnope\n{"id": "q9", "correct": true}\n')
+    p.write_text('{"id": "q1", "correct": "yes"}\nnope\n{"id": "q9"}\n')
     with pytest.raises(InputErrors) as info:
-        load_answers(str(p), {"q1"})
+        load_answers(AnswersSpec("jsonl", str(p)), [_Q("q1")])
     assert [e.place for e in info.value.problems] == ["line 1", "line 2 column 1", "line 3"]
-    assert "not in the gold set" in info.value.problems[2].message
+    assert info.value.problems[2].message == '"correct" must be true or false'
 
 
 def test_artefact_newer_schema_is_refused_plainly(tmp_path):

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from suite_paths import BAD_INPUTS_PROJECT
 
+from ci_eval.core.answers import AnswersSpec
 from ci_eval.core.artefact.artefact import validate_artefact
 from ci_eval.core.artefact.results import ResultError, Retrieved, clean
 from ci_eval.core.config import Config, parse_config
@@ -23,8 +24,9 @@ from ci_eval.core.gold.goldset import GoldSet, parse_gold_set
 from ci_eval.core.gold.manifest import ChunkIndex
 from ci_eval.errors import InputError
 from ci_eval.github import env as actions_env
+from ci_eval.inputs.answers import load_answers
 from ci_eval.inputs.files import decode, parse_json, read_toml
-from ci_eval.inputs.loaders import load_answers, load_manifest
+from ci_eval.inputs.loaders import load_manifest
 from ci_eval.retrieval import run_file
 from ci_eval.trec import parse as trec
 
@@ -351,12 +353,17 @@ def _jsonl(values):
 answer_rows = st.fixed_dictionaries({"id": ids, "correct": st.booleans() | json_like}) | json_like
 
 
+class _Question:
+    def __init__(self, qid: str):
+        self.id, self.question = qid, f"question {qid}"
+
+
 @FUZZ
 @given(_jsonl(answer_rows) | st.binary(max_size=60))
 def test_load_answers_returns_answers_or_input_errors(scratch, raw):
     path = _write(scratch, "answers.jsonl", raw)
     try:
-        answers = load_answers(path, {"q1", "q2"})
+        answers, _ = load_answers(AnswersSpec("jsonl", path), [_Question("q1"), _Question("q2")])
     except InputError as exc:
         assert exc.source == path or all(p.source == path for p in getattr(exc, "problems", []))
     else:

@@ -210,9 +210,13 @@ def _spans(root):
 
 
 def _answers(root):
-    from ci_eval.inputs.loaders import load_answers
+    from types import SimpleNamespace
 
-    load_answers(str(root / "answers.jsonl"), {"q1", "q2", "q3"})
+    from ci_eval.core.answers import AnswersSpec
+    from ci_eval.inputs.answers import load_answers
+
+    load_answers(AnswersSpec("jsonl", str(root / "answers.jsonl")),
+                 [SimpleNamespace(id=q, question=f"question {q}") for q in ("q1", "q2", "q3")])
 
 
 def _run_file(root):

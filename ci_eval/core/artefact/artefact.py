@@ -258,6 +258,8 @@ class RunHeader:
     gold_evidence: int = 0  # gold_set.evidence: questions whose gold names document spans
     # repeat: what `run --repeat` saw (core/artefact/repeat.py), None when not repeated
     repeat: Repeat | None = field(default=None, compare=False)
+    # answers: where the failure matrix's verdicts came from and how they joined (core/answers.py)
+    answers: dict | None = field(default=None, compare=False)
 
 
 def _gold_items(gold) -> tuple[tuple[str, float], ...]:
@@ -402,6 +404,7 @@ def read_header(a: dict, questions: int | None = None) -> RunHeader:
         index_ids=index.get("ids"), index_mean_chars=index.get("mean_chars"), index_cuts=index.get("cuts"),
         gold_evidence=_count(gold.get("evidence")),
         repeat=read_repeat(a.get("repeat")),
+        answers=a.get("answers") if isinstance(a.get("answers"), dict) else None,
     )
 
 

@@ -20,7 +20,7 @@ from ci_eval.core.artefact.shard import config_sha256, shard_of
 from ci_eval.errors import InputError
 
 # What every part of one run must hold identically (the shard record checks the rest).
-_SAME = ("tool", "git", "config", "gold_set", "index", "k", "metrics", "abstain_below", "history")
+_SAME = ("tool", "git", "config", "gold_set", "index", "k", "metrics", "abstain_below", "history", "answers")
 _IDENTITY = ("gold_sha256", "config_sha256", "index_version")
 
 
@@ -175,7 +175,7 @@ def merged_head(parts: list[Part]) -> dict:
     from ci_eval.core.artefact.artefact import artefact_head
 
     first = parts[0].head
-    return artefact_head(
+    head = artefact_head(
         tool_version=first.tool_version,
         created_at=max(p.head.created_at for p in parts),
         git=first.git,
@@ -186,6 +186,9 @@ def merged_head(parts: list[Part]) -> dict:
         metrics=first.metrics,
         abstain_below=first.abstain_below,
     )
+    if first.answers is not None:  # every part joined the same verdicts to the whole gold set
+        head["answers"] = first.answers
+    return head
 
 
 def merged_end(parts: list[Part], columns, history: Callable[[], list | None] | None = None) -> dict:

@@ -80,6 +80,7 @@ class RunHead:
     stages: dict | None = None  # the recorded ``stages`` and ``calls`` keys, as written
     calls: dict | None = None
     repeat: Repeat | None = None  # present when the run was repeated (--repeat)
+    answers: dict | None = None  # where the end-to-end verdicts came from ([answers], core/answers.py)
 
     @property
     def tool_version(self) -> str:
@@ -151,6 +152,7 @@ def read_run_head(data: dict) -> RunHead:
         cache=(cache["hits"], cache["misses"]) if isinstance(cache, dict) else None,
         summary=data.get("summary"), stages=data.get("stages"), calls=data.get("calls"),
         repeat=read_repeat(data.get("repeat")),
+        answers=data.get("answers") if isinstance(data.get("answers"), dict) else None,
     )
 
 

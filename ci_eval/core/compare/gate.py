@@ -20,6 +20,9 @@ Rules (each optional; retriever errors always apply):
 - ``max_new_misses = n``: at most ``n`` compared questions may lose their hit at k.
 - ``tag_min = {tag = {metric = floor}}``: per-tag floors on head's measured questions.
 - ``max_stale = n``: at most ``n`` questions may have gold ids missing from the index.
+- ``max_missed_wrong = n``: at most ``n`` of head's questions may sit in the failure matrix's
+  "missed, wrong" cell (no gold chunk at k and a wrong answer: retrieval failures the
+  end-to-end eval saw). Without answer verdicts it fails closed.
 - ``abstention = true``: false answers (unanswerable questions answered) and false "not
   found" (answerable ones abstained from) may not rise significantly against the base
   (exact McNemar on each, Holm over the two; ``abstention.py``), so trading one error for
@@ -72,7 +75,7 @@ _EPS = 1e-9  # means are float sums; 4/5 must reach a floor of 0.8
 
 @dataclass(frozen=True)
 class RuleOutcome:
-    rule: str  # errors | min | max_drop | protected | max_new_misses | tag_min | max_stale | stage_min
+    rule: str  # errors | min | max_drop | protected | max_new_misses | tag_min | max_stale | stage_min | max_missed_wrong
     status: str  # passed | failed | not applicable
     message: str
     question_ids: tuple[str, ...] = ()
@@ -451,9 +454,27 @@ def rule_stage_min(policy: GatePolicy, diff: Diff) -> list[RuleOutcome]:
     return out
 
 
+def rule_max_missed_wrong(policy: GatePolicy, diff: Diff) -> list[RuleOutcome]:
+    """A cap on the questions whose gold chunk was missed and whose answer was wrong."""
+    cap = policy.max_missed_wrong
+    if cap is None:
+        return []
+    mx = diff.matrix
+    if not mx.available:
+        return [RuleOutcome("max_missed_wrong", FAILED, "no answer verdicts on this run, so the failure matrix's "
+                            "\"missed, wrong\" cell cannot be counted (fail closed; see [answers])", (),
+                            "missed, wrong", None, float(cap))]
+    ids = tuple(t for t, cell in mx.head_cells if cell == "missed_wrong")
+    count = mx.head.count("missed_wrong")
+    status = FAILED if count > cap else PASSED
+    return [RuleOutcome("max_missed_wrong", status, f"{plural(count, 'question')} missed the gold chunk at k and "
+                        f"got a wrong answer, of {mx.head.known} with a verdict (at most {cap} allowed)",
+                        ids if status == FAILED else (), "missed, wrong", float(count), float(cap))]
+
+
 # The rules in the order the comment lists them.
 RULES = (rule_errors, rule_min, rule_max_drop, rule_protected, rule_max_new_misses,
-         rule_tag_min, rule_max_stale, rule_abstention, rule_stage_min)
+         rule_tag_min, rule_max_stale, rule_abstention, rule_stage_min, rule_max_missed_wrong)
 
 
 def _notes(policy: GatePolicy, diff: Diff) -> list[str]:

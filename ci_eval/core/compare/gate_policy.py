@@ -37,6 +37,7 @@ class GatePolicy:
     lost_gold: bool = False
     max_rank_drop: int | None = None
     accepted: str | None = None  # the acceptance file [gate] names (None: the default place)
+    max_missed_wrong: int | None = None  # cap on the failure matrix's "missed, wrong" cell (head)
 
     @classmethod
     def from_mapping(cls, d: Mapping | None, source: str = "gate") -> GatePolicy:
@@ -50,7 +51,7 @@ class GatePolicy:
 
         known = {"min", "max_drop", "regressions", "protected", "max_new_misses",
                  "tag_min", "max_stale", "abstention", "stage_min", "lost_gold", "max_rank_drop",
-                 "accepted"}
+                 "accepted", "max_missed_wrong"}
         for key in sorted(set(d) - known, key=str):
             err(str(key), f"unknown gate rule (expected one of {', '.join(sorted(known))})")
         mins = _metric_table(d.get("min"), "min", err)
@@ -65,7 +66,7 @@ class GatePolicy:
             err("protected", "expected a list of question ids")
             protected = ()
         counts = {}
-        for key in ("max_new_misses", "max_stale", "max_rank_drop"):
+        for key in ("max_new_misses", "max_stale", "max_rank_drop", "max_missed_wrong"):
             value = d.get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or value < 0):
@@ -95,13 +96,13 @@ class GatePolicy:
             raise InputErrors(problems)
         return cls(mins, drops, regressions, tuple(dict.fromkeys(protected)),
                    counts["max_new_misses"], tuple(tag_min), counts["max_stale"], abstention, stage_min,
-                   lost_gold, counts["max_rank_drop"], accepted)
+                   lost_gold, counts["max_rank_drop"], accepted, counts["max_missed_wrong"])
 
     @property
     def empty(self) -> bool:
         return not (self.min or self.max_drop or self.protected or self.tag_min or self.abstention or self.stage_min
                     or self.max_new_misses is not None or self.max_stale is not None
-                    or self.per_question)
+                    or self.max_missed_wrong is not None or self.per_question)
 
     @property
     def per_question(self) -> bool:
@@ -130,6 +131,7 @@ class GatePolicy:
             **({"stage_min": dict(self.stage_min)} if self.stage_min else {}),
             "lost_gold": self.lost_gold,
             "max_rank_drop": self.max_rank_drop,
+            **({"max_missed_wrong": self.max_missed_wrong} if self.max_missed_wrong is not None else {}),
         }
 
 

@@ -1,8 +1,9 @@
 """The two-by-two failure matrix: gold retrieved at k? x answer correct?
 
 Every wrong answer of a retrieval-augmented system has two candidate causes. With the
-end-to-end verdicts of an answers file (``{"id": ..., "correct": true|false}`` per line,
-``answers = "eval/answers.jsonl"`` in the config) each question lands in one cell:
+end-to-end verdicts the config's ``[answers]`` names (the team's promptfoo, DeepEval or Ragas
+results, or JSON lines: core/answers.py joins them to the gold set) each question lands in one
+cell:
 
 - retrieved, correct: fine;
 - retrieved, wrong: a generation failure (the model had the passage and did not use it);
@@ -28,9 +29,10 @@ CELL_LABELS = {
     "missed_correct": "missed, correct (own knowledge)",
 }
 ANSWERS_HINT = (
-    "The failure matrix needs end-to-end answer verdicts: add "
-    '`answers = "eval/answers.jsonl"` to the config, one '
-    '`{"id": "q-001", "correct": true}` line per question, exported by your end-to-end eval.'
+    "The failure matrix needs end-to-end answer verdicts: point `[answers]` in the config at the "
+    "results of the eval you already run (`type = \"promptfoo\"`, `\"deepeval\"`, `\"ragas\"`, a "
+    "`\"command\"` printing JSON lines, or a `\"jsonl\"` file of `{\"id\": \"q-001\", \"correct\": true}`); "
+    "see docs/answers.md."
 )
 
 
@@ -71,6 +73,7 @@ class FailureMatrix:
     transitions: tuple[Transition, ...]
     own_knowledge: tuple[str, ...]  # head questions answered correctly without the gold chunk
     hint: str | None
+    head_cells: tuple[tuple[str, str], ...] = ()  # (id, cell) of head's questions with a verdict
 
     def of_kind(self, kind: str) -> tuple[Transition, ...]:
         return tuple(t for t in self.transitions if t.kind == kind)
@@ -126,4 +129,4 @@ def failure_matrix(base: tuple[QuestionResult, ...] | None, head: tuple[Question
             transitions.append(Transition(qid, text.get(qid, ""), before, after,
                                           _kind(before, after)))
     own = tuple(sorted(qid for qid, c in head_cells.items() if c == "missed_correct"))
-    return FailureMatrix(True, head_side, base_side, tuple(transitions), own, None)
+    return FailureMatrix(True, head_side, base_side, tuple(transitions), own, None, tuple(head_cells.items()))

@@ -3,6 +3,7 @@ gold-set edits, tags, the trend and the run's details."""
 
 from __future__ import annotations
 
+from ci_eval.core.answers import SourceView, join_lines, source_view
 from ci_eval.core.compare.cutoff import NO_GAP, RANKS, CutoffSide, histogram
 from ci_eval.core.compare.matrix import CELL_LABELS, CELLS
 from ci_eval.core.compare.stats import mean
@@ -19,13 +20,17 @@ SPARKS = "▁▂▃▄▅▆▇█"
 def matrix(ctx: ReportContext, limit: int | None) -> str:
     mx = ctx.diff.matrix
     if not mx.available:
-        return f"#### Failure matrix\n\n{mx.hint}"
+        source = answers_source(ctx.diff.head_info.answers, None)
+        return f"#### Failure matrix\n\n{source or mx.hint}"
     rows = []
     for cell in CELLS:
         base = str(mx.base.count(cell)) if mx.base else "—"
         rows.append([CELL_LABELS[cell], base, str(mx.head.count(cell))])
-    out = ["#### Failure matrix (gold retrieved at k × answer correct)",
-           table(["cell", "base", "head"], rows)]
+    out = ["#### Failure matrix (gold retrieved at k × answer correct)"]
+    source = answers_source(ctx.diff.head_info.answers, ctx.diff.base_info.answers if ctx.diff.base_info else None)
+    if source:
+        out.append(source)
+    out.append(table(["cell", "base", "head"], rows))
     lost_at = breakdown(ctx.diff.stages)
     if lost_at:
         out.append(f"Gold not held at the last stage, by the stage that lost it: {lost_at}.")
@@ -53,12 +58,42 @@ def matrix(ctx: ReportContext, limit: int | None) -> str:
     if mx.own_knowledge:
         lines.append(f"- Answered from the model's own knowledge (not retrieved, correct): "
                      f"{ids(mx.own_knowledge, limit, ctx.full_report)}")
-    if mx.head.unknown:
+    if mx.head.unknown and not source:  # the source line counted them already
         lines.append(f"- {plural(mx.head.unknown, 'measured question')} without an answer "
                      "verdict")
     if lines:
         out.append("\n".join(lines))
     return "\n\n".join(out)
+
+
+def _where(view: SourceView) -> str:
+    """Tool, file or command, and commit, each user string inert."""
+    tool = escape_md(view.tool, 100)
+    if view.where is None:
+        return tool  # the demo's stand-in: no file
+    at = ""
+    if view.changed:
+        at = ", not committed (written in this job or changed locally)"
+    elif view.commit:
+        at = f", last committed in {short_sha(view.commit)}"
+    return f"{tool} {code_span(view.where, 80, False)}{at}"
+
+
+def answers_source(head: dict | None, base: dict | None) -> str:
+    """The matrix's source line: where the answer verdicts came from (tool, file, commit),
+    what counts as correct, and what the join left out, counted aloud."""
+    if not head:
+        return ""
+    view = source_view(head)
+    rule = "" if view.rule is None else f" ({escape_md(view.rule, 80)} counts as correct)"
+    text = (f"Answer correctness from {_where(view)}{rule}: "
+            f"{view.matched} of {plural(view.questions, 'gold question')} have a verdict.")
+    left = [escape_md(line, 300) for line in join_lines(head)]
+    if left:
+        text += " " + "; ".join(left[:1] + [line[0].lower() + line[1:] for line in left[1:]]) + "."
+    if base and _where(source_view(base)) != _where(view):
+        text += f" Base: {_where(source_view(base))}."
+    return text
 
 
 def stale(ctx: ReportContext, limit: int | None) -> str:

@@ -70,7 +70,9 @@ def _matrix(diff: Diff):
             "largest": list(mx.head.largest),
             "transitions": [{"id": t.id, "from": t.before, "to": t.after, "kind": t.kind}
                             for t in mx.transitions],
-            "own_knowledge": list(mx.own_knowledge)}
+            "own_knowledge": list(mx.own_knowledge),
+            # questions measured with and without a verdict; where the verdicts came from
+            "known": mx.head.known, "unknown": mx.head.unknown, "source": diff.head_info.answers}
 
 
 def _rechunk(r) -> dict | None:

@@ -95,6 +95,7 @@ ARTEFACT_JSON = {
     "core/gold/remap.py",  # builds and reads the index.remap value an artefact records
     "core/gold/remap_record.py",  # builds and reads the gold_set.remap value an artefact records
     "core/artefact/stage_records.py",  # builds and reads the stages and calls values an artefact records
+    "core/answers.py",  # builds and reads the answers value an artefact records (where the verdicts came from)
 }
 # Keys of other formats ci-eval reads that the artefact schemas also use, so a read of one
 # says nothing about which format is read: pyproject.toml's [tool] table, the command

@@ -21,7 +21,7 @@ def _head_only(rows):
 def test_without_answers_the_matrix_says_how_to_get_them():
     mx = _head_only([("a", 1, None)])
     assert not mx.available and mx.hint == ANSWERS_HINT
-    assert 'answers = "eval/answers.jsonl"' in ANSWERS_HINT
+    assert '[answers]' in ANSWERS_HINT and 'type = \"promptfoo\"' in ANSWERS_HINT
 
 
 def test_cells_and_transitions():

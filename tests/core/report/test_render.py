@@ -111,8 +111,19 @@ def case_failure_matrix():
     base_r = [1, 1, 2, 1, 9, None, 1, 3, 1, 2]
     base_c = [True, True, True, False, False, True, True, True, False, True]
     head_r = [1, 8, 2, 1, 2, None, None, 3, 1, 2]
-    head_c = [True, False, False, False, True, True, True, True, True, True]
-    return (artefact(qs(base_r, base_c)), artefact(qs(head_r, head_c)), {}, EXACT)
+    head_c = [True, False, False, False, True, True, True, True, True, None]  # q-009 not covered
+    base, head = artefact(qs(base_r, base_c)), artefact(qs(head_r, head_c))
+
+    def source(commit, matched, missing, unmatched):
+        return {"type": "promptfoo", "path": "eval/promptfoo-results.json", "commit": commit, "changed": False,
+                "counts_as_correct": "a pass", "repeats": "all", "rows": matched + unmatched[0], "matched": matched,
+                "questions": 10, "missing": {"count": len(missing), "first": missing[0] if missing else None},
+                "unmatched": {"count": unmatched[0], "first": unmatched[1]},
+                "ambiguous": {"count": 0, "first": None}, "no_verdict": {"count": 0, "first": None},
+                "repeated": {"questions": 0, "disagreeing": 0}}
+    base["answers"] = source("b" * 40, 10, [], (0, None))
+    head["answers"] = source("c" * 40, 9, ["q-009"], (1, "results.results[10]: id 'q-100' is not in the gold set"))
+    return base, head, {}, EXACT
 
 
 def case_no_gap():
