@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -104,7 +105,8 @@ def test_version_and_help_have_examples(tmp_path):
 
     assert cli("--version", cwd=tmp_path).stdout.strip() == f"ci-eval {__version__}"
     for command in ("run", "check", "demo"):
-        assert "example:" in cli(command, "--help", cwd=tmp_path).stdout
+        out = cli(command, "--help", cwd=tmp_path).stdout
+        assert re.search(r"^examples?:\n  ci-eval ", out, re.M), out
 
 
 def test_run_help_says_the_retriever_gets_depth_not_k(tmp_path):
