@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT / "tests" / "support"))
 import user_shaped  # noqa: E402
 
 # Each mechanism switched off: the path taken where it cannot be used. A mechanism removed
-# from the tree has no entry (its patch would name what no longer exists); docs/design.md,
+# from the tree has no entry (its patch would name what no longer exists); docs/benchmarks.md,
 # "Speed mechanisms, measured", lists those removed with their last figures.
 OFF = {
     # the TREC parser's fast paths, each with the general path it steps aside to

@@ -7,7 +7,7 @@ ci-eval does no matrix work that a thread would speed up (its one floating-point
 `gold mine`'s clustering of question vectors, is a few milliseconds), so its own process asks
 OpenBLAS for one thread.
 
-Measured without it, alternated (``benchmarks/bench_mechanisms.py``; docs/design.md, "Speed
+Measured without it, alternated (``benchmarks/bench_mechanisms.py``; docs/benchmarks.md, "Speed
 mechanisms, measured"): ``check`` takes 1.57x the CPU on an idle machine and, with both cores
 busy, 1.15x the wall; at 100,000 questions it is under 2 %. The test suite, which starts
 ci-eval about a thousand times, is where it shows most.

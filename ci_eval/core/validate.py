@@ -138,7 +138,7 @@ def schema_problems(data: Any, schema: dict, source: str, prefix=(), name_path=N
 # so what is asked here is small: a config, a gold set's or an artefact's envelope. A small
 # checker for the keywords our own schemas use answers it, so a command given valid input
 # never imports jsonschema, whose import is a third of a small command's start-up: without
-# it `ci-eval check` took 1.34x the wall and 1.35x the CPU (docs/design.md, "Speed mechanisms,
+# it `ci-eval check` took 1.34x the wall and 1.35x the CPU (docs/benchmarks.md, "Speed mechanisms,
 # measured"). jsonschema answers for a schema the checker cannot read, and words the
 # problems of a document either refuses; tests/core/test_validate.py holds the two to the
 # same verdicts.

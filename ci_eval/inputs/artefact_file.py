@@ -1,6 +1,6 @@
 """A run artefact file -> the typed ``Artefact`` a comparison reads.
 
-A version 2 artefact is written one question row per line (docs/design.md). It is read from
+A version 2 artefact is written one question row per line (docs/artefact.md). It is read from
 the file a chunk at a time (``read_blocks``), never held whole: the keys before the rows and
 after them are parsed as one small document with every hostile-input check of
 ``parse_json``; the rows a piece of whole lines at a time (about 32 KB): the piece's bytes

@@ -1,7 +1,7 @@
 """A run artefact checked without being held: its head typed, its rows looked at one at a time.
 
 ``ci-eval merge`` reads parts of up to a million questions between them. A part in the
-writer's layout (docs/design.md: one row a line) is checked by one pass over its lines: the
+writer's layout (docs/artefact.md: one row a line) is checked by one pass over its lines: the
 keys before the rows parsed with every check of ``parse_json``, each row line by itself as
 inputs/artefact_file.py's fast path reads it (schema, meaning, finite numbers, ids unique),
 then the keys after the rows, the whole header held to the schema. What is kept is the typed

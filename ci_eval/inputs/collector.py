@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 # Young objects between two collections while a run streams its rows (the default is 700).
-# Measured at 100,000 questions against the tree without it (docs/design.md, "Speed
+# Measured at 100,000 questions against the tree without it (docs/benchmarks.md, "Speed
 # mechanisms, measured"): `run` 1.30x slower and `compare` 1.16x without it.
 RUN_THRESHOLD = 100_000
 

@@ -2,7 +2,7 @@
 its id strings (base and head name mostly the same ids).
 
 They are read one after the other. Reading the base in a forked child at the same time
-bought nothing measurable (docs/design.md, "Speed mechanisms, measured") and was removed.
+bought nothing measurable (docs/benchmarks.md, "Speed mechanisms, measured") and was removed.
 """
 
 from __future__ import annotations

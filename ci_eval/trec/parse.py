@@ -25,7 +25,7 @@ Parsing never builds a Python object per line:
   and the same bytes read as a fixed-width string compare as trec_eval's ``strcmp``.
 * Scores go through numpy's conversion, a block at a time (correctly rounded, as strtod).
   A conversion of plain decimals 8 bytes at a time bought 1.14x on ``evaluate`` at
-  20,000 queries x 100 results and was removed (docs/design.md, "Speed mechanisms,
+  20,000 queries x 100 results and was removed (docs/benchmarks.md, "Speed mechanisms,
   measured").
 * Repeated (query, document) pairs and the join with the qrels go through a 64-bit
   hash of the pair; the hash only proposes, every match is confirmed on the words.

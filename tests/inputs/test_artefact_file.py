@@ -27,7 +27,7 @@ def compact(value) -> str:
 
 
 def writer_layout(data: dict) -> bytes:
-    """docs/design.md's layout of a version 2 artefact: the keys known before retrieval, one a
+    """docs/artefact.md's layout of a version 2 artefact: the keys known before retrieval, one a
     line and sorted, the rows one a line, then the keys known at the end."""
     before = [f" {compact(k)}: {compact(data[k])}," for k in sorted(data) if k not in LATER + ("questions",)]
     rows = [f"  {compact(row)}," for row in data["questions"]]

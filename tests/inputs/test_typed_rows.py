@@ -213,7 +213,7 @@ def written() -> bytes:
     return "".join(artefact_pieces(head, data["questions"], lambda: end)).encode("utf-8")
 
 
-# design.md's list of what the decoder must refuse as the full parse does, and what it must read
+# docs/artefact.md's list of what the decoder must refuse as the full parse does, and what it must read
 # as the full parse reads it: (what q1's row holds instead, whether the fast path takes the file)
 HOSTILE = {
     "a wrong type": ((b'"What about q1?"', b"17"), False),

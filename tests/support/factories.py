@@ -1,4 +1,4 @@
-"""Run artefacts (design.md format) built from per-question specs for tests.
+"""Run artefacts (docs/artefact.md format) built from per-question specs for tests.
 
 Metrics are derived from each question's ranking and gold, never typed in: hit@k, recall@k,
 precision@k, ndcg@k (raw-grade gain, log2 discount), mrr and map, with trec_eval's

@@ -1,6 +1,6 @@
 """The run artefact: everything needed to answer "did last Tuesday's change help" later.
 
-The format is in docs/design.md and schemas/artefact-v2.schema.json (version 1:
+The format is in docs/artefact.md and schemas/artefact-v2.schema.json (version 1:
 schemas/artefact.schema.json). A run streams it through core/artefact/artefact_writer.py, sorted
 keys and ``repr`` floats, so the same inputs give the same bytes apart from ``created_at``
 and the latencies.

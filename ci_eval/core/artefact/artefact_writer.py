@@ -1,6 +1,6 @@
 """The version 2 artefact as text, a piece at a time, so a run never holds its rows.
 
-The layout is the writer's promise (docs/design.md, "The run artefact"): ``{``, the keys
+The layout is the writer's promise (docs/artefact.md): ``{``, the keys
 known before the first question one per line in sorted order, ``"questions"`` with one
 compact row per line in gold-set order, then the keys known only at the end (``cache``,
 ``history``, ``summary``) one per line, sorted. A reader may take that layout as a fast path;

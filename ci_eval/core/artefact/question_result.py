@@ -56,7 +56,7 @@ class QuestionResult:
         return self.status in MEASURED
 
     def value(self, metric: str) -> float:
-        # error questions score 0 on every metric (design.md): fail closed
+        # error questions score 0 on every metric (docs/artefact.md): fail closed
         return float(self.metrics.get(metric, 0.0) or 0.0)
 
     def hit(self, k: int) -> bool | None:

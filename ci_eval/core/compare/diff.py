@@ -1,6 +1,6 @@
 """Base run artefact vs head run artefact -> ``Diff``: what moved, where, and can we trust it.
 
-Both inputs are run artefacts as dicts (``docs/design.md``), read once into typed records
+Both inputs are run artefacts as dicts (``docs/artefact.md``), read once into typed records
 (``core/artefact/artefact.py``); the base may be ``None`` (no baseline: a first run, an expired
 artifact, a base commit never evaluated), which is a normal branch here, not an error.
 
@@ -219,7 +219,7 @@ def _base_by_id(base: Artefact | None, head_questions: Questions, aligned: bool)
 
 def diff(base: Artefact | dict | None, head: Artefact | dict, *, seed: int | None = None,
          describe: bool = True) -> Diff:
-    """Compare two run artefacts (``Artefact``, or dicts in the design.md format, read by
+    """Compare two run artefacts (``Artefact``, or dicts in the docs/artefact.md format, read by
     ``read_artefact``). Pure; inputs untouched. ``describe=False`` (the selftest's many
     simulated comparisons) skips what only a reader needs: intervals, minimum detectable
     changes and the per-tag tests; every gate decision is the same."""

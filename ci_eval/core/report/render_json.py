@@ -171,6 +171,6 @@ def _judged(j: JudgedReport | None) -> dict | None:
 def render_json(ctx: ReportContext) -> str:
     """``report_dict(ctx)`` indented, keys sorted, and a newline."""
     # json's own writer: a hand-written one for the report's shapes bought 1.10x wall on
-    # compare at 100,000 questions, under the 20 % bar (docs/design.md, "Speed mechanisms,
+    # compare at 100,000 questions, under the 20 % bar (docs/benchmarks.md, "Speed mechanisms,
     # measured")
     return json.dumps(report_dict(ctx), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
