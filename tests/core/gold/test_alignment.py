@@ -102,8 +102,22 @@ def test_one_old_word_past_an_inserted_sentence_leaves_the_reading_unsure():
     assert readings(" ".join(new), signature_slots(text), len(text), text_hash(text)) == []
 
 
-def test_text_moved_apart_has_no_reading():
-    # Two paragraphs swapped across the chunk: its halves now lie 60 words apart.
+def test_text_moved_apart_is_read_as_its_two_pieces():
+    # Two paragraphs swapped across the chunk: its halves now lie 60 words apart, and the
+    # hash proves the one pair of places whose words, end to end, are the old text.
     new = OLD[:40] + OLD[60:120] + OLD[40:60] + OLD[120:]
+    text, doc = " ".join(CHUNK), " ".join(new)
+    head, tail = " ".join(w for w in new if w in CHUNK[:CHUNK.index(OLD[60])]), " ".join(CHUNK[CHUNK.index(OLD[60]):])
+    found = readings(doc, signature_slots(text), len(text), text_hash(text))
+    assert len(found) == 1 and found[0].proven
+    (r,) = found
+    assert (r.start, r.end) == (doc.index(tail), doc.index(head) + len(head))
+    assert r.holes == ((doc.index(tail) + len(tail), doc.index(head)),)
+
+
+def test_text_moved_apart_whose_piece_recurs_has_no_reading():
+    # The same swap, with the old text's second piece also written at the top: it could
+    # stand at either place, so nothing is proven.
+    new = OLD[60:80] + OLD[:40] + OLD[60:120] + OLD[40:60] + OLD[120:]
     text = " ".join(CHUNK)
     assert readings(" ".join(new), signature_slots(text), len(text), text_hash(text)) == []
