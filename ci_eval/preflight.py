@@ -115,12 +115,13 @@ def _retriever_ready(config) -> None:
 
 def check(config_path, say=print) -> int:
     """`ci-eval check`: 0 all good, 1 stale gold ids, raises InputErrors (exit 2)."""
+    from ci_eval.core.gold.origin import with_origin_tags
     from ci_eval.inputs.loaders import load_answers, load_config, load_gold_set, load_manifest
 
     config = load_config(config_path)
     problems: list[InputError] = []
     loaded = _collect(problems, lambda: load_gold_set(config.gold_set))
-    gold = loaded[0] if loaded else None
+    gold = with_origin_tags(loaded[0]) if loaded else None  # as `run` tags it: tag_min may name an origin
     if gold is not None:
         problems += config_problems(config, gold)
     else:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ci_eval.core.gold.mining import BAND_NAMES, Mined, mine
+from ci_eval.core.gold.origin import mined_origin
 from ci_eval.core.gold.personal import scrub_all
 from ci_eval.errors import InputError
 from ci_eval.inputs.files import atomic_write
@@ -44,9 +45,10 @@ def _refuse_existing(paths, force: bool) -> None:
             raise InputError("exists already: pass --force to replace it (nothing written)", path)
 
 
-def candidate_lines(result: Mined) -> str:
+def candidate_lines(result: Mined, log: str) -> str:
     rows = [{"question": g.question, "frequency": g.frequency, "near_duplicates": len(g.members) - 1,
-             "topic": ", ".join(result.topics[g.topic]), "asked": BAND_NAMES[g.band]} for g in result.chosen]
+             "topic": ", ".join(result.topics[g.topic]), "asked": BAND_NAMES[g.band],
+             "origin": mined_origin(log, g.frequency)} for g in result.chosen]
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
 
 
@@ -80,5 +82,5 @@ def mine_log(log: str, fmt: str, field: str, out: str, *, gold: str | None, coun
                   threshold=similarity, tick=tick)
     if groups_out:
         atomic_write(groups_out, group_lines(result))
-    atomic_write(Path(out), candidate_lines(result))
+    atomic_write(Path(out), candidate_lines(result, log))
     return result, read, removed
