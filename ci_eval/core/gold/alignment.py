@@ -71,6 +71,9 @@ class Reading:
     holes: tuple[tuple[int, int], ...]
     unsure: tuple[tuple[int, int], ...]
     proven: bool  # the hash agrees: the old text is exactly this
+    # every slot the document shows lies inside it (an in-place reading may leave one out,
+    # STRAY: a phrase that recurs; or old words it failed to reach)
+    complete: bool = True
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,8 @@ def _in_place(s: _Seen, length: int, everywhere: float) -> list[Reading]:
                 continue
             held = _held(s, lambda x, y, a=a, b=b: a <= x and y < b)
             if held >= FOUND and held >= everywhere - STRAY:
-                out.append(Reading(s.tokens[a][0], s.tokens[b - 1][1], (), _unsure(s, a, b), False))
+                out.append(Reading(s.tokens[a][0], s.tokens[b - 1][1], (), _unsure(s, a, b), False,
+                                   held >= everywhere))
     return out
 
 
@@ -195,6 +199,20 @@ def _one_hole(s: _Seen, text: str, length: int, digest: str) -> list[Reading]:
                                 sure = x - a >= PIECE and b - y >= PIECE
                                 out.append(Reading(s.tokens[a][0], s.tokens[b - 1][1],
                                                    ((s.tokens[x][0], s.tokens[y][0]),), (), sure))
+                                if not sure:
+                                    out += _without_short_piece(s, a, x, y, b)
+    return out
+
+
+def _without_short_piece(s: _Seen, a: int, x: int, y: int, b: int) -> list[Reading]:
+    """The other hypotheses a reading with a short piece beside its hole leaves open: that
+    piece's words are not the old text's own but the same words written anew (the old text
+    then ends, or starts, at the hole). Marked by ``proven`` False and no hole."""
+    out = []
+    if x - a < PIECE:
+        out.append(Reading(s.tokens[y][0], s.tokens[b - 1][1], (), (), False))
+    if b - y < PIECE:
+        out.append(Reading(s.tokens[a][0], s.tokens[x - 1][1], (), (), False))
     return out
 
 
@@ -214,10 +232,15 @@ def readings(text: str, slots: np.ndarray, length: int, digest: str | None) -> l
         proven = _one_hole(s, text, length, digest)
         # The same start and end with the hole one word over (a word both before and at the
         # end of the inserted run, such as "."): one reading, proven if either is.
-        sure = {(r.start, r.end) for r in proven if r.proven}
-        proven = [r if r.proven or (r.start, r.end) not in sure else replace(r, proven=True) for r in proven]
+        sure = {(r.start, r.end) for r in proven if r.holes and r.proven}
+        proven = [replace(r, proven=True) if r.holes and (r.start, r.end) in sure else r for r in proven]
+        if proven and all(r.proven for r in proven if r.holes):
+            return [r for r in proven if r.holes]
         if proven:
-            return proven if all(r.proven for r in proven) else []
+            # A short piece beside the hole (a phrase that may be written anew rather than
+            # kept): every hypothesis, with it and without it, none proven; the caller
+            # writes a mapping only when they all choose the same chunks.
+            return proven
     found = _in_place(s, length, everywhere)
     if digest is not None and _short_piece_beyond(s, text, length, digest, found):
         return []
@@ -325,7 +348,7 @@ def word_counter(text: str, holes: tuple[tuple[int, int], ...] = ()):
     return count
 
 
-def whole_copy(text: str, slots: np.ndarray, digest: str) -> tuple[int, int] | None:
+def whole_copy(text: str, slots: np.ndarray, digest: str, words: int | None = None) -> tuple[int, int] | None:
     """Where the new document ``text`` holds the old text whole, up to whitespace (a
     re-ingestion that unwraps lines or collapses spaces moves every offset and changes the
     length, not the words): the character span of the one run of whole words whose
@@ -335,7 +358,9 @@ def whole_copy(text: str, slots: np.ndarray, digest: str) -> tuple[int, int] | N
     each of the signature's slots: only the shortest runs of words covering every slot are
     looked at, widened by up to ``MARGIN`` unseen words at either end (the first and last
     words are covered by one shingle each, which no slot may have drawn), and each is
-    proven by the hash."""
+    proven by the hash. With the old text's word count (``words``), a copy has exactly that
+    many (the hash is of its words), so the start is counted back from each end: a text
+    that repeats a phrase of its own lets the shortest covering run start at the repeat."""
     if "\0" in text:
         return None
     s = _seen(text, slots)
@@ -343,10 +368,10 @@ def whole_copy(text: str, slots: np.ndarray, digest: str) -> tuple[int, int] | N
         return None
     found: set[tuple[int, int]] = set()
     for first, last in _covering_runs(s.slot_tokens):
-        for a in range(max(0, first - MARGIN), first + 1):
-            for b in range(last + 1, min(len(s.tokens), last + 1 + MARGIN) + 1):
-                piece = text[s.tokens[a][0]:s.tokens[b - 1][1]]
-                if text_hash(piece) == digest:
+        for b in range(last + 1, min(len(s.tokens), last + 1 + MARGIN) + 1):
+            starts = range(max(0, first - MARGIN), first + 1) if words is None else [b - words]
+            for a in starts:
+                if 0 <= a <= first and text_hash(text[s.tokens[a][0]:s.tokens[b - 1][1]]) == digest:
                     found.add((s.tokens[a][0], s.tokens[b - 1][1]))
     return found.pop() if len(found) == 1 else None
 

@@ -295,7 +295,7 @@ def _located(old: Anchor, ev: _Evidence) -> Anchor | None:
     if len(found) == 1:
         return Anchor(old.doc, found[0], found[0] + length, old.hash, old.signature)
     slots = decode_signature(old.signature) if old.signature and not found else None
-    where = whole_copy(text, slots, old.hash) if slots is not None else None
+    where = whole_copy(text, slots, old.hash, old.words) if slots is not None else None
     if where is None:
         return None
     # the same words with other spacing (lines unwrapped, spaces collapsed): other length
@@ -363,6 +363,9 @@ def _in_document(old: Anchor, ev: _Evidence, threshold: float) -> Mapping | None
     aligned = _aligned(old, chunks, slots, ev)
     if aligned is not None:
         return aligned
+    alone = _only_chunk(chunks, slots, ev) if old.has_span else None
+    if alone is not None:
+        return alone
     span = _span(old, chunks)
     shares = _text_shares(slots, chunks, ev) if slots is not None else None
     if shares is None:  # nothing to check the offsets against: a person decides
@@ -378,6 +381,22 @@ def _in_document(old: Anchor, ev: _Evidence, threshold: float) -> Mapping | None
     if found is None and span:  # the text does not bear the span out: a person decides
         return Mapping("", span.ids, PROPOSED, "span", ev.held_by(slots, span.ids))
     return found
+
+
+# The share of the signature a document's only chunk must show for the old text to be held
+# there: a quarter of the slots is sixteen of the old text's word 3-shingles still in order.
+SOLE = 0.25
+
+
+def _only_chunk(chunks: list[Chunk], slots, ev: _Evidence) -> Mapping | None:
+    """A document the new index keeps as one chunk: whatever of the old text survives is
+    there, so when the text shows some of it survives (``SOLE`` of the signature), that
+    chunk holds all of it (short documents with a few words mended). Only for a chunk of
+    a document both sides place by span: the document is the same one, cut otherwise."""
+    if len(chunks) != 1 or slots is None or chunks[0].text is None or chunks[0].start is None:
+        return None
+    held_share = ev.held_by(slots, (chunks[0].id,))
+    return Mapping("", (chunks[0].id,), AUTOMATIC, "text", held_share) if held_share >= SOLE else None
 
 
 def _aligned(old: Anchor, chunks: list[Chunk], slots, ev: _Evidence) -> Mapping | None:
@@ -403,11 +422,14 @@ def _aligned(old: Anchor, chunks: list[Chunk], slots, ev: _Evidence) -> Mapping 
         return Mapping("", chosen[0][0], AUTOMATIC, "span", min(c for _, c in chosen))
 
     decided = agreed([(r, holes) for r in found for holes in {r.holes, r.holes + r.unsure}])
-    if decided is not None or old.words is None or any(r.proven for r in found):
-        return decided
+    if decided is not None or old.words is None or any(r.proven or r.holes for r in found):
+        return decided  # the count settles in-place readings only, never a short piece's two hypotheses
     # Words mended in place keep their number: the readings with the old text's word count
-    # (their unseen end words then old text) are the ones left, if they agree.
-    return agreed([(r, r.holes) for r in found if word_counter(text, r.holes)(r.start, r.end) == old.words])
+    # (their unseen end words then old text) are the ones left, if they agree. Only readings
+    # holding every slot the document shows: one that leaves found old words outside (a
+    # mended word near an end splitting them off) is not the old text, whatever its count.
+    counted = [r for r in found if r.complete and word_counter(text, r.holes)(r.start, r.end) == old.words]
+    return agreed([(r, r.holes) for r in counted])
 
 
 def _by_similarity(old: Anchor, ev: _Evidence, threshold: float) -> Mapping | None:
