@@ -363,9 +363,6 @@ def _in_document(old: Anchor, ev: _Evidence, threshold: float) -> Mapping | None
     aligned = _aligned(old, chunks, slots, ev)
     if aligned is not None:
         return aligned
-    alone = _only_chunk(chunks, slots, ev) if old.has_span else None
-    if alone is not None:
-        return alone
     span = _span(old, chunks)
     shares = _text_shares(slots, chunks, ev) if slots is not None else None
     if shares is None:  # nothing to check the offsets against: a person decides
@@ -381,22 +378,6 @@ def _in_document(old: Anchor, ev: _Evidence, threshold: float) -> Mapping | None
     if found is None and span:  # the text does not bear the span out: a person decides
         return Mapping("", span.ids, PROPOSED, "span", ev.held_by(slots, span.ids))
     return found
-
-
-# The share of the signature a document's only chunk must show for the old text to be held
-# there: a quarter of the slots is sixteen of the old text's word 3-shingles still in order.
-SOLE = 0.25
-
-
-def _only_chunk(chunks: list[Chunk], slots, ev: _Evidence) -> Mapping | None:
-    """A document the new index keeps as one chunk: whatever of the old text survives is
-    there, so when the text shows some of it survives (``SOLE`` of the signature), that
-    chunk holds all of it (short documents with a few words mended). Only for a chunk of
-    a document both sides place by span: the document is the same one, cut otherwise."""
-    if len(chunks) != 1 or slots is None or chunks[0].text is None or chunks[0].start is None:
-        return None
-    held_share = ev.held_by(slots, (chunks[0].id,))
-    return Mapping("", (chunks[0].id,), AUTOMATIC, "text", held_share) if held_share >= SOLE else None
 
 
 def _aligned(old: Anchor, chunks: list[Chunk], slots, ev: _Evidence) -> Mapping | None:
