@@ -69,8 +69,8 @@ def expected(old: range, pieces, new_words: list[str]) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("size, stride", [(20, 16), (80, 70)])
-@pytest.mark.parametrize("typos", [False, True])
+# Half and double size; double size with a typo fixed in the middle of each old chunk too.
+@pytest.mark.parametrize("size, stride, typos", [(20, 16, False), (80, 70, False), (80, 70, True)])
 def test_a_normalised_rechunk_with_headers_is_remapped_without_a_person(tmp_path, capsys, monkeypatch,
                                                                          size, stride, typos):
     old_text, old_offsets = raw(WORDS)

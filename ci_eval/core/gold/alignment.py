@@ -71,9 +71,6 @@ class Reading:
     holes: tuple[tuple[int, int], ...]
     unsure: tuple[tuple[int, int], ...]
     proven: bool  # the hash agrees: the old text is exactly this
-    # every slot the document shows lies inside it (an in-place reading may leave one out,
-    # STRAY: a phrase that recurs; or old words it failed to reach)
-    complete: bool = True
 
 
 @dataclass(frozen=True)
@@ -171,8 +168,7 @@ def _in_place(s: _Seen, length: int, everywhere: float) -> list[Reading]:
                 continue
             held = _held(s, lambda x, y, a=a, b=b: a <= x and y < b)
             if held >= FOUND and held >= everywhere - STRAY:
-                out.append(Reading(s.tokens[a][0], s.tokens[b - 1][1], (), _unsure(s, a, b), False,
-                                   held >= everywhere))
+                out.append(Reading(s.tokens[a][0], s.tokens[b - 1][1], (), _unsure(s, a, b), False))
     return out
 
 

@@ -392,25 +392,17 @@ def _aligned(old: Anchor, chunks: list[Chunk], slots, ev: _Evidence) -> Mapping 
     if not found:
         return None
     whole = word_counter(text)
-
-    def agreed(hypotheses) -> Mapping | None:
-        chosen = []
-        for r, holes in hypotheses:
+    # Whether a reading's unseen end words are old text or new, every reading must choose
+    # the same chunks. (The anchor's word count cannot settle it: a typo fixed near the end
+    # keeps it, and so does a phrase reworded one word for one.)
+    chosen = []
+    for r in found:
+        for holes in {r.holes, r.holes + r.unsure}:
             span = _span(Anchor(old.doc, r.start, r.end), chunks, word_counter(text, holes), whole)
             chosen.append((span.ids, span.covered) if span is not None else None)
-        if not chosen or None in chosen or len({ids for ids, _ in chosen}) != 1:
-            return None
-        return Mapping("", chosen[0][0], AUTOMATIC, "span", min(c for _, c in chosen))
-
-    decided = agreed([(r, holes) for r in found for holes in {r.holes, r.holes + r.unsure}])
-    if decided is not None or old.words is None or any(r.proven or r.holes for r in found):
-        return decided  # the count settles in-place readings only, never a short piece's two hypotheses
-    # Words mended in place keep their number: the readings with the old text's word count
-    # (their unseen end words then old text) are the ones left, if they agree. Only readings
-    # holding every slot the document shows: one that leaves found old words outside (a
-    # mended word near an end splitting them off) is not the old text, whatever its count.
-    counted = [r for r in found if r.complete and word_counter(text, r.holes)(r.start, r.end) == old.words]
-    return agreed([(r, r.holes) for r in counted])
+    if None in chosen or len({ids for ids, _ in chosen}) != 1:
+        return None
+    return Mapping("", chosen[0][0], AUTOMATIC, "span", min(c for _, c in chosen))
 
 
 def _by_similarity(old: Anchor, ev: _Evidence, threshold: float) -> Mapping | None:
