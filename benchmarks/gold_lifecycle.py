@@ -132,11 +132,11 @@ def _paragraphs(words: list[str]) -> list[tuple[int, int]]:
     return out
 
 
-def edits_of(ids: list[str], rng: random.Random) -> dict[str, str]:
-    """Each document's edit (UNCHANGED for most), in fixed shares."""
+def edits_of(ids: list[str], rng: random.Random, edits=EDITS, rest: str = UNCHANGED) -> dict[str, str]:
+    """Each document's edit (``rest`` for most), in fixed shares."""
     shuffled = rng.sample(ids, len(ids))
-    out, at = dict.fromkeys(ids, UNCHANGED), 0
-    for name, share in EDITS:
+    out, at = dict.fromkeys(ids, rest), 0
+    for name, share in edits:
         n = int(len(ids) * share)
         out.update(dict.fromkeys(shuffled[at:at + n], name))
         at += n
@@ -262,8 +262,9 @@ def label_chunks(gold_doc: dict, pieces: list[Piece]) -> dict:
 
 
 def _anchored_gold(work: Path, docs: dict[str, Doc], qrels: Path, topics_text: str,
-                   max_queries: int | None) -> tuple[Path, dict, list[Piece]]:
-    """Steps 1 and 2: import the judgements, label chunks, anchor on the old index."""
+                   max_queries: int | None, pieces: list[Piece] | None = None) -> tuple[Path, dict, list[Piece]]:
+    """Steps 1 and 2: import the judgements, label chunks, anchor on the old index (the
+    documents' 40-word windows, or ``pieces``)."""
     from ci_eval.gold.importing import import_gold
     from ci_eval.gold.lifecycle import Targets, anchor
     from ci_eval.inputs.manifest import read_manifest
@@ -275,7 +276,7 @@ def _anchored_gold(work: Path, docs: dict[str, Doc], qrels: Path, topics_text: s
     gold_path = work / "gold.json"
     import_gold("trec", [str(work / "qrels.txt"), str(work / "topics.txt")], str(gold_path), merge=False,
                 record={"by": "benchmark", "at": "2026-01-01T00:00:00Z"}, index_version="v1")
-    old_pieces = [p for d in docs.values() for p in chunk_windows(d)]
+    old_pieces = pieces if pieces is not None else [p for d in docs.values() for p in chunk_windows(d)]
     gold_doc = label_chunks(json.loads(gold_path.read_text()), old_pieces)
     gold_path.write_text(json.dumps(gold_doc))
     write_manifest(work / "old.jsonl", "v1", old_pieces)

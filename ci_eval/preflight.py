@@ -117,13 +117,14 @@ def check(config_path, say=print, base_path: str | None = None) -> int:
     """`ci-eval check`: 0 all good, 1 stale gold ids or acceptances that match nothing,
     raises InputErrors (exit 2). ``base_path``: the base branch's run artefact, against
     which the acceptances are checked too."""
+    from ci_eval.core.gold.origin import with_origin_tags
     from ci_eval.inputs.answers import load_answers
     from ci_eval.inputs.loaders import load_config, load_gold_set, load_manifest
 
     config = load_config(config_path)
     problems: list[InputError] = []
     loaded = _collect(problems, lambda: load_gold_set(config.gold_set))
-    gold = loaded[0] if loaded else None
+    gold = with_origin_tags(loaded[0]) if loaded else None  # as `run` tags it: tag_min may name an origin
     if gold is not None:
         problems += config_problems(config, gold)
     else:

@@ -76,7 +76,11 @@ OpenInference/OTLP traces (the input.value of retrieval spans). Questions are no
 (case, punctuation, spacing) and counted; near-duplicates are folded into the most-asked
 one, and questions near the gold set's own (or ones already kept or binned) are dropped.
 A sample spread over topic clusters and frequency bands is written as the candidates file
-`ci-eval label --candidates` reads, each with how often it was asked.
+`ci-eval label --candidates` reads, each with how often it was asked. Emails, phone
+numbers, card numbers (Luhn-checked), keys and tokens are replaced by a placeholder
+([email], [phone], [card], [key]) before anything is written, and counted
+(--keep-personal-data keeps them). A line that is not UTF-8, or a question over 10,000
+characters, is skipped and counted, the first named (--strict: an error).
 
 examples:
   ci-eval gold mine queries.log --out mined.jsonl && ci-eval label --candidates mined.jsonl
@@ -188,6 +192,10 @@ def _register_mine(gold_sub) -> None:
     m.add_argument("--no-gold", action="store_true", help="keep questions the gold set already has")
     m.add_argument("--groups-out", metavar="FILE", help="also write every group and what was folded into it")
     m.add_argument("--force", action="store_true", help="replace --out (and --groups-out) if they exist")
+    m.add_argument("--keep-personal-data", action="store_true",
+                   help="keep emails, phone and card numbers, keys and tokens as typed (default: replaced by a placeholder)")
+    m.add_argument("--strict", action="store_true",
+                   help="a bad line (not UTF-8, or a question over 10,000 characters) is an error (default: skipped and counted)")
     m.set_defaults(func=run_mine)
 
 
@@ -352,9 +360,10 @@ def run_mine(args) -> int:
             bars.append(Progress(total, "folding near-duplicates"))
         bars[0].update(n)
 
-    result, read = mine_log(args.log, fmt, args.field or "question", args.out, gold=gold, count=args.count,
-                               seed=args.seed, topics=args.topics, similarity=args.similarity,
-                               groups_out=args.groups_out, force=args.force, tick=tick)
+    result, read, removed = mine_log(args.log, fmt, args.field or "question", args.out, gold=gold,
+                                     count=args.count, seed=args.seed, topics=args.topics,
+                                     similarity=args.similarity, groups_out=args.groups_out, force=args.force,
+                                     keep_personal=args.keep_personal_data, strict=args.strict, tick=tick)
     for bar in bars:
         bar.close()
     skipped = read.skipped
@@ -362,6 +371,7 @@ def run_mine(args) -> int:
           + (f" ({len(skipped)} line(s) without a question skipped, first: line {skipped[0]})" if skipped else "")
           + (f"; {read.mended} held half a surrogate pair (a broken character), mended to U+FFFD"
              if read.mended else ""))
+    _say_cleaned(read, removed)
     print(f"{len(result.known)} already in {gold} dropped; " if gold else "no gold set to compare with; ", end="")
     print(f"{result.folded} near-duplicate(s) folded into {len(result.groups)} question(s)")
     print(_pairs_line(result))
@@ -380,6 +390,21 @@ def _pairs_line(result) -> str:
     if result.full:
         bounded.append(f"{result.full:,} band bucket(s) full at {BUCKET} questions")
     return f"{result.compared:,} pair(s) compared on their terms" + (f" (bounded: {'; '.join(bounded)})" if bounded else "")
+
+
+def _say_cleaned(read, removed) -> None:
+    """The bad lines skipped and the personal data replaced, aloud: a mined file that
+    silently lost questions, or silently kept an address, is not one to trust."""
+    from ci_eval.core.gold.personal import describe
+
+    if read.bad:
+        (place, why), *_ = read.bad
+        print(f"{len(read.bad)} bad line(s) skipped (first: {place}, {why}); --strict makes them an error")
+    if removed is None:
+        print("personal data kept as typed (--keep-personal-data)")
+    elif removed.found:
+        print(f"personal data replaced by placeholders in {removed.questions} question(s): "
+              f"{describe(removed.found)} (--keep-personal-data keeps them)")
 
 
 def _generator(args):

@@ -16,6 +16,7 @@ from ci_eval.core.gold.generation import (
     sample_sources,
     screen,
 )
+from ci_eval.core.gold.origin import generated_origin, prompt_version
 from ci_eval.errors import InputError
 from ci_eval.gold.generators import Budget, BudgetSpent, Cache, ChatEndpoint, CommandGenerator
 from ci_eval.inputs.files import atomic_write
@@ -97,7 +98,11 @@ def generate(index, generator, template: str, out: str, *, cache_path: str | Non
     by_id = {s.id: s for s in chosen}
     items = [(q, by_id[cid]) for cid in (s.id for s in chosen) if cid in answers for q in answers[cid]]
     screened = screen(items, known, threshold)
+    # a command writes its own prompt: only an endpoint's is ours to name
+    model, prompt = ((generator.model, prompt_version(template)) if isinstance(generator, ChatEndpoint)
+                     else (generator.identity, None))
     rows = [{"question": g.question, "source": g.source, "proposed": {g.source: PROPOSED_GRADE},
-             "generated_by": generator.identity} for g in screened if g.dropped is None]
+             "generated_by": generator.identity,
+             "origin": generated_origin(model, prompt, g.source)} for g in screened if g.dropped is None]
     atomic_write(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     return Outcome(asked, cached, budget.used, stopped, screened)

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ci_eval.core.gold.mining import BAND_NAMES, Mined, mine
+from ci_eval.core.gold.origin import mined_origin
+from ci_eval.core.gold.personal import scrub_all
 from ci_eval.errors import InputError
 from ci_eval.inputs.files import atomic_write
 from ci_eval.inputs.question_log import QuestionLog, read_log
@@ -41,9 +45,10 @@ def _refuse_existing(paths, force: bool) -> None:
             raise InputError("exists already: pass --force to replace it (nothing written)", path)
 
 
-def candidate_lines(result: Mined) -> str:
+def candidate_lines(result: Mined, log: str) -> str:
     rows = [{"question": g.question, "frequency": g.frequency, "near_duplicates": len(g.members) - 1,
-             "topic": ", ".join(result.topics[g.topic]), "asked": BAND_NAMES[g.band]} for g in result.chosen]
+             "topic": ", ".join(result.topics[g.topic]), "asked": BAND_NAMES[g.band],
+             "origin": mined_origin(log, g.frequency)} for g in result.chosen]
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
 
 
@@ -52,14 +57,30 @@ def group_lines(result: Mined) -> str:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
 
 
+@dataclass(frozen=True)
+class Removed:
+    """The personal data taken out of the log's questions (core/gold/personal.py)."""
+    found: Counter  # kind -> items replaced
+    questions: int  # questions that held some
+
+
+def without_personal_data(read: QuestionLog) -> tuple[QuestionLog, Removed]:
+    questions, found, touched = scrub_all(read.questions)
+    return replace(read, questions=questions), Removed(found, touched)
+
+
 def mine_log(log: str, fmt: str, field: str, out: str, *, gold: str | None, count: int, seed: int,
              topics: int, similarity: float, groups_out: str | None = None, force: bool = False,
-             tick=lambda n, total: None) -> tuple[Mined, QuestionLog]:
+             keep_personal: bool = False, strict: bool = False,
+             tick=lambda n, total: None) -> tuple[Mined, QuestionLog, Removed | None]:
     _refuse_existing([out, groups_out], force)
-    read = read_log(log, fmt, field)
+    read = read_log(log, fmt, field, strict)
+    removed = None
+    if not keep_personal:  # before folding: nothing written below can hold what was typed
+        read, removed = without_personal_data(read)
     result = mine(read.questions, known_questions(gold), count=count, seed=seed, topics=topics,
                   threshold=similarity, tick=tick)
     if groups_out:
         atomic_write(groups_out, group_lines(result))
-    atomic_write(Path(out), candidate_lines(result))
-    return result, read
+    atomic_write(Path(out), candidate_lines(result, log))
+    return result, read, removed

@@ -9,7 +9,13 @@ from dataclasses import dataclass
 
 from ci_eval.errors import InputError
 from ci_eval.label.session import Session, all_questions, initial_pools, now_utc
-from ci_eval.label.sources import rankings_from_file, read_candidates, retriever_rankings, text_lookup
+from ci_eval.label.sources import (
+    candidate_origins,
+    rankings_from_file,
+    read_candidates,
+    retriever_rankings,
+    text_lookup,
+)
 from ci_eval.label.store import GoldStore
 
 DEMO_TEXTS = "ci_eval.demo.retriever:texts"
@@ -159,11 +165,12 @@ def build_session(opts: Options) -> Session:
         lookup = _demo_placed(lookup)
     texts = lookup(sorted({c for p in pools.values() for c in p}))
     candidates = read_candidates(opts.candidates) if opts.candidates else []
+    origins = candidate_origins(opts.candidates) if opts.candidates else {}
     if opts.demo_candidates:
         from ci_eval.demo.candidates import demo_candidates
 
         candidates = demo_candidates([q.get("question", "") for q in all_questions(doc)]) + candidates
-    session = Session(store, pools, texts, judge=judge, candidates=candidates, depth=depth,
+    session = Session(store, pools, texts, judge=judge, candidates=candidates, origins=origins, depth=depth,
                       retrieve=retrieve, fetch_texts=lookup, suggester=suggester)
     session.start_suggestions()
     return session

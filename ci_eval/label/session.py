@@ -52,12 +52,14 @@ def initial_pools(doc: dict, runs: Sequence[Mapping[str, Sequence[str]]], depth:
 
 class Session:
     def __init__(self, store: GoldStore, pools: dict[str, tuple[str, ...]], texts: dict[str, str], *,
-                 judge: str, candidates: Sequence[str] = (), depth: int = 5,
+                 judge: str, candidates: Sequence[str] = (), origins: dict[str, dict] | None = None,
+                 depth: int = 5,
                  retrieve: Callable[[str, str], list[str]] | None = None,
                  fetch_texts: Callable[[list[str]], dict[str, str]] | None = None,
                  clock: Callable[[], str] = now_utc, suggester: Suggester | None = None):
         self.store, self.pools, self.texts = store, dict(pools), dict(texts)
         self.judge, self.candidates, self.depth = judge, list(candidates), depth
+        self.origins = dict(origins or {})  # candidate id -> where it came from
         self.retrieve, self.fetch_texts, self.clock = retrieve, fetch_texts, clock
         self.suggester = suggester
         # Where each chunk's text sits in its document (for spans), or why that is unknown.
@@ -188,7 +190,7 @@ class Session:
             with self._lock:
                 kept = self.pools.pop(cid, None) is not None
             return self._delta(doc, [cid] if kept else [], candidates=self._candidate(doc, cid))
-        doc = self.store.update(lambda d: apply_keep(d, text, stamp))
+        doc = self.store.update(lambda d: apply_keep(d, text, stamp, self.origins.get(cid)))
         self._pool_new_question(cid, text)
         return self._delta(doc, [cid], texts=self.texts, candidates=self._candidate(doc, cid))
 

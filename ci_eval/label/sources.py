@@ -177,6 +177,20 @@ def text_lookup(spec: str | None, config) -> Callable[[list[str]], Texts]:
                              {i: table.places[i] for i in ids if i in table.places})
 
 
+def candidate_origins(path: str) -> dict[str, dict]:
+    """Each candidate's ``origin`` (core/gold/origin.py) by candidate id, for the lines that
+    give one: what a keep records of where the question came from."""
+    from ci_eval.core.gold.candidates import candidate_id
+    from ci_eval.core.gold.origin import clean_origin
+
+    out = {}
+    for _, item in read_json_lines(path, "candidates file"):
+        origin = clean_origin(item.get("origin")) if isinstance(item, dict) else None
+        if origin and isinstance(item.get("question"), str):
+            out.setdefault(candidate_id(" ".join(item["question"].split())), origin)
+    return out
+
+
 def read_candidates(path: str) -> list[str]:
     """``{"question": "..."}`` per line: mined queries or a generator's output."""
     out = []

@@ -39,6 +39,7 @@ def load_inputs(config) -> Inputs:
     manifest, the answers, and what the config says about them (protected ids and tags
     in the gold set, the command on PATH). Every problem at once, exit 2."""
     from ci_eval.core.gold.anchors import drifted_ids
+    from ci_eval.core.gold.origin import with_origin_tags
     from ci_eval.inputs.answers import load_answers
     from ci_eval.inputs.loaders import load_gold_set, load_manifest
     from ci_eval.preflight import config_problems, resolved_gold
@@ -47,6 +48,7 @@ def load_inputs(config) -> Inputs:
     worker.prestart(config)  # a python retriever's process boots while the rest is read
     try:
         gold, sha = load_gold_set(config.gold_set)
+        gold = with_origin_tags(gold)  # the metric by origin, with nobody tagging
         problems = config_problems(config, gold)
         if problems:
             raise InputErrors(problems)

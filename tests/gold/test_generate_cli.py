@@ -156,3 +156,26 @@ def test_a_failing_command_is_one_line_with_its_last_words(tmp_path, capsys):
     assert gen(tmp_path, "--command", f"{sys.executable} bad.py", "--out", "gen.jsonl") == 2
     err = capsys.readouterr().err
     assert "the generator exited with 3: model not loaded" in err and not (tmp_path / "gen.jsonl").exists()
+
+
+def test_each_generated_candidate_carries_its_origin_and_a_keep_records_it(tmp_path):
+    import hashlib
+
+    from ci_eval.core.gold.candidates import apply_keep, candidate_id
+    from ci_eval.core.gold.judgement import Stamp
+    from ci_eval.label.sources import candidate_origins
+
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("Write {count} questions a user would ask about: {text}")
+    with ChatStandIn() as api:
+        assert gen(tmp_path, "--endpoint", api.url, "--model", "m1", "--count", "2", "--prompt", str(prompt),
+                   "--out", "gen.jsonl") == 0
+    version = "sha256:" + hashlib.sha256(prompt.read_text().encode()).hexdigest()[:12]
+    got = rows(tmp_path / "gen.jsonl")
+    assert got and all(r["origin"] == {"kind": "generated", "model": "m1", "prompt": version, "source": r["source"]}
+                       for r in got)
+    origins = candidate_origins(str(tmp_path / "gen.jsonl"))
+    first = got[0]
+    kept = apply_keep({"schema_version": 1, "questions": []}, first["question"], Stamp("Ann", "T"),
+                      origins[candidate_id(first["question"])])
+    assert kept["provenance"]["judgements"][candidate_id(first["question"])]["origin"] == first["origin"]

@@ -151,3 +151,57 @@ def test_a_large_crafted_log_is_checked_a_bounded_number_of_pairs_and_says_so(tm
     assert compared <= CHECKS * count
     assert f"question(s) checked against their {CHECKS} likeliest candidates only" in said
     assert f"band bucket(s) full at {BUCKET} questions" in said
+
+
+# Planted personal data and secrets, by the kind the summary counts them under.
+PLANTED = {
+    "emails": ["ana.lopez@example.com", "j.smith+rag@mail.example.co.uk"],
+    "phone numbers": ["+44 20 7946 0958", "(555) 010-4477"],
+    "card numbers": ["4111 1111 1111 1111"],  # passes the Luhn check
+    "keys or tokens": ["sk-proj-abcdEFGH1234ijklMNOP5678", "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+                       "AKIAIOSFODNN7EXAMPLE"],
+}
+
+
+def planted_log(tmp_path: Path) -> list[str]:
+    asked = [f"why does my account {item} not reset" if n % 2 else f"contact {item} about the invoice"
+             for n, item in enumerate(i for items in PLANTED.values() for i in items)]
+    lines = LOG + asked + ["card 4111 1111 1111 1112 is declined"]  # not Luhn-valid: kept
+    (tmp_path / "asked.log").write_text("\n".join(lines) + "\n")
+    return asked
+
+
+def test_personal_data_is_replaced_in_candidates_and_groups_and_counted(tmp_path, capsys):
+    asked = planted_log(tmp_path)
+    assert mine_cli(tmp_path, "asked.log", "--out", "mined.jsonl", "--groups-out", "groups.jsonl", "--no-gold",
+                    "--count", "100") == 0
+    written = (tmp_path / "mined.jsonl").read_text() + (tmp_path / "groups.jsonl").read_text()
+    for item in (i for items in PLANTED.values() for i in items):
+        assert item not in written and normalise(item) not in written
+    assert "4111 1111 1111 1112" in written
+    out = capsys.readouterr().out
+    counts = ", ".join(f"{len(items)} {kind}" for kind, items in PLANTED.items())
+    assert f"personal data replaced by placeholders in {len(asked)} question(s): {counts}" in out
+
+
+def test_keep_personal_data_keeps_them_as_typed(tmp_path, capsys):
+    planted_log(tmp_path)
+    assert mine_cli(tmp_path, "asked.log", "--out", "mined.jsonl", "--groups-out", "groups.jsonl", "--no-gold",
+                    "--count", "100", "--keep-personal-data") == 0
+    questions = read_candidates(str(tmp_path / "mined.jsonl"))
+    assert any(PLANTED["emails"][0] in q for q in questions)
+    assert "personal data kept as typed" in capsys.readouterr().out
+
+
+def test_bad_lines_are_skipped_and_counted_or_fatal_with_strict(tmp_path, capsys):
+    long = "why " * 2600  # over the gold set's 10,000 characters for a question
+    raw = "\n".join(LOG).encode() + b"\nwhat is caf\xe9 lift\n" + long.encode() + b"\nwhat is drag\n"
+    (tmp_path / "asked.log").write_bytes(raw)
+    assert mine_cli(tmp_path, "asked.log", "--out", "mined.jsonl", "--no-gold") == 0
+    out = capsys.readouterr().out
+    bad_first = len(LOG) + 1
+    assert f"2 bad line(s) skipped (first: line {bad_first}, not valid UTF-8)" in out
+    assert f"{len(LOG) + 1} question(s) read" in out
+    assert "what is drag" in read_candidates(str(tmp_path / "mined.jsonl"))
+    assert mine_cli(tmp_path, "asked.log", "--out", "strict.jsonl", "--no-gold", "--strict") == 2
+    assert f"asked.log:line {bad_first}" in capsys.readouterr().err and not (tmp_path / "strict.jsonl").exists()

@@ -208,6 +208,18 @@ def two_pages(tmp_path, browser, running):
     right.close()
 
 
+def test_a_refused_grade_says_what_the_other_page_recorded_and_by_whom(two_pages):
+    project, left, right = two_pages
+    press(left, "2")  # Ann: q1 beta = 2
+    press(right, "3")  # Bob, on a page that showed beta unjudged: refused (409)
+    text = right.locator("#chunks li.focused .message").text_content()
+    doc = json.loads((project / "gold.json").read_text())
+    at = doc["provenance"]["judgements"]["q1"]["chunks"]["beta"]["at"]
+    assert f"'beta' for 'q1' is now grade 2 by Ann at {at} (this page showed not judged)" in text
+    assert "your grade was not recorded" in text
+    assert doc["questions"][0]["gold"]["beta"] == 2  # Bob's 3 was not written
+
+
 def test_two_pages_on_one_gold_set_keep_each_others_work(two_pages):
     project, left, right = two_pages
     press(left, "2")  # Ann: q1 beta = 2

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -195,6 +195,20 @@ def _one_hole(s: _Seen, text: str, length: int, digest: str) -> list[Reading]:
                                 sure = x - a >= PIECE and b - y >= PIECE
                                 out.append(Reading(s.tokens[a][0], s.tokens[b - 1][1],
                                                    ((s.tokens[x][0], s.tokens[y][0]),), (), sure))
+                                if not sure:
+                                    out += _without_short_piece(s, a, x, y, b)
+    return out
+
+
+def _without_short_piece(s: _Seen, a: int, x: int, y: int, b: int) -> list[Reading]:
+    """The other hypotheses a reading with a short piece beside its hole leaves open: that
+    piece's words are not the old text's own but the same words written anew (the old text
+    then ends, or starts, at the hole). Marked by ``proven`` False and no hole."""
+    out = []
+    if x - a < PIECE:
+        out.append(Reading(s.tokens[y][0], s.tokens[b - 1][1], (), (), False))
+    if b - y < PIECE:
+        out.append(Reading(s.tokens[a][0], s.tokens[x - 1][1], (), (), False))
     return out
 
 
@@ -212,12 +226,74 @@ def readings(text: str, slots: np.ndarray, length: int, digest: str | None) -> l
         return []
     if digest is not None:
         proven = _one_hole(s, text, length, digest)
+        # The same start and end with the hole one word over (a word both before and at the
+        # end of the inserted run, such as "."): one reading, proven if either is.
+        sure = {(r.start, r.end) for r in proven if r.holes and r.proven}
+        proven = [replace(r, proven=True) if r.holes and (r.start, r.end) in sure else r for r in proven]
+        if proven and all(r.proven for r in proven if r.holes):
+            return [r for r in proven if r.holes]
         if proven:
-            return proven if all(r.proven for r in proven) else []
+            # A short piece beside the hole (a phrase that may be written anew rather than
+            # kept): every hypothesis, with it and without it, none proven; the caller
+            # writes a mapping only when they all choose the same chunks.
+            return proven
     found = _in_place(s, length, everywhere)
     if digest is not None and _short_piece_beyond(s, text, length, digest, found):
         return []
+    if not found and digest is not None:
+        return _two_pieces(s, text, length, digest)
     return found
+
+
+# Words a piece may end short of its last seen word at the junction of two pieces: the
+# shingles across the junction are gone, so its last SHINGLE - 1 words show through one
+# shingle less, and a slot may have drawn none of them.
+_JUNCTION = 2 * (SHINGLE - 1)
+# More seen runs than this and the document is not two pieces of the old text apart.
+_RUNS = 6
+
+
+def _two_pieces(s: _Seen, text: str, length: int, digest: str) -> list[Reading]:
+    """The old text as two runs of the new document's words, in either order (two
+    paragraphs swapped, a paragraph moved away from the old text's other part): the one
+    pair of places whose words, put end to end, the hash agrees with. A piece whose words
+    recur elsewhere in the document could stand at either place, so it proves nothing."""
+    runs = [(a, b) for a, b in _unseen_runs([not v for v in s.seen], 0, len(s.tokens))]
+    if not 2 <= len(runs) <= _RUNS:
+        return []
+    tokens, n = s.tokens, len(s.tokens)
+
+    def piece(a: int, b: int) -> str:
+        return text[tokens[a][0]:tokens[b - 1][1]]
+
+    found = []
+    for i, (f1, l1) in enumerate(runs):
+        for j, (f2, l2) in enumerate(runs):
+            if i == j:
+                continue
+            for a1 in range(max(0, f1 - MARGIN), f1 + 1):
+                for b1 in range(l1, min(n, l1 + _JUNCTION) + 1):
+                    head = tokens[b1 - 1][1] - tokens[a1][0] + 1
+                    if head > length + LENGTH_SLACK:
+                        break
+                    for a2 in range(max(0, f2 - _JUNCTION), f2 + 1):
+                        for b2 in range(l2, min(n, l2 + MARGIN) + 1):
+                            if not (b1 <= a2 or b2 <= a1):
+                                continue  # two places of the document, not one twice
+                            size = head + tokens[b2 - 1][1] - tokens[a2][0]
+                            if size > length + LENGTH_SLACK:
+                                break
+                            if text_hash(piece(a1, b1) + " " + piece(a2, b2)) == digest:
+                                found.append(((a1, b1), (a2, b2)))
+    if len(found) != 1:
+        return []
+    (a1, b1), (a2, b2) = found[0]
+    words = " ".join(text[x:y] for x, y in tokens)
+    for a, b in ((a1, b1), (a2, b2)):
+        if words.count(" ".join(text[x:y] for x, y in tokens[a:b])) != 1:
+            return []
+    (x0, x1), (y0, y1) = sorted(((a1, b1), (a2, b2)))
+    return [Reading(tokens[x0][0], tokens[y1 - 1][1], ((tokens[x1 - 1][1], tokens[y0][0]),), (), True)]
 
 
 # The most words an inserted run may have for the check below to look past it.
@@ -266,3 +342,51 @@ def word_counter(text: str, holes: tuple[tuple[int, int], ...] = ()):
         return words(a, b) - sum(words(max(a, lo), min(b, hi)) for lo, hi in holes)
 
     return count
+
+
+def whole_copy(text: str, slots: np.ndarray, digest: str, words: int | None = None) -> tuple[int, int] | None:
+    """Where the new document ``text`` holds the old text whole, up to whitespace (a
+    re-ingestion that unwraps lines or collapses spaces moves every offset and changes the
+    length, not the words): the character span of the one run of whole words whose
+    whitespace-normalised hash is ``digest``, or None when there is none or more than one.
+
+    A verbatim copy holds every shingle of the old text, so it covers at least one place of
+    each of the signature's slots: only the shortest runs of words covering every slot are
+    looked at, widened by up to ``MARGIN`` unseen words at either end (the first and last
+    words are covered by one shingle each, which no slot may have drawn), and each is
+    proven by the hash. With the old text's word count (``words``), a copy has exactly that
+    many (the hash is of its words), so the start is counted back from each end: a text
+    that repeats a phrase of its own lets the shortest covering run start at the repeat."""
+    if "\0" in text:
+        return None
+    s = _seen(text, slots)
+    if s is None or any(not ranges for ranges in s.slot_tokens):
+        return None
+    found: set[tuple[int, int]] = set()
+    for first, last in _covering_runs(s.slot_tokens):
+        for b in range(last + 1, min(len(s.tokens), last + 1 + MARGIN) + 1):
+            starts = range(max(0, first - MARGIN), first + 1) if words is None else [b - words]
+            for a in starts:
+                if 0 <= a <= first and text_hash(text[s.tokens[a][0]:s.tokens[b - 1][1]]) == digest:
+                    found.add((s.tokens[a][0], s.tokens[b - 1][1]))
+    return found.pop() if len(found) == 1 else None
+
+
+def _covering_runs(slot_tokens: list[list[tuple[int, int]]]) -> list[tuple[int, int]]:
+    """The shortest stretches of tokens (first, last) holding one place of every slot: a
+    window over the places in document order, shrunk from the left while it still holds
+    every slot (the classic minimum covering window, every minimal one kept)."""
+    places = sorted((a, b, slot) for slot, ranges in enumerate(slot_tokens) for a, b in ranges)
+    need, count, have = len(slot_tokens), {}, 0
+    out, left = [], 0
+    for right, (_, _, slot) in enumerate(places):
+        count[slot] = count.get(slot, 0) + 1
+        have += count[slot] == 1
+        while have == need:
+            a0, _, s0 = places[left]
+            count[s0] -= 1
+            if count[s0] == 0:  # the window from here to right is the shortest ending there
+                have -= 1
+                out.append((a0, max(p[1] for p in places[left:right + 1])))
+            left += 1
+    return sorted(set(out))

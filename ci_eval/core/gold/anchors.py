@@ -19,6 +19,7 @@ class Anchor:
     end: int | None = None
     hash: str | None = None
     signature: str | None = None
+    words: int | None = None  # whitespace-separated words in the text
 
     @property
     def has_span(self) -> bool:
@@ -26,7 +27,8 @@ class Anchor:
 
     def as_json(self) -> dict:
         return {k: v for k, v in (("doc", self.doc), ("start", self.start), ("end", self.end),
-                                  ("hash", self.hash), ("signature", self.signature)) if v is not None}
+                                  ("hash", self.hash), ("signature", self.signature), ("words", self.words))
+                if v is not None}
 
     @property
     def empty(self) -> bool:
@@ -39,12 +41,13 @@ def anchor_for(chunk: Chunk) -> Anchor:
     from ci_eval.core.gold.minhash import signature
 
     return Anchor(chunk.doc, chunk.start, chunk.end, chunk.hash,
-                  signature(chunk.text) if chunk.text is not None else None)
+                  signature(chunk.text) if chunk.text is not None else None,
+                  len(chunk.text.split()) if chunk.text is not None else None)
 
 
 def parse_anchors(raw: dict | None) -> dict[str, Anchor]:
     """The gold set's ``anchors`` object (already checked against the gold-set schema)."""
-    return {cid: Anchor(a.get("doc"), a.get("start"), a.get("end"), a.get("hash"), a.get("signature"))
+    return {cid: Anchor(a.get("doc"), a.get("start"), a.get("end"), a.get("hash"), a.get("signature"), a.get("words"))
             for cid, a in (raw or {}).items()}
 
 
@@ -88,7 +91,7 @@ def update_anchors(questions, anchors: dict[str, Anchor], index: ChunkIndex) -> 
             continue
         new = anchor_for(chunk)
         if old is not None and new.signature is None and new.hash == old.hash:
-            new = Anchor(new.doc, new.start, new.end, new.hash, old.signature)  # same text, same signature
+            new = Anchor(new.doc, new.start, new.end, new.hash, old.signature, old.words)  # same text
         if new.empty:
             if old is not None:
                 out[cid] = old

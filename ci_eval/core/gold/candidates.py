@@ -64,8 +64,9 @@ def review(texts: list[str], doc: dict) -> list[Candidate]:
     return out
 
 
-def apply_keep(doc: dict, text: str, stamp: Stamp) -> dict:
-    """Add a kept candidate as a pending question (it has no judged chunk yet)."""
+def apply_keep(doc: dict, text: str, stamp: Stamp, origin: dict | None = None) -> dict:
+    """Add a kept candidate as a pending question (it has no judged chunk yet), with where
+    it came from when the candidates file said (core/gold/origin.py)."""
     text = " ".join(text.split())
     if not text:
         raise InputError("a question cannot be empty")
@@ -80,6 +81,8 @@ def apply_keep(doc: dict, text: str, stamp: Stamp) -> dict:
     prov.setdefault("pending", []).append({"id": cid, "question": text, "gold": {}})
     rec = prov.setdefault("judgements", {}).setdefault(cid, {})
     rec.update({"by": stamp.judge, "at": stamp.at, "kept": True})
+    if origin:
+        rec["origin"] = dict(origin)
     return new
 
 

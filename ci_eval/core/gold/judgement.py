@@ -145,6 +145,21 @@ def judged_ids(question: dict) -> set[str]:
     return set(gold) if isinstance(gold, (list, dict)) else set()
 
 
+def _mark_words(mark) -> str:
+    return "not judged" if mark is None else "can't tell" if mark == UNSURE else f"grade {mark}"
+
+
+def _recorded_meanwhile(doc: dict, qid: str, chunk: str, current, seen) -> str:
+    """Why a grade is refused, in the page's words: what the other page recorded, by whom
+    and when (from the judgements' record), against what this page had shown."""
+    record = doc.get("provenance", {}).get("judgements", {}).get(qid, {}).get("chunks", {}).get(chunk)
+    who = ""
+    if isinstance(record, dict) and current is not None and isinstance(record.get("by"), str):
+        who = f" by {record['by']}" + (f" at {record['at']}" if isinstance(record.get("at"), str) else "")
+    return (f"{chunk!r} for {qid!r} is now {_mark_words(current)}{who} (this page showed "
+            f"{_mark_words(seen)}): your grade was not recorded")
+
+
 def apply_grade(doc: dict, qid: str, chunk: str, grade: int | None, stamp: Stamp, *, seen=None,
                 note: str | None = None) -> dict:
     """Grade ``chunk`` for question ``qid`` (0..3), or record "can't tell" (grade None)."""
@@ -152,7 +167,7 @@ def apply_grade(doc: dict, qid: str, chunk: str, grade: int | None, stamp: Stamp
         raise InputError(f"grade must be 0 to {MAX_GRADE}, got {grade}")
     current = mark_of(doc, qid, chunk)
     if current != seen and current != (UNSURE if grade is None else grade):
-        raise Conflict(f"{chunk!r} for {qid!r} was marked {current!r} meanwhile", current)
+        raise Conflict(_recorded_meanwhile(doc, qid, chunk, current, seen), current)
     new = _copy_for(doc, qid)
     q, pending = _find(new, qid)
     if q.get("unanswerable"):

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ci_eval.core.gold.alignment import readings, word_counter
+from ci_eval.core.gold.alignment import readings, whole_copy, word_counter
 from ci_eval.core.gold.anchors import Anchor, anchor_for, drifted_ids, gold_ids
 from ci_eval.core.gold.fingerprint import SHINGLE, shingles, text_hash
 from ci_eval.core.gold.manifest import Chunk, ChunkIndex
@@ -65,6 +65,13 @@ from ci_eval.core.gold.minhash import (
 from ci_eval.core.gold.remap_record import applied_mappings
 
 AUTOMATIC, PROPOSED, UNRESOLVED = "automatic", "proposed", "unresolved"
+# What a re-chunk did to an old chunk, read from the mapping's new chunks: the same text
+# under a new id (hash), cut into several chunks, taken into a larger one, or held by a
+# chunk whose boundaries moved. `gold remap` reports how much of each was automatic.
+MOVED, SPLIT, MERGED, SHIFTED = "moved", "split", "merged", "shifted"
+EDITS = (MOVED, SPLIT, MERGED, SHIFTED)
+# A single new chunk this much longer than the old one holds other text beside it: a merge.
+_MERGED = 1.5
 DEFAULT_THRESHOLD = 0.5
 # The share of the old text the new ids must hold together, as the signature estimates it,
 # for a mapping to be written without a person: the half that makes a chunk one of the new
@@ -107,6 +114,7 @@ class Mapping:
     how: str  # "hash", "span", "text", "similar", or why unresolved
     confidence: float  # the estimated share of the old text the new ids hold, 0..1
     collisions: tuple[Collision, ...] = ()
+    edit: str = ""  # what the re-chunk did to the old chunk (EDITS), "" when unresolved
 
 
 @dataclass(frozen=True)
@@ -236,12 +244,25 @@ def _union_length(pieces: list[tuple[int, int]], size) -> int:
 _UNKNOWN = "\0"  # a character of the document no chunk's text gives
 
 
+def _body(c: Chunk) -> str | None:
+    """The chunk's text at its span: all of it, or, when the text is longer than the span,
+    its end (a header the chunker put before the document's text: a title, a path, the
+    metadata LlamaIndex's ``get_content`` prepends). None when it cannot be the span's."""
+    if c.start is None or c.end is None or c.text is None:
+        return None
+    size = c.end - c.start
+    if len(c.text) == size:
+        return c.text
+    return c.text[len(c.text) - size:] if len(c.text) > size else None
+
+
 def _document_text(chunks) -> str | None:
-    """The new document put back together from its chunks' texts at their offsets, gaps as
-    spaces and what no text covers as _UNKNOWN; None when a chunk's text does not fit its
-    span or two overlapping chunks disagree."""
-    placed = [(c.start, c.text) for c in chunks if c.start is not None and c.text is not None]
-    if not placed or any(c.end - c.start != len(c.text) for c in chunks if c.start is not None and c.text is not None):
+    """The new document put back together from its chunks' texts at their offsets (a
+    chunk's header left out), gaps as spaces and what no text covers as _UNKNOWN; None when
+    a chunk's text cannot fit its span or two overlapping chunks disagree (a guessed header
+    that is not one shows there)."""
+    placed = [(c.start, _body(c)) for c in chunks if c.start is not None and c.text is not None]
+    if not placed or any(body is None for _, body in placed):
         return None
     size = max(c.end for c in chunks if c.end is not None)
     out = [" "] * size
@@ -271,9 +292,14 @@ def _located(old: Anchor, ev: _Evidence) -> Anchor | None:
     if at(old.start):
         return old
     found = [i for i in range(len(text) - length + 1) if (i == 0 or text[i - 1].isspace()) and at(i)]
-    if len(found) != 1:
+    if len(found) == 1:
+        return Anchor(old.doc, found[0], found[0] + length, old.hash, old.signature)
+    slots = decode_signature(old.signature) if old.signature and not found else None
+    where = whole_copy(text, slots, old.hash, old.words) if slots is not None else None
+    if where is None:
         return None
-    return Anchor(old.doc, found[0], found[0] + length, old.hash, old.signature)
+    # the same words with other spacing (lines unwrapped, spaces collapsed): other length
+    return Anchor(old.doc, where[0], where[1], old.hash, old.signature)
 
 
 def _text_shares(slots, chunks: list[Chunk], ev: _Evidence) -> dict[str, tuple[float, float]] | None:
@@ -363,9 +389,12 @@ def _aligned(old: Anchor, chunks: list[Chunk], slots, ev: _Evidence) -> Mapping 
     if slots is None or text is None or not old.has_span:
         return None
     found = readings(text, slots, old.end - old.start, old.hash)
-    if not found or (found[0].proven and len(found) > 1):
+    if not found:
         return None
     whole = word_counter(text)
+    # Whether a reading's unseen end words are old text or new, every reading must choose
+    # the same chunks. (The anchor's word count cannot settle it: a typo fixed near the end
+    # keeps it, and so does a phrase reworded one word for one.)
     chosen = []
     for r in found:
         for holes in {r.holes, r.holes + r.unsure}:
@@ -419,7 +448,24 @@ def _remap_one(cid: str, old: Anchor | None, ev: _Evidence, threshold: float) ->
         found = found or _in_document(old, ev, threshold) or _by_similarity(old, ev, threshold)
     if found is None:
         return Mapping(cid, (), UNRESOLVED, _why_unresolved(old, ev), 0.0)
-    return Mapping(cid, found.new, found.kind, found.how, found.confidence)
+    return Mapping(cid, found.new, found.kind, found.how, found.confidence, edit=_edit_of(old, found, ev.index))
+
+
+def _size(chunk: Chunk) -> int | None:
+    if chunk.start is not None and chunk.end is not None:
+        return chunk.end - chunk.start
+    return len(chunk.text) if chunk.text is not None else None
+
+
+def _edit_of(old: Anchor, found: Mapping, index: ChunkIndex) -> str:
+    """The kind of edit a mapping says the old chunk went through (EDITS)."""
+    if found.how == "hash":
+        return MOVED
+    if len(found.new) > 1:
+        return SPLIT
+    new = _size(index.chunks[found.new[0]])
+    was = old.end - old.start if old.has_span else None
+    return MERGED if new is not None and was and new >= _MERGED * was else SHIFTED
 
 
 def misfit(gold, index: ChunkIndex) -> str | None:
@@ -473,7 +519,7 @@ def _with_collisions(mappings: tuple[Mapping, ...], questions, index: ChunkIndex
                 moving = new in by_old and by_old[new].kind == AUTOMATIC
                 if new in index.chunks and new in grades and grades[new] != grade and not moving:
                     found.setdefault(cid, []).append(Collision(q.id, new, grade, grades[new]))
-    return tuple(Mapping(m.old, m.new, PROPOSED, m.how, m.confidence, tuple(found[m.old]))
+    return tuple(Mapping(m.old, m.new, PROPOSED, m.how, m.confidence, tuple(found[m.old]), m.edit)
                  if m.old in found else m for m in mappings)
 
 
@@ -548,12 +594,26 @@ def format_plan(plan: RemapPlan, accept_proposals: bool = False) -> str:
     auto, proposed, unresolved = plan.count(AUTOMATIC), plan.count(PROPOSED), plan.count(UNRESOLVED)
     tail = (f"{len(plan.mappings)} stale gold id(s): {auto} automatic, {proposed} proposed"
             f"{' (accepted)' if accept_proposals and proposed else ''}, {unresolved} unresolved")
+    by_edit = edit_counts(plan)
+    if by_edit:
+        tail += "\nautomatic by edit: " + ", ".join(f"{edit} {auto} of {total}" for edit, (auto, total) in by_edit.items())
     clashes = [(m.old, c) for m in plan.mappings for c in m.collisions]
     if clashes:
         tail += "\ngrade collisions (proposed; even accepted, both ids stay until a person settles them):" + "".join(
             f"\n  question {c.question!r}: {old} (grade {c.stale_grade}) -> {c.new}, which it already grades "
             f"{c.live_grade}" for old, c in clashes)
     return f"{table}\n{tail}"
+
+
+def edit_counts(plan: RemapPlan) -> dict[str, tuple[int, int]]:
+    """For each kind of edit the mappings found (EDITS, in that order): how many were
+    automatic, of how many mapped (automatic or proposed)."""
+    out = {}
+    for edit in EDITS:
+        found = [m for m in plan.mappings if m.edit == edit and m.kind != UNRESOLVED]
+        if found:
+            out[edit] = (sum(m.kind == AUTOMATIC for m in found), len(found))
+    return out
 
 
 def remap_summary(plan: RemapPlan, limit: int = 100) -> dict:

@@ -6,6 +6,8 @@ distinct tokens, so which old word a new chunk holds is plain), never pasted."""
 
 from __future__ import annotations
 
+import pytest
+
 from ci_eval.core.gold.alignment import readings
 from ci_eval.core.gold.anchors import anchor_for
 from ci_eval.core.gold.fingerprint import text_hash
@@ -89,8 +91,31 @@ def test_a_recurring_phrase_after_an_edit_proves_nothing():
     old_doc = OLD[:37] + ["r1", "r2", "r3"] + OLD[40:]
     old_chunk = old_doc[:40]
     new = OLD[:37] + ["x1", "x2", "x3", "x4", "x5", "u0", "r1", "r2", "r3"] + OLD[40:]
-    text = " ".join(old_chunk)
-    assert readings(" ".join(new), signature_slots(text), len(text), text_hash(text)) == []
+    text, doc = " ".join(old_chunk), " ".join(new)
+    found = readings(doc, signature_slots(text), len(text), text_hash(text))
+    # Nothing proven: the hash's reading stands beside the one without the phrase, and a
+    # mapping is written only when both choose the same chunks.
+    assert found and not any(r.proven for r in found)
+    assert any(not r.holes and doc[r.start:r.end] == " ".join(OLD[:37]) for r in found)
+
+
+@pytest.mark.parametrize("size, inserted, same", [(20, 9, True), (36, 3, False)])
+def test_a_short_piece_past_an_insertion_decides_only_when_it_cannot_change_the_chunks(size, inserted, same):
+    # The old chunk (a whole document) ends in one word after an inserted sentence: that
+    # word may be the old one or the same word written anew. With windows of 20 both
+    # readings choose the same chunks, so the remap is written; with windows of 36 the
+    # last window (w36..w38, the sentence, w39) is half old words only with w39 counted.
+    sentence = [f"s{i}" for i in range(inserted)]
+    old_doc = OLD[:40]
+    new = old_doc[:39] + sentence + old_doc[39:]
+    chunks = cut("d", new, size)
+    with_word, without = true_ids(old_doc, chunks), true_ids(old_doc[:39], chunks)
+    assert (with_word == without) == same
+    m = remap_one(old_doc, old_doc, chunks)
+    if with_word == without:
+        assert (m.kind, m.new) == (AUTOMATIC, with_word)
+    else:
+        assert m.kind != AUTOMATIC
 
 
 def test_one_old_word_past_an_inserted_sentence_leaves_the_reading_unsure():
@@ -102,8 +127,22 @@ def test_one_old_word_past_an_inserted_sentence_leaves_the_reading_unsure():
     assert readings(" ".join(new), signature_slots(text), len(text), text_hash(text)) == []
 
 
-def test_text_moved_apart_has_no_reading():
-    # Two paragraphs swapped across the chunk: its halves now lie 60 words apart.
+def test_text_moved_apart_is_read_as_its_two_pieces():
+    # Two paragraphs swapped across the chunk: its halves now lie 60 words apart, and the
+    # hash proves the one pair of places whose words, end to end, are the old text.
     new = OLD[:40] + OLD[60:120] + OLD[40:60] + OLD[120:]
+    text, doc = " ".join(CHUNK), " ".join(new)
+    head, tail = " ".join(w for w in new if w in CHUNK[:CHUNK.index(OLD[60])]), " ".join(CHUNK[CHUNK.index(OLD[60]):])
+    found = readings(doc, signature_slots(text), len(text), text_hash(text))
+    assert len(found) == 1 and found[0].proven
+    (r,) = found
+    assert (r.start, r.end) == (doc.index(tail), doc.index(head) + len(head))
+    assert r.holes == ((doc.index(tail) + len(tail), doc.index(head)),)
+
+
+def test_text_moved_apart_whose_piece_recurs_has_no_reading():
+    # The same swap, with the old text's second piece also written at the top: it could
+    # stand at either place, so nothing is proven.
+    new = OLD[60:80] + OLD[:40] + OLD[60:120] + OLD[40:60] + OLD[120:]
     text = " ".join(CHUNK)
     assert readings(" ".join(new), signature_slots(text), len(text), text_hash(text)) == []

@@ -17,7 +17,7 @@ QUESTIONS = (Question("q1", "?", (("a", 1), ("b", 2))), Question("q2", "?", (("b
 def test_every_gold_id_in_the_index_is_anchored_once():
     a, b = Chunk("a", "d", 0, 4, text_hash("aaaa"), "aaaa"), Chunk("b", "d", 4, 8, text_hash("bbbb"))
     up = update_anchors(QUESTIONS, {}, idx(a, b))
-    assert up.anchors == {"a": Anchor("d", 0, 4, text_hash("aaaa"), signature("aaaa")),
+    assert up.anchors == {"a": Anchor("d", 0, 4, text_hash("aaaa"), signature("aaaa"), 1),
                           "b": Anchor("d", 4, 8, text_hash("bbbb"))}
     assert (up.added, up.refreshed, up.missing) == (("a", "b"), (), ("gone",))
 

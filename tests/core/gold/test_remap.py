@@ -237,7 +237,7 @@ def test_apply_rewrites_ids_anchors_version_and_provenance():
     assert [q["gold"] for q in out["questions"]] == [["m2", "kept"], ["d:0", "d:20", "lost"]]
     assert set(out["anchors"]) == {"m2", "d:0", "d:20", "lost"}
     assert out["anchors"]["m2"] == {"doc": "e", "start": 0, "end": 10, "hash": text_hash(moved_text),
-                                    "signature": signature(moved_text)}
+                                    "signature": signature(moved_text), "words": len(moved_text.split())}
     assert out["index_version"] == "v2" and out["schema_version"] == 2
     assert out["provenance"]["remaps"] == [{
         "by": "ana", "at": "2026-01-01T00:00:00Z", "from_index_version": "v1", "to_index_version": "v2",
