@@ -55,7 +55,7 @@ def run(args) -> int:
     import sys
 
     from ci_eval.commands.compare import _gate_table
-    from ci_eval.core.compare.selftest import selftest
+    from ci_eval.core.compare.selftest import recorded_gate, selftest
     from ci_eval.core.compare.stats import SEED
     from ci_eval.core.report.render_selftest import render_selftest
     from ci_eval.errors import InputError
@@ -63,11 +63,12 @@ def run(args) -> int:
     from ci_eval.report import policy_from
 
     _checked(args)
-    gate, path, _ = _gate_table(args)
+    gate, path, _, _ = _gate_table(args)
     data = read_run_data(args.artefact)
     if path is None and not args.no_config:
-        # no config file here: the [gate] the run itself recorded (an artefact from CI)
-        gate = (data.get("config") or {}).get("gate") or {}
+        # no config file here: the [gate] the run itself recorded (an artefact from CI); a
+        # run that recorded none had the default gate
+        gate = recorded_gate(data)
     policy = policy_from(gate, args.min, args.max_drop)
     result = selftest(data, policy, pairs=args.pairs, jitter=args.jitter,
                       seed=SEED if args.seed is None else args.seed)

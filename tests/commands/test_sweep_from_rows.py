@@ -32,7 +32,7 @@ def _row(project: Path, grid: str, row: int) -> None:
 
 
 def test_a_missing_row_is_named_by_its_number_and_fails(project):
-    grid = "mode=a,miss,b"
+    grid = "params.mode=a,miss,b"
     for row in (1, 3):  # row 2's matrix job failed and uploaded nothing
         _row(project, grid, row)
 
@@ -47,13 +47,13 @@ def test_a_missing_row_is_named_by_its_number_and_fails(project):
     table = cli("sweep", "--from", "rows", "--format", "json", cwd=project)
     assert table.returncode == 0, table.stderr
     assert [(r["row"], r["label"]) for r in json.loads(table.stdout)["rows"]] == [
-        (1, "mode=a"), (2, "mode=miss"), (3, "mode=b")]
+        (1, "params.mode=a"), (2, "params.mode=miss"), (3, "params.mode=b")]
 
 
 def test_rows_an_earlier_longer_sweep_left_are_not_tabulated_beside_the_new_ones(project):
-    first = cli("sweep", "--grid", "mode=a,miss,b,c", "--dir", "rows", cwd=project)
+    first = cli("sweep", "--grid", "params.mode=a,miss,b,c", "--dir", "rows", cwd=project)
     assert first.returncode == 0, first.stderr
-    again = cli("sweep", "--grid", "mode=a,b,miss", "--dir", "rows", cwd=project)
+    again = cli("sweep", "--grid", "params.mode=a,b,miss", "--dir", "rows", cwd=project)
     assert again.returncode == 0, again.stderr
     assert sorted(p.name for p in (project / "rows").glob("*.json")) == [f"row-0{n}.json" for n in range(1, 5)]
 
@@ -66,4 +66,4 @@ def test_rows_an_earlier_longer_sweep_left_are_not_tabulated_beside_the_new_ones
     (project / "rows" / "row-04.json").unlink()
     table = cli("sweep", "--from", "rows", "--format", "json", cwd=project)
     assert table.returncode == 0, table.stderr
-    assert [r["label"] for r in json.loads(table.stdout)["rows"]] == ["mode=a", "mode=b", "mode=miss"]
+    assert [r["label"] for r in json.loads(table.stdout)["rows"]] == ["params.mode=a", "params.mode=b", "params.mode=miss"]

@@ -255,3 +255,9 @@ def _needed(questions, order, s: _Setting, policy, jitter: float, seed: int) -> 
     h = compute([m for m, _ in wanted], [_jittered(r, jitter, rng) for r in ranked], golds, s.level)
     return tuple((m, d, questions_to_detect(h[m] - b[m], d, m.startswith("hit@"), len(wanted)))
                  for m, d in wanted)
+
+
+def recorded_gate(data: dict) -> dict | None:
+    """The ``[gate]`` table the run of the checked artefact ``data`` recorded; None when it
+    recorded none (the default gate)."""
+    return (data.get("config") or {}).get("gate")

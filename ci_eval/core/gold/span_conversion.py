@@ -55,7 +55,13 @@ def to_spans(document: dict, index) -> Conversion:
 
 
 def widened(before, after) -> list[str]:
-    """Ids of the questions whose judgements differ between ``before`` (the id gold set) and
-    ``after`` (its conversion resolved on the same index), both core.gold.goldset.GoldSet."""
-    old = {q.id: dict(q.gold) for q in before.questions}
-    return [q.id for q in after.questions if dict(q.gold) != old.get(q.id)]
+    """Ids of the questions whose relevant judgements differ between ``before`` (the id gold
+    set) and ``after`` (its conversion resolved on the same index), both
+    core.gold.goldset.GoldSet. Grade 0 is left out: resolving evidence also judges the other
+    chunks of the documents it names not relevant, which widens nothing."""
+    old = {q.id: _relevant(q.gold) for q in before.questions}
+    return [q.id for q in after.questions if _relevant(q.gold) != old.get(q.id)]
+
+
+def _relevant(gold) -> dict:
+    return {cid: grade for cid, grade in gold if grade > 0}

@@ -96,12 +96,15 @@ ARTEFACT_JSON = {
     "core/gold/remap_record.py",  # builds and reads the gold_set.remap value an artefact records
     "core/artefact/stage_records.py",  # builds and reads the stages and calls values an artefact records
     "core/answers.py",  # builds and reads the answers value an artefact records (where the verdicts came from)
+    "core/compare/selftest.py",  # builds the simulated heads: a checked base artefact's rows, rewritten
+    "inputs/sweep_rows.py",  # reads the row number, label and row count a sweep row records in its config
 }
 # Keys of other formats ci-eval reads that the artefact schemas also use, so a read of one
 # says nothing about which format is read: pyproject.toml's [tool] table, the command
 # retriever's answers and the retrieval cache's entries ("error", "warnings"), a regular
-# expression's named groups ("name"), GitHub's error responses ("errors").
-OTHER_FORMATS = {"tool", "error", "warnings", "name", "errors"}
+# expression's named groups ("name"), GitHub's error responses ("errors"), a kept question's
+# origin in the gold set's provenance ("kind", core/gold/origin.py).
+OTHER_FORMATS = {"tool", "error", "warnings", "name", "errors", "kind"}
 
 
 def _schema_keys(name: str) -> set[str]:
