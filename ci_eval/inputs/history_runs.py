@@ -1,9 +1,13 @@
 """A folder of run artefacts read into a ``History`` (core/compare/history.py), a run at a time.
 
-Each artefact is checked as the untrusted input it is (inputs/artefact_stream.read_part: the
-schema, the meaning, every row) and its rows are then read again a line at a time into the
-history's few numbers per question, so only one artefact's question ids are held at once,
-never its rows. The runs are put in the order they were made (``created_at``, then the file
+Each artefact is checked as the untrusted input it is, by the reader ``ci-eval compare`` uses
+(inputs/artefact_file.read_columns: the schema, the meaning, every row, msgspec decoding a
+piece of rows at a time into their types), and the history takes the few columns it keeps
+from its columns a run at a time; one artefact's columns are held at once, never its
+rankings. A file not in the writer's layout is checked by inputs/artefact_stream.read_part,
+which words any refusal, and read again a row at a time. Measured with
+``python benchmarks/bench_history.py --before 28ba787`` (see docs/benchmarks.md): the row
+path checked each row in Python, then parsed it again, and took most of the time. The runs are put in the order they were made (``created_at``, then the file
 name), which only the artefact knows: a first look reads each file's keys before its rows.
 """
 

@@ -1,8 +1,9 @@
 """Per-question history over a branch's runs: which questions broke when, which flap, and
 each tag's trend.
 
-The runs are fed oldest first, a row at a time (``HistoryBuilder.add``), and nothing of a
-row is kept but a few numbers: the first gold rank (int16) and the metric values (float32)
+The runs are fed oldest first, a run's columns at a time (``HistoryBuilder.add_columns``; a
+row at a time, ``add``, for an artefact not in the writer's layout), and nothing of a row is
+kept but a few numbers: the first gold rank (int16) and the metric values (float32)
 of each question at each run, and one bit per question and run for "its gold changed here".
 So N artefacts of 100,000 questions cost about ``N * 100,000 * (2 + 4 * metrics)`` bytes,
 never the artefacts themselves (benchmarks/bench_history.py measures it).
@@ -216,12 +217,6 @@ class HistoryBuilder:
             self._tags.append(())
         return row
 
-    def _gold_seen(self, run: int, rows: np.ndarray, keys: np.ndarray, new: np.ndarray) -> None:
-        """Each question's gold key at ``run``: marked changed where a known question's differs."""
-        changed = ~new & (self._gold[rows] != keys)
-        self._gold_changed[rows[changed], run] = True
-        self._gold[rows] = keys
-
     def add(self, run: int, qid: str, tags, gold, unanswerable: bool, first_gold_rank: int | None,
             values: dict[str, float | None]) -> None:
         """One question's row of run ``run`` (``values``: metric name -> value): for an
@@ -229,8 +224,10 @@ class HistoryBuilder:
         new = qid not in self._ids
         row = self._row(qid)
         self._tags[row] = tuple(tags)  # the latest tags name the question
-        key = gold_keys([c for c, _ in gold], [g for _, g in gold], [0, len(gold)])
-        self._gold_seen(run, np.array([row]), key, np.array([new]))
+        key = gold_keys([c for c, _ in gold], [g for _, g in gold], [0, len(gold)])[0]
+        if not new and self._gold[row] != key:
+            self._gold_changed[row, run] = True
+        self._gold[row] = key
         if unanswerable:
             self._ranks[row, run] = NO_GOLD
         else:
@@ -254,7 +251,8 @@ class HistoryBuilder:
         for row, t in zip(rows.tolist(), columns.tags):
             self._tags[row] = tag_lists[t]  # the latest tags name the question
         keys = gold_keys(columns.gold_ids, columns.gold_grades, columns.gold_start)
-        self._gold_seen(run, rows, keys, rows >= known)
+        self._gold_changed[rows[(rows < known) & (self._gold[rows] != keys)], run] = True
+        self._gold[rows] = keys
         first = np.frombuffer(columns.first_rank, dtype=np.int32).astype(np.int64) if n else np.zeros(0, np.int64)
         for i in columns.big_ranks:
             first[i] = 32767
