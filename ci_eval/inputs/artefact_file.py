@@ -185,6 +185,22 @@ def _early(head: bytes, source: str) -> dict | None:
 def _by_lines(chunks, source: str, top: int, strings: dict | None = None) -> Artefact | None:
     """The artefact by the writer's line layout, or None to take the full parse (``chunks``:
     the file's bytes, whole or in chunks)."""
+    read = _checked_lines(chunks, source, top, strings)
+    return None if read is None else typed_artefact(*read)
+
+
+def read_columns(path: str | os.PathLike, max_bytes: int = MAX_ARTEFACT_BYTES) -> tuple[dict, QuestionColumns] | None:
+    """A version 2 artefact in the writer's layout checked as ``read_run`` checks it, as its
+    header (every key but the questions) and its questions' columns; None when it is not in
+    that layout or a check refuses it (the caller's full read then words why): for a reader
+    that wants a few columns of each of many runs (``ci-eval history``), not a comparison."""
+    read = _checked_lines(read_blocks(path, "run artefact", max_bytes), str(path), 0, None)
+    return None if read is None else (read[0], read[1].columns)
+
+
+def _checked_lines(chunks, source: str, top: int, strings: dict | None):
+    """(header, questions, kept depth) of an artefact by the writer's line layout, every
+    check passed; None to take the full parse."""
     from ci_eval.core.artefact.artefact_checks import column_problems, header_problems, new_problems
 
     layout = _Layout((chunks,) if isinstance(chunks, bytes) else chunks)
@@ -208,7 +224,7 @@ def _by_lines(chunks, source: str, top: int, strings: dict | None = None) -> Art
     if len(set(columns.ids)) != len(columns):
         return None
     column_problems(data, columns, problems)
-    return None if problems.found else typed_artefact(data, questions, depth)
+    return None if problems.found else (data, questions, depth)
 
 
 def _read_rows(layout: _Layout, metrics: tuple, level, depth: int, strings: dict | None):

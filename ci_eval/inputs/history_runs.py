@@ -1,9 +1,13 @@
 """A folder of run artefacts read into a ``History`` (core/compare/history.py), a run at a time.
 
-Each artefact is checked as the untrusted input it is (inputs/artefact_stream.read_part: the
-schema, the meaning, every row) and its rows are then read again a line at a time into the
-history's few numbers per question, so only one artefact's question ids are held at once,
-never its rows. The runs are put in the order they were made (``created_at``, then the file
+Each artefact is checked as the untrusted input it is, by the reader ``ci-eval compare`` uses
+(inputs/artefact_file.read_columns: the schema, the meaning, every row, msgspec decoding a
+piece of rows at a time into their types), and the history takes the few columns it keeps
+from its columns a run at a time; one artefact's columns are held at once, never its
+rankings. A file not in the writer's layout is checked by inputs/artefact_stream.read_part,
+which words any refusal, and read again a row at a time. Measured with
+``python benchmarks/bench_history.py --before 28ba787`` (see docs/benchmarks.md): the row
+path checked each row in Python, then parsed it again, and took most of the time. The runs are put in the order they were made (``created_at``, then the file
 name), which only the artefact knows: a first look reads each file's keys before its rows.
 """
 
@@ -109,6 +113,18 @@ def _shown(key: tuple[str, str]) -> str:
     return repr(path[:80] or "(not recorded)") + (f" with marker {marker[:40]!r}" if marker else "")
 
 
+def _columns(path: Path):
+    """(header, question columns) of the artefact at ``path`` in the writer's layout, every
+    check of ``ci-eval compare``'s reader passed (inputs/artefact_file.read_columns); None
+    for any other file, which ``_checked`` then reads a row at a time and words."""
+    from ci_eval.inputs.artefact_file import read_columns
+
+    try:
+        return read_columns(path)
+    except InputError:
+        return None
+
+
 def _checked(files: RunFiles, path: Path, warn):
     """The run at ``path`` checked in full (inputs/artefact_stream.read_part), or None when
     it is skipped: not a run artefact, or broken where ``skip_broken``."""
@@ -131,6 +147,7 @@ def read_history(source, last: int | None = None, progress=None, warn=None) -> H
     each run is read, ``warn(line)`` each file skipped: one that is not a run artefact, a
     run of another project (its gold set file or marker, or no question shared with the
     others), and with ``skip_broken`` one that any check refuses."""
+    from ci_eval.core.artefact.run_head import read_run_head
     from ci_eval.inputs.artefact_out import written_rows
 
     files = source if isinstance(source, RunFiles) else RunFiles(Path(source))
@@ -154,23 +171,27 @@ def read_history(source, last: int | None = None, progress=None, warn=None) -> H
     builder = HistoryBuilder(runs, views[-1][1][3], int(views[-1][1][4]))
     dropped = []
     for r, (path, view) in enumerate(views):
-        part = _checked(files, path, warn)  # every check, the ids of this one run held
-        if part is None:
+        read = _columns(path)  # every check, this one run's columns held
+        part = None if read is not None else _checked(files, path, warn)
+        if read is None and part is None:
             dropped.append(r)
             continue
-        if _view(part.head) != view:
+        head = read_run_head(read[0]) if read is not None else part.head
+        if _view(head) != view:
             raise InputError("changed while it was read", files.name(path))
-        failure = head_failure(part.head)
+        failure = head_failure(head)
         if failure:
             # A failed run's questions were not answered, not missed: none of its rows is a
             # state (the same definition of a failed run as the gate's, core/artefact/run_failure.py).
             warn(f"ci-eval: warning: history: {files.name(path)}: its run failed, so its rows are left out: {failure}")
+        elif read is not None:
+            builder.add_columns(r, head.metrics, read[1])
         else:
             metrics = part.head.metrics
             builder.reserve(len(part.ids))
             for row in written_rows(path, part.ids, metrics):
                 builder.add(r, *history_facts(row, metrics))
-        del part
+        del part, read
         if progress is not None:
             progress(r + 1, len(views), path)
     for r in builder.unlinked():

@@ -62,3 +62,37 @@ def test_a_folder_with_no_artefacts_is_bad_input(tmp_path, make):
     with pytest.raises(InputError) as caught:
         read_history(target)
     assert caught.value.source == str(target)
+
+
+def test_the_writers_layout_is_read_by_columns_and_gives_what_any_layout_gives(tmp_path, monkeypatch):
+    import json
+
+    import numpy as np
+
+    from ci_eval.inputs import artefact_out
+
+    plans = {"q": [1, None, 2, 3], "r": [2, 2, None, 1], "s": [None, 4, 4, 4]}
+    golds = {"q": ["g", "g", "h", "h"]}  # q's gold changes at run 2 (0-based)
+    written = tmp_path / "written"
+    written.mkdir()
+    write_runs(written, plans, tags={"q": ["a"], "r": ["a", "b"]}, golds=golds)
+    other = tmp_path / "other"
+    other.mkdir()
+    for path in written.iterdir():  # the same content, in a layout that is not the writer's
+        (other / path.name).write_text(json.dumps(json.loads(path.read_text()), indent=3))
+    by_rows = read_history(other)
+    real = artefact_out.written_rows
+
+    def only_other(path, *a):
+        assert "other" in str(path)  # the writer's layout never goes a row at a time
+        return real(path, *a)
+
+    monkeypatch.setattr(artefact_out, "written_rows", only_other)
+    by_columns = read_history(written)
+    assert by_columns.ids == by_rows.ids and by_columns.tags == by_rows.tags
+    assert np.array_equal(by_columns.ranks, by_rows.ranks)
+    assert np.array_equal(by_columns.values, by_rows.values, equal_nan=True)
+    assert np.array_equal(by_columns.gold_changed, by_rows.gold_changed)
+    q = by_columns.ids.index("q")
+    assert by_columns.gold_changed[q].tolist() == [False, False, True, False]
+    assert by_columns.gold_changed.sum() == 1

@@ -1,8 +1,9 @@
 """Per-question history over a branch's runs: which questions broke when, which flap, and
 each tag's trend.
 
-The runs are fed oldest first, a row at a time (``HistoryBuilder.add``), and nothing of a
-row is kept but a few numbers: the first gold rank (int16) and the metric values (float32)
+The runs are fed oldest first, a run's columns at a time (``HistoryBuilder.add_columns``; a
+row at a time, ``add``, for an artefact not in the writer's layout), and nothing of a row is
+kept but a few numbers: the first gold rank (int16) and the metric values (float32)
 of each question at each run, and one bit per question and run for "its gold changed here".
 So N artefacts of 100,000 questions cost about ``N * 100,000 * (2 + 4 * metrics)`` bytes,
 never the artefacts themselves (benchmarks/bench_history.py measures it).
@@ -157,6 +158,23 @@ def linked_runs(present: np.ndarray) -> np.ndarray:
     return np.array([not held[i] or roots[i] == keep for i in range(r)], dtype=bool)
 
 
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def gold_keys(ids: Sequence[str], grades, starts) -> np.ndarray:
+    """(questions,) uint64: a key of each question's gold pairs (chunk id, grade), whatever
+    their order; question i's pairs are ``ids[starts[i]:starts[i + 1]]`` and the same of
+    ``grades``. Equal gold, equal key (within one process: str hashes are salted per process);
+    a different gold a different key but once in 2**64."""
+    pairs = np.fromiter(map(hash, ids), dtype=np.int64, count=len(ids)).view(np.uint64)
+    bits = np.asarray(grades, dtype=np.float64).view(np.uint64)
+    with np.errstate(over="ignore"):
+        mixed = ((pairs * _MIX) ^ bits) * _MIX
+        total = np.concatenate([np.zeros(1, np.uint64), np.cumsum(mixed, dtype=np.uint64)])
+        at = np.asarray(starts, dtype=np.int64)
+        return total[at[1:]] - total[at[:-1]]
+
+
 class HistoryBuilder:
     """Rows in, oldest run first; ``build`` gives the ``History``."""
 
@@ -164,11 +182,11 @@ class HistoryBuilder:
         self.runs, self.metrics, self.k = tuple(runs), tuple(metrics), int(k)
         self._ids: dict[str, int] = {}
         self._tags: list[tuple[str, ...]] = []
-        self._gold: list[int] = []
         cap = 1024
         self._ranks = np.full((cap, len(self.runs)), ABSENT, dtype=np.int16)
         self._values = np.full((cap, len(self.runs), len(self.metrics)), np.nan, dtype=np.float32)
         self._gold_changed = np.zeros((cap, len(self.runs)), dtype=bool)
+        self._gold = np.zeros(cap, dtype=np.uint64)  # each question's latest gold_keys
 
     def reserve(self, questions: int) -> None:
         """Room for ``questions`` questions at once (a run's count, before its rows): a
@@ -184,26 +202,32 @@ class HistoryBuilder:
         ranks = np.full((cap, len(self.runs)), ABSENT, dtype=np.int16)
         values = np.full((cap, len(self.runs), len(self.metrics)), np.nan, dtype=np.float32)
         changed = np.zeros((cap, len(self.runs)), dtype=bool)
+        gold = np.zeros(cap, dtype=np.uint64)
         n = len(self._tags)
         ranks[:n], values[:n], changed[:n] = self._ranks[:n], self._values[:n], self._gold_changed[:n]
-        self._ranks, self._values, self._gold_changed = ranks, values, changed
+        gold[:n] = self._gold[:n]
+        self._ranks, self._values, self._gold_changed, self._gold = ranks, values, changed, gold
 
-    def add(self, run: int, qid: str, tags, gold, unanswerable: bool, first_gold_rank: int | None,
-            values: dict[str, float | None]) -> None:
-        """One question's row of run ``run`` (``values``: metric name -> value)."""
+    def _row(self, qid: str) -> int:
         row = self._ids.get(qid)
-        fingerprint = zlib.crc32(json.dumps(gold, sort_keys=True).encode("utf-8"))
         if row is None:
             row = self._ids[qid] = len(self._tags)
             if row == self._ranks.shape[0]:
                 self._grow()
-            self._tags.append(tuple(tags))
-            self._gold.append(fingerprint)
-        else:
-            self._tags[row] = tuple(tags)  # the latest tags name the question
-            if self._gold[row] != fingerprint:
-                self._gold_changed[row, run] = True
-                self._gold[row] = fingerprint
+            self._tags.append(())
+        return row
+
+    def add(self, run: int, qid: str, tags, gold, unanswerable: bool, first_gold_rank: int | None,
+            values: dict[str, float | None]) -> None:
+        """One question's row of run ``run`` (``values``: metric name -> value): for an
+        artefact not in the writer's layout (``add_columns`` takes the others)."""
+        new = qid not in self._ids
+        row = self._row(qid)
+        self._tags[row] = tuple(tags)  # the latest tags name the question
+        key = gold_keys([c for c, _ in gold], [g for _, g in gold], [0, len(gold)])[0]
+        if not new and self._gold[row] != key:
+            self._gold_changed[row, run] = True
+        self._gold[row] = key
         if unanswerable:
             self._ranks[row, run] = NO_GOLD
         else:
@@ -213,6 +237,33 @@ class HistoryBuilder:
             value = values.get(name)
             if value is not None:
                 self._values[row, run, m] = value
+
+    def add_columns(self, run: int, metrics: Sequence[str], columns) -> None:
+        """Every question of run ``run`` at once from its artefact's columns
+        (core/artefact/question_columns.QuestionColumns, ``metrics``: its metric names): the
+        same as ``add`` of each row in turn, with arrays for the rows' loop."""
+        n = len(columns.ids)
+        if n > self._ranks.shape[0] - len(self._tags):
+            self._grow(max(len(self._tags) + n, 2 * self._ranks.shape[0]))
+        known = len(self._tags)
+        rows = np.fromiter(map(self._row, columns.ids), dtype=np.int64, count=n)
+        tag_lists = columns.tag_lists
+        for row, t in zip(rows.tolist(), columns.tags):
+            self._tags[row] = tag_lists[t]  # the latest tags name the question
+        keys = gold_keys(columns.gold_ids, columns.gold_grades, columns.gold_start)
+        self._gold_changed[rows[(rows < known) & (self._gold[rows] != keys)], run] = True
+        self._gold[rows] = keys
+        first = np.frombuffer(columns.first_rank, dtype=np.int32).astype(np.int64) if n else np.zeros(0, np.int64)
+        for i in columns.big_ranks:
+            first[i] = 32767
+        ranks = np.where(first < 0, MISSED, np.minimum(first, 32767))  # past int16: past any depth told apart
+        unanswerable = np.frombuffer(bytes(columns.unanswerable), dtype=np.uint8).astype(bool)
+        self._ranks[rows, run] = np.where(unanswerable, NO_GOLD, ranks)
+        table = columns.table.values
+        for m, name in enumerate(self.metrics):
+            j = columns.table.where.get(name)
+            if j is not None:
+                self._values[rows, run, m] = table[:, j]
 
     def unlinked(self) -> list[int]:
         """The runs read so far that share no question with the others' group (``linked_runs``)."""
