@@ -127,7 +127,7 @@ def engine(queries: int = 7000, depth: int = 1000, repeat: int = 5) -> dict:
     from ranx import Qrels, Run, evaluate
 
     from ci_eval.core.measure.metrics import compute, compute_table
-    from ci_eval.core.measure.ranking import order
+    from ci_eval.core.measure.trec_order import order
     from ci_eval.trec import parse as trec
     from ci_eval.trec.judge import judge
 

@@ -13,6 +13,7 @@ ratio of the medians this / before, the median of each round's ratio, and the CP
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import resource
 import statistics
@@ -55,6 +56,10 @@ def main(argv=None) -> int:
         before, project = Path(tmp) / args.before, Path(tmp) / "project"
         before.mkdir()
         _export(args.before, before)
+        # Both trees compiled ahead: where PYTHONDONTWRITEBYTECODE is set, the exported tree
+        # would otherwise compile every module it imports in every process, and this one not.
+        compileall.compile_dir(before / "ci_eval", quiet=1)
+        compileall.compile_dir(ROOT / "ci_eval", quiet=1)
         project.mkdir()
         user_shaped.write_project(project, args.questions)
         for side in ("base", "head"):

@@ -39,16 +39,43 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 _UNENCODABLE = "\0not a JSON value"
 
 
+# Each request's reply, once it has been answered: the action checks its inputs before the
+# run (preflight.py) and the run reads the index again, and the demo plans its remap from
+# both indexes it runs, so the user's callable, which may list a whole vector store, was
+# called two to four times a process. The index does not change within one command.
+_REPLIES: dict[bytes, bytes] = {}
+
+
 def call_index(config):
-    """What ``config``'s index.callable returned, called in a process of its own; an
-    InputError at ``index.callable`` when it cannot be imported, raises or exits."""
+    """What ``config``'s index.callable returned, called in a process of its own (once a
+    command for the same target, folder and params); an InputError at ``index.callable``
+    when it cannot be imported, raises or exits."""
+    request = {"spec": config.manifest_callable, "source": config.source, "base_dir": config.base_dir,
+               "params": config.index_params}
+    payload = (json.dumps([sys.path, _ROOT]) + "\n" + json.dumps(request)).encode("utf-8", "surrogatepass")
+    out, code = _REPLIES.get(payload), 0
+    if out is None:
+        out, code = _called_in_child(payload)
+    try:
+        reply = json.loads(out)
+    except (ValueError, RecursionError):
+        reply = None
+    if isinstance(reply, dict) and "value" in reply:
+        _REPLIES[payload] = out
+        return reply["value"]
+    error = reply.get("error") if isinstance(reply, dict) else None
+    if isinstance(error, dict) and all(isinstance(error.get(k), str) for k in ("message", "source", "place")):
+        raise InputError(error["message"], error["source"], error["place"])
+    raise InputError(f"index.callable: its process ended (exit code {code}) without an answer",
+                     config.source, PLACE)
+
+
+def _called_in_child(payload: bytes) -> tuple[bytes, int]:
+    """The child's stdout and exit code, given ``payload`` (the import path, the request)."""
     from ci_eval.github.env import without_secrets
     from ci_eval.retrieval.process_marks import MARK, kill_marked, new_mark
 
     mark = new_mark()
-    request = {"spec": config.manifest_callable, "source": config.source, "base_dir": config.base_dir,
-               "params": config.index_params}
-    payload = (json.dumps([sys.path, _ROOT]) + "\n" + json.dumps(request)).encode("utf-8", "surrogatepass")
     proc = subprocess.Popen([sys.executable, "-c", _BOOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             env={**without_secrets(os.environ), MARK: mark}, start_new_session=True)
     try:
@@ -60,17 +87,7 @@ def call_index(config):
             pass
         proc.wait()
         kill_marked(mark)
-    try:
-        reply = json.loads(out)
-    except (ValueError, RecursionError):
-        reply = None
-    if isinstance(reply, dict) and "value" in reply:
-        return reply["value"]
-    error = reply.get("error") if isinstance(reply, dict) else None
-    if isinstance(error, dict) and all(isinstance(error.get(k), str) for k in ("message", "source", "place")):
-        raise InputError(error["message"], error["source"], error["place"])
-    raise InputError(f"index.callable: its process ended (exit code {proc.returncode}) without an answer",
-                     config.source, PLACE)
+    return out, proc.returncode
 
 
 def _plain(value):

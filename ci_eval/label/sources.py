@@ -25,7 +25,7 @@ def rankings_from_file(path: str) -> dict[str, list[str]]:
         from ci_eval.inputs.artefact_stream import read_rankings
 
         return read_rankings(raw, path)
-    from ci_eval.core.measure.ranking import order
+    from ci_eval.core.measure.trec_order import order
     from ci_eval.trec.parse import read_run_pairs
 
     return {qid: list(order(pairs).ids) for qid, pairs in read_run_pairs(path).items()}

@@ -1,6 +1,6 @@
-"""Thirty push runs of main through the real action (action.yml's own steps) and the loopback
+"""Ten push runs of main through the real action (action.yml's own steps) and the loopback
 GitHub, each run's artifact stored as upload-artifact stores it; then `ci-eval history` over
-those artifacts' run artefacts names the question that broke at run 17, with its commit, and
+those artifacts' run artefacts names the question that broke at run 6, with its commit, and
 the one that flaps; and a pull request's comment, read from the window the push runs kept
 (ci-eval-questions.json), says the same beside its regressions."""
 
@@ -15,7 +15,9 @@ from action_harness import add_push_run, bodies, pr_event, push_event, run_actio
 from github_standin import fake_sha
 from projects import cli
 
-RUNS, BREAKS = 30, 17  # 1-based: the retriever loses alpha from run 17 on
+# Ten runs show a break and a flap (three changes or more); the window's cap of 30 runs is
+# tests/core/compare/test_recent_runs.py's. Each run is a whole action, about 0.7 s.
+RUNS, BREAKS = 10, 6  # 1-based: the retriever loses alpha from run 6 on
 
 GOLD = {"schema_version": 1, "questions": [
     {"id": "q-breaks", "question": "alpha please", "gold": ["alpha"], "tags": ["greek"]},
@@ -24,7 +26,7 @@ GOLD = {"schema_version": 1, "questions": [
 ]}
 
 # Reads the run number the test writes beside it: a commit that drops alpha from the index at
-# run 17, and an approximate index that loses gamma every third run.
+# run BREAKS, and an approximate index that loses gamma every third run.
 RETRIEVER = '''
 from pathlib import Path
 
@@ -34,7 +36,7 @@ CHUNKS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta"]
 def search(question, k):
     run = int(Path(__file__).with_name("run-number.txt").read_text())
     first = question.split()[0]
-    lost = {"alpha"} if run >= 17 else set()
+    lost = {"alpha"} if run >= BREAKS else set()
     extra = Path(__file__).with_name("extra-lost.txt")  # what a pull request's change loses
     if extra.exists():
         lost.add(extra.read_text().strip())
@@ -58,12 +60,12 @@ def sha(run: int) -> str:
     return fake_sha(f"main-{run}")
 
 
-def test_thirty_action_runs_then_history_names_the_break_and_the_flap(gh, tmp_path):
+def test_ten_push_runs_then_history_names_the_break_and_the_flap(gh, tmp_path):
     project = tmp_path / "checkout"
     project.mkdir()
     (project / "gold.json").write_text(json.dumps(GOLD))
     (project / "ci-eval.toml").write_text(CONFIG)
-    (project / "drifting.py").write_text(RETRIEVER)
+    (project / "drifting.py").write_text(f"BREAKS = {BREAKS}\n" + RETRIEVER)
     artefacts = tmp_path / "artefacts"
     artefacts.mkdir()
     for run in range(1, RUNS + 1):
@@ -96,7 +98,7 @@ def test_thirty_action_runs_then_history_names_the_break_and_the_flap(gh, tmp_pa
     flapping = markdown.split("### Flapping")[1].split("###")[0]
     assert "`q-flaps`" in flapping and "q-breaks" not in flapping
 
-    # The window each push run kept: the newest holds all 30 runs, a question's states one a run.
+    # The window each push run kept: the newest holds all the runs, a question's states one a run.
     with zipfile.ZipFile(io.BytesIO(stored)) as archive:
         window = json.loads(archive.read("ci-eval-questions.json"))
     assert [commit for commit, _ in window["runs"]] == [sha(run) for run in range(1, RUNS + 1)]
@@ -119,6 +121,6 @@ def test_thirty_action_runs_then_history_names_the_break_and_the_flap(gh, tmp_pa
     assert (f"**Failing on main** (1, retrieved there before): `q-breaks` since `{sha(BREAKS)[:7]}` "
             f"(missed in the last {since} runs)") in body
     greek = next(line for line in body.splitlines() if line.startswith("**By tag**"))
-    # greek is q-breaks and q-flaps: both retrieved at run 1, only q-flaps at run 30
+    # greek is q-breaks and q-flaps: both retrieved at run 1, only q-flaps at the last run
     assert greek.startswith(f"**By tag** hit@1 over the last {RUNS} runs on main: `greek` ")
     assert greek.endswith("1.000 → 0.500")

@@ -160,3 +160,28 @@ def test_a_forged_batch_is_dropped_whole():
                    {**good, "e": [None, 5, None]}, {**good, "ids": good["ids"] + "\0extra"}, {"i": []}, []):
         assert _unpacked(forged, depth=15, positions=5) == []
     assert _unpacked(good, depth=2, positions=5) == []  # more results than the depth asked
+
+
+def test_the_worker_orders_answers_without_importing_numpy(tmp_path):
+    # The worker's environment is the user's, so OpenBLAS there is not held to one thread:
+    # numpy imported for ci-eval's own ordering started a thread a core, and a small run took
+    # twice the CPU. Each answer here comes unsorted (the one-ranking order, not the batch
+    # path), and each call records whether numpy is loaded by then: the calls after the
+    # first answers were ordered say whether ordering them imported it.
+    source = (
+        "import sys\nfrom pathlib import Path\n\n\ndef search(question, depth):\n"
+        "    with open(Path(__file__).with_name('loaded.txt'), 'a') as f:\n"
+        "        f.write(str('numpy' in sys.modules) + '\\n')\n"
+        "    n = question.split()[-1]\n"
+        "    return [('x' + n, 1.0), ('c' + n, 2.0)]\n")
+    write_gold(tmp_path)
+    write_module(tmp_path, "retriever", source)
+    write_config(tmp_path, 'type = "python"\ntarget = "retriever:search"\nconcurrency = 1\n')
+    done = cli("run", "--out", "run.json", "--quiet", cwd=tmp_path)
+
+    assert done.returncode == 0, done.stderr
+    art = artefact(tmp_path)
+    assert {q["id"]: q["ranking"][0]["id"] for q in art["questions"] if q["id"].startswith("a")} == {
+        "a1": "c1", "a2": "c2", "a3": "c3"}  # ordered: the higher score first
+    loaded = (tmp_path / "loaded.txt").read_text().split()
+    assert len(loaded) == len(art["questions"]) and set(loaded) == {"False"}

@@ -68,7 +68,7 @@ def test_agrees_with_pytrec_eval_per_query(seed, level):
 @pytest.mark.parametrize("level", [1, 2])
 def test_compute_from_lists_agrees_with_pytrec_eval(seed, level):
     from ci_eval.core.measure.metrics import compute
-    from ci_eval.core.measure.ranking import order
+    from ci_eval.core.measure.trec_order import order
 
     qrels, run = random_case(seed)
     run = {q: r for q, r in run.items() if r}

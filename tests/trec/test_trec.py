@@ -11,7 +11,7 @@ from unittest import mock
 import numpy as np
 import pytest
 
-from ci_eval.core.measure.ranking import order
+from ci_eval.core.measure.trec_order import order
 from ci_eval.errors import InputError
 from ci_eval.trec import parse as trec
 from ci_eval.trec.judge import judge

@@ -186,7 +186,7 @@ def clean_batch(raws: list, depth: int, latencies, known_ids=None) -> list[Retri
 
 
 def _clean(raw: Any, depth: int, latency_ms: float | None, known_ids) -> Retrieved:
-    from ci_eval.core.measure.ranking import order
+    from ci_eval.core.measure.trec_order import order
 
     if raw is None:
         # A forgotten ``return`` must not read as "found nothing" and score a silent 0.

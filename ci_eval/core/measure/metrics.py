@@ -411,7 +411,7 @@ def compute(
 ) -> dict[str, np.ndarray]:
     """Per-query values of each metric, aligned with ``rankings`` and ``judgments``.
 
-    ``rankings`` are id sequences best first (already ordered, see ``ranking.order``),
+    ``rankings`` are id sequences best first (already ordered, see ``trec_order.order``),
     ``judgments`` ``{id: grade}`` maps. Returns canonical name -> float64 array.
     The inputs are not modified.
     """

@@ -1,58 +1,13 @@
-"""(id, score) pairs -> a Ranking in trec_eval's order.
+"""trec_eval's order of (id, score) rows, vectorised with numpy, for TREC files and columns.
 
-trec_eval ignores the rank a run claims and sorts each query's results by score
-descending, breaking ties by document id descending, compared byte by byte (``strcmp``).
-Every ranking in ci_eval goes through ``order`` so the metrics only ever see orderings
-and two tools given the same scores agree on who ranks first in a tie.
+The order itself, and ``order`` for one ranking, are in core/measure/trec_order.py: score
+descending, then id descending compared byte by byte (``strcmp``). The functions here give
+the same order to many groups of rows at once.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable
-from dataclasses import dataclass
-
 import numpy as np
-
-from ci_eval.errors import InputError
-
-
-@dataclass(frozen=True)
-class Ranking:
-    ids: tuple[str, ...]  # best first: score descending, then id descending (UTF-8 bytes)
-    scores: tuple[float, ...]
-
-    def __post_init__(self) -> None:
-        if len(self.ids) != len(self.scores):
-            raise ValueError("a Ranking needs one score per id")
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-
-def _tie_key(pair: tuple[str, float]) -> tuple[float, bytes]:
-    # Python compares str by code point, which agrees with UTF-8 byte order except for
-    # surrogates; comparing the encoded bytes is exactly trec_eval's strcmp.
-    return (pair[1], pair[0].encode("utf-8", "surrogatepass"))
-
-
-def order(pairs: Iterable[tuple[str, float]]) -> Ranking:
-    """Sort (id, score) pairs by score descending, then id descending in UTF-8 byte order.
-
-    This is trec_eval's tie order. The result does not depend on the input order, except
-    for repeated (id, score) pairs, which stay in input order. Duplicate ids are kept:
-    callers that must reject or drop them do so before ordering.
-    Raises ``InputError`` for a score that is not a finite number (NaN has no place in
-    an order).
-    """
-    items = []
-    for position, (cid, score) in enumerate(pairs, 1):
-        value = float(score)
-        if not math.isfinite(value):
-            raise InputError(f"result {position} ({cid!r}) has a non-finite score ({value})")
-        items.append((str(cid), value))
-    items.sort(key=_tie_key, reverse=True)
-    return Ranking(tuple(c for c, _ in items), tuple(s for _, s in items))
 
 
 def order_rows(group: np.ndarray | None, scores: np.ndarray, ids: np.ndarray,
