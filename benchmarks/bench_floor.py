@@ -22,8 +22,8 @@ costs.
 
 The variants take turns, ``--repeat`` rounds; medians of each and the ratio of medians.
 ``--before REV`` times ci-eval at that revision too (its ``ci_eval`` exported with ``git
-archive``, byte-compiled, on the same files) and checks that the two trees write the same
-bytes: evaluate's output as it is, the artefact with what differs from one run to the next
+archive``, byte-compiled, on the same files; ``--after REV`` likewise in place of this
+checkout) and checks that the two trees write the same bytes: evaluate's output as it is, the artefact with what differs from one run to the next
 blanked (``created_at``, each row's latency and the summary's latency figures).
 The load average (``uptime``) is printed before and after. Nothing here asserts a time.
 
@@ -229,6 +229,8 @@ def main(argv=None) -> int:
     parser.add_argument("--trec", default="7000x200,7000x1000", help="queries x depth for evaluate")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--before", metavar="REV", help="also time ci-eval at this revision")
+    parser.add_argument("--after", metavar="REV", help="time ci-eval at this revision as \"now\" "
+                        "(default: this checkout)")
     parser.add_argument("--only", choices=("run", "evaluate"))
     parser.add_argument("--where", type=int, metavar="N", help="where run's time goes at N questions (only that)")
     args = parser.parse_args(argv)
@@ -238,8 +240,8 @@ def main(argv=None) -> int:
         print(f"load after: {_uptime()}")
         return 0
     print(f"load before: {_uptime()}", flush=True)
-    with tempfile.TemporaryDirectory() as tmp, _exported(args.before) as before:
-        trees = {"now": ROOT} | ({"before": Path(before)} if before else {})
+    with tempfile.TemporaryDirectory() as tmp, _exported(args.before) as before, _exported(args.after) as after:
+        trees = {"now": Path(after) if after else ROOT} | ({"before": Path(before)} if before else {})
         for code in trees.values():  # as an install has it
             subprocess.run([sys.executable, "-m", "compileall", "-q", str(code / "ci_eval")], check=True)
         if args.only != "evaluate":
