@@ -137,7 +137,8 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
     head = run_head(inputs, git, shard, positions, questions)
     if amend is not None:
         amend(head)
-    refuse_oversized(inputs, head, questions, shard, out)
+    known = gold_bytes(inputs, questions, shard)
+    refuse_oversized(inputs, head, known, shard, out)
     columns = RunColumns(cfg.metrics, cfg.abstain_below, cfg.k, cfg.retriever.depth)
     progress = Progress(len(questions), "retrieving", enabled=show_progress)
     collector = stage_collector(inputs)
@@ -170,7 +171,7 @@ def run_evaluation(inputs: Inputs, out, *, git=None, history=None, show_progress
     try:
         with collections_spaced():
             size = write_rows(out, head, rows, columns, end, len(questions),
-                              probe=size_probe(inputs, head, questions, shard, out))
+                              probe=size_probe(inputs, head, questions, known, shard, out))
     finally:
         _closed(progress, cache)
     return RunWritten(str(out), {**head, **tail}, columns, size)
@@ -260,18 +261,31 @@ def chunk_lengths(manifest) -> dict | None:
     return out
 
 
-def refuse_oversized(inputs: Inputs, head: dict, questions, shard, out) -> None:
+def gold_bytes(inputs: Inputs, questions, shard) -> tuple[int, int]:
+    """The gold set's fields of this run's rows and of the whole run's, as written
+    (core/artefact/artefact_size.known_bytes): counted once, since the refusal before
+    retrieval and the projection after the first rows both read them (without a shard,
+    the run's rows are the whole run's)."""
+    from ci_eval.core.artefact.artefact_size import known_bytes
+
+    part = known_bytes(questions)
+    return part, part if shard is None else known_bytes(inputs.gold.questions)
+
+
+def refuse_oversized(inputs: Inputs, head: dict, known: tuple[int, int], shard, out) -> None:
     """Refuse, before the retriever is called, a run whose artefact the gold set alone puts
     over the size limit a later run reads as its baseline (loaders.MAX_ARTEFACT_BYTES, as it
     is now): no depth can help it. A shard is held to the merged artefact of the whole run
     too, which is as large as the unsharded run's: sharding spreads the retrieval, never the
-    artefact's size. The rest is projected from the first rows (``size_probe``)."""
-    from ci_eval.core.artefact.artefact_size import gold_floor
+    artefact's size. ``known``: ``gold_bytes``. The rest is projected from the first rows
+    (``size_probe``)."""
+    from ci_eval.core.artefact.artefact_size import head_bytes
     from ci_eval.inputs import loaders
 
     limit = loaders.MAX_ARTEFACT_BYTES
-    whole_head = {key: value for key, value in head.items() if key != "shard"}
-    floor = max(gold_floor(head, questions), gold_floor(whole_head, inputs.gold.questions))
+    part, whole = known
+    own = head_bytes(head)
+    floor = max(own + part, (own if shard is None else head_bytes(_whole_head(head))) + whole)
     if floor <= limit:
         return
     raise InputError(
@@ -281,16 +295,23 @@ def refuse_oversized(inputs: Inputs, head: dict, questions, shard, out) -> None:
         "their merged artefact is as large)", str(out))
 
 
-def size_probe(inputs: Inputs, head: dict, questions, shard, out):
+def _whole_head(head: dict) -> dict:
+    """A shard's head as the merged artefact's: without its ``shard`` key."""
+    return {key: value for key, value in head.items() if key != "shard"}
+
+
+def size_probe(inputs: Inputs, head: dict, questions, known: tuple[int, int], shard, out):
     """``(after, known, check)`` for ``write_rows``: once the first rows are written, ``check``
-    projects the artefact's size from them (the gold set's part of every row counted exactly) and stops a run on course past the limit, with a
+    projects the artefact's size from them (the gold set's part of every row counted exactly,
+    ``known``: ``gold_bytes``) and stops a run on course past the limit, with a
     depth those rows' rankings say fits (or fewer questions). None for a whole run too small
     for a projection (the write's own check holds it)."""
     from ci_eval.core.artefact.artefact_size import head_bytes, known_bytes, probe_rows
     from ci_eval.inputs import loaders
 
     cfg, total = inputs.config, len(inputs.gold.questions)
-    whole_head = None if shard is None else head_bytes({key: value for key, value in head.items() if key != "shard"})
+    part, whole = known
+    whole_head = None if shard is None else head_bytes(_whole_head(head))
     # A small part is projected at its last row: what it says of the merged artefact
     # still comes before the other parts are run.
     after = probe_rows(len(questions)) or (len(questions) if shard is not None else None)
@@ -299,12 +320,10 @@ def size_probe(inputs: Inputs, head: dict, questions, shard, out):
 
     def check(probe) -> None:
         limit = loaders.MAX_ARTEFACT_BYTES
-        known = known_bytes(inputs.gold.questions)
-        projected = max(probe.projected(len(questions), known_bytes(questions)),
-                        probe.projected(total, known, whole_head))
+        projected = max(probe.projected(len(questions), part), probe.projected(total, whole, whole_head))
         if projected <= limit:
             return
-        fits = probe.depth_that_fits(total, known, cfg.retriever.depth, 3 * cfg.k, limit, whole_head)
+        fits = probe.depth_that_fits(total, whole, cfg.retriever.depth, 3 * cfg.k, limit, whole_head)
         advice = (f"set [retriever] depth = {fits} or less" if fits is not None else
                   f"measure fewer questions or a smaller k (depth {3 * cfg.k} is the least it allows)")
         merged = "" if shard is None else f" (merged: {total:,} questions)"
@@ -387,11 +406,11 @@ def recorded_remap_of(gold) -> dict:
 def remap_of(inputs: Inputs) -> dict:
     """``{"remap": ...}`` when some gold ids are stale and the gold set has anchors to map
     them back with (what `ci-eval gold remap` would do), else ``{}``."""
-    from ci_eval.core.gold.remap import plan_remap, remap_summary
-
     gold, manifest = inputs.gold, inputs.manifest
     if manifest is None or not gold.anchors:
         return {}
+    from ci_eval.core.gold.remap import plan_remap, remap_summary
+
     plan = plan_remap(gold, gold.anchors, manifest)
     return {"remap": remap_summary(plan)} if plan.mappings else {}
 

@@ -61,6 +61,8 @@ def origin_kind(provenance: dict, qid: str) -> str | None:
 def with_origin_tags(gold):
     """``gold`` (a GoldSet) with each question tagged by its origin, when any question
     records one; unchanged otherwise."""
+    if not ((gold.provenance or {}).get("judgements") or {}):
+        return gold  # no judgement recorded, so no origin: not a question to look at
     kinds = {q.id: origin_kind(gold.provenance, q.id) for q in gold.questions}
     if not any(kinds.values()):
         return gold
