@@ -57,12 +57,6 @@ def head_bytes(head: dict) -> int:
     return sum(len(piece.encode("utf-8")) for piece in artefact_pieces(head, (), dict))
 
 
-def gold_floor(head: dict, questions: Sequence) -> int:
-    """The least the artefact can be: the head and the gold set's fields of every row, as
-    written; the retriever's part of a row is never negative."""
-    return head_bytes(head) + known_bytes(questions)
-
-
 def probe_rows(questions: int) -> int | None:
     """After how many rows the projection is made; None when the run is too small for one
     (the write's own check holds it)."""
