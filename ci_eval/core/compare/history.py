@@ -433,20 +433,22 @@ class History:
             for run in range(len(self.runs)):
                 values = tag_values[:, run, :].astype(np.float64)
                 ok = ~np.isnan(values) & tag_answerable[:, run][:, None]
-                tests = {}
+                tests = {}  # metric -> (delta, significant)
                 if before is not None:
                     shared = before[1].all(axis=1) & ok.all(axis=1)
                     if shared.any():
                         old, new = before[0][shared], values[shared]
-                        tests = paired_tests({m: (old[:, j], new[:, j]) for j, m in enumerate(self.metrics)},
-                                             alpha=alpha, with_mdc=False,
-                                             with_interval=False)  # a trend point shows neither
+                        if np.array_equal(old, new):  # no value moved: every test's delta 0, p = 1
+                            tests = dict.fromkeys(self.metrics, (0.0, False))
+                        else:
+                            tests = {m: (t.delta, t.significant) for m, t in paired_tests(
+                                {m: (old[:, j], new[:, j]) for j, m in enumerate(self.metrics)}, alpha=alpha,
+                                with_mdc=False, with_interval=False).items()}  # a trend point shows neither
                 for j, m in enumerate(self.metrics):
                     column = values[ok[:, j], j]
                     mean = exact_sum(column) / column.size if column.size else None
-                    t = tests.get(m)
-                    per_metric[m].append(TagPoint(mean, int(column.size), None if t is None else t.delta,
-                                                  bool(t is not None and t.significant)))
+                    delta, significant = tests.get(m, (None, False))
+                    per_metric[m].append(TagPoint(mean, int(column.size), delta, bool(significant)))
                 before = (values, ok)
             out[tag] = per_metric
         return out
