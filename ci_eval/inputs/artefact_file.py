@@ -15,7 +15,8 @@ not the writer's: JSON strings hold no raw newline, so a block cut inside a row 
 bracket open and fails to decode. Anything else that differs from the writer's layout or
 fails a check is read again whole by the full parse, which accepts any valid JSON of the same
 content and words every refusal as it always has: the fast path never refuses, it only steps
-aside.
+aside. The layout's cutting and the head's checks (``read_layout``) serve ``ci-eval history``
+too, which reads only a few fields of each row (inputs/history_file.py).
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ NEEDS_FULL_PARSE = re.compile(SURROGATE_ESCAPE.encode())
 _ROWS_START = b'\n "questions": [\n'
 _CLOSINGS = (b" ],\n", b" ]\n")
 MAX_ROWS = 1_000_000  # the schema's maxItems
+# Rows decoded, checked and filled about this many bytes at a time: their objects (about three
+# times the text) are still in the processor's cache when the columns are filled from them
+# field by field. A megabyte at a time took half as long again (measured with json's parse,
+# before msgspec; not measured again).
+_PIECE = 32 * 1024
 
 
 def read_run(path: str | os.PathLike, top: int = 0, max_bytes: int = MAX_ARTEFACT_BYTES,
@@ -189,19 +195,16 @@ def _by_lines(chunks, source: str, top: int, strings: dict | None = None) -> Art
     return None if read is None else typed_artefact(*read)
 
 
-def read_columns(path: str | os.PathLike, max_bytes: int = MAX_ARTEFACT_BYTES) -> tuple[dict, QuestionColumns] | None:
-    """A version 2 artefact in the writer's layout checked as ``read_run`` checks it, as its
-    header (every key but the questions) and its questions' columns; None when it is not in
-    that layout or a check refuses it (the caller's full read then words why): for a reader
-    that wants a few columns of each of many runs (``ci-eval history``), not a comparison."""
-    read = _checked_lines(read_blocks(path, "run artefact", max_bytes), str(path), 0, None)
-    return None if read is None else (read[0], read[1].columns)
-
-
-def _checked_lines(chunks, source: str, top: int, strings: dict | None):
-    """(header, questions, kept depth) of an artefact by the writer's line layout, every
-    check passed; None to take the full parse."""
-    from ci_eval.core.artefact.artefact_checks import column_problems, header_problems, new_problems
+def read_layout(chunks, source: str, read_rows, piece: int = _PIECE):
+    """An artefact by the writer's line layout, as (header, problems, rows): its header (every
+    key but the questions) parsed with every check of ``parse_json``, held to the schema's
+    shell and to the header's checks (``header_problems``); ``rows``, what
+    ``read_rows(pieces, early)`` made of its rows (``pieces``: their bytes, a piece of whole
+    rows at a time, comma-separated and without the list's brackets; ``early``: the keys
+    before the rows). ``problems`` is for the caller's own checks of the rows. None when the
+    layout is another, a check refuses, or ``read_rows`` gives None: the caller's full read
+    then words why. ``chunks``: the file's bytes, whole or in chunks."""
+    from ci_eval.core.artefact.artefact_checks import header_problems, new_problems
 
     layout = _Layout((chunks,) if isinstance(chunks, bytes) else chunks)
     if not layout.ok or layout.head.startswith(b"\xef\xbb\xbf"):
@@ -209,9 +212,8 @@ def _checked_lines(chunks, source: str, top: int, strings: dict | None):
     early = _early(layout.head, source)
     if early is None or not isinstance(early.get("metrics"), list):
         return None
-    metrics, level, depth = tuple(early["metrics"]), relevance_level(early), kept_depth(early, top)
-    questions = _read_rows(layout, metrics, level, depth, strings)
-    if questions is None or not layout.ok:
+    rows = read_rows(_row_pieces(layout, piece), early)
+    if rows is None or not layout.ok:
         return None
     data = _header(layout.head, layout.tail, source)
     if data is None or any(data.get(key) != value for key, value in early.items()):
@@ -220,6 +222,23 @@ def _checked_lines(chunks, source: str, top: int, strings: dict | None):
         return None
     problems = new_problems(data, source)
     header_problems(data, problems)
+    return None if problems.found else (data, problems, rows)
+
+
+def _checked_lines(chunks, source: str, top: int, strings: dict | None):
+    """(header, questions, kept depth) of an artefact by the writer's line layout, every
+    check passed; None to take the full parse."""
+    from ci_eval.core.artefact.artefact_checks import column_problems
+
+    def rows(pieces, early: dict):
+        depth = kept_depth(early, top)
+        questions = _read_rows(pieces, tuple(early["metrics"]), relevance_level(early), depth, strings)
+        return None if questions is None else (questions, depth)
+
+    read = read_layout(chunks, source, rows)
+    if read is None:
+        return None
+    data, problems, (questions, depth) = read
     columns = questions.columns
     if len(set(columns.ids)) != len(columns):
         return None
@@ -227,39 +246,41 @@ def _checked_lines(chunks, source: str, top: int, strings: dict | None):
     return None if problems.found else (data, questions, depth)
 
 
-def _read_rows(layout: _Layout, metrics: tuple, level, depth: int, strings: dict | None):
-    """Every row checked and typed, a piece of a block at a time; None at the first row the
-    fast path cannot take."""
-    columns = QuestionColumns(MetricTable(metrics), strings)
-    open_comma = False
+def _row_pieces(layout: _Layout, size: int):
+    """The bytes of the rows' pieces (``_piece_bytes``), about ``_PIECE`` bytes each; at the
+    first piece that cannot be a run of rows joining the one before, or past ``MAX_ROWS``
+    rows, ``layout.ok`` turns False and no piece follows."""
+    open_comma, first, rows = False, True, 0
     for block in layout.rows():
-        for piece in _pieces(block):
-            cut = _piece_bytes(piece, not len(columns), open_comma)
-            if cut is None:
-                return None
+        for piece in _pieces(block, size):
+            cut = _piece_bytes(piece, first, open_comma)
+            rows += piece.count(b"\n") + (not piece.endswith(b"\n"))  # JSON strings hold no newline
+            if cut is None or rows > MAX_ROWS:
+                layout.ok = False
+                return
             body, open_comma = cut
-            if not _add_rows(columns, body, len(metrics), level, depth):
-                return None
-        if len(columns) > MAX_ROWS:
-            return None
+            first = False
+            yield body
     if open_comma:
-        return None
+        layout.ok = False
+
+
+def _read_rows(pieces, metrics: tuple, level, depth: int, strings: dict | None):
+    """Every row checked and typed, a piece at a time; None at the first row the fast path
+    cannot take."""
+    columns = QuestionColumns(MetricTable(metrics), strings)
+    for body in pieces:
+        if not _add_rows(columns, body, len(metrics), level, depth):
+            return None
     columns.table.finish()
     return Questions(columns)
 
 
-# Rows decoded, checked and filled about this many bytes at a time: their objects (about three
-# times the text) are still in the processor's cache when the columns are filled from them
-# field by field. A megabyte at a time took half as long again (measured with json's parse,
-# before msgspec; not measured again).
-_PIECE = 32 * 1024
-
-
-def _pieces(block: bytes):
-    """A block of whole lines as runs of whole lines of about ``_PIECE`` bytes."""
+def _pieces(block: bytes, size: int):
+    """A block of whole lines as runs of whole lines of about ``size`` bytes."""
     start, end = 0, len(block)
     while start < end:
-        cut = block.find(b"\n", start + _PIECE) + 1 or end
+        cut = block.find(b"\n", start + size) + 1 or end
         yield block[start:cut]
         start = cut
 

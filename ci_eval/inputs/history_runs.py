@@ -1,14 +1,16 @@
 """A folder of run artefacts read into a ``History`` (core/compare/history.py), a run at a time.
 
-Each artefact is checked as the untrusted input it is, by the reader ``ci-eval compare`` uses
-(inputs/artefact_file.read_columns: the schema, the meaning, every row, msgspec decoding a
-piece of rows at a time into their types), and the history takes the few columns it keeps
-from its columns a run at a time; one artefact's columns are held at once, never its
-rankings. A file not in the writer's layout is checked by inputs/artefact_stream.read_part,
-which words any refusal, and read again a row at a time. Measured with
-``python benchmarks/bench_history.py --before 28ba787`` (see docs/benchmarks.md): the row
-path checked each row in Python, then parsed it again, and took most of the time. The runs are put in the order they were made (``created_at``, then the file
-name), which only the artefact knows: a first look reads each file's keys before its rows.
+Each artefact in the writer's layout is read by inputs/history_file.read_run_rows: its head
+checked as ``ci-eval compare`` checks it, of each row only the fields the history uses,
+decoded and checked by msgspec a piece of rows at a time and made into arrays; the other
+fields of a row (its ranking among them) are passed over, so an artefact broken only there
+is read (history_file.py says what is and is not checked). The history takes a run's
+columns at once; one run's columns are held while it is read, never its rankings. A file
+not in the writer's layout, or one that reader does not take, is checked in full by
+inputs/artefact_stream.read_part, which words any refusal, and read again a row at a time.
+Measured with ``python benchmarks/bench_history.py --before REV`` (docs/benchmarks.md). The
+runs are put in the order they were made (``created_at``, then the file name), which only
+the artefact knows: a first look reads each file's keys before its rows.
 """
 
 from __future__ import annotations
@@ -113,14 +115,14 @@ def _shown(key: tuple[str, str]) -> str:
     return repr(path[:80] or "(not recorded)") + (f" with marker {marker[:40]!r}" if marker else "")
 
 
-def _columns(path: Path):
-    """(header, question columns) of the artefact at ``path`` in the writer's layout, every
-    check of ``ci-eval compare``'s reader passed (inputs/artefact_file.read_columns); None
-    for any other file, which ``_checked`` then reads a row at a time and words."""
-    from ci_eval.inputs.artefact_file import read_columns
+def _run_rows(path: Path):
+    """(header, the history's columns) of the artefact at ``path`` in the writer's layout,
+    read by inputs/history_file.read_run_rows; None for any other file, or one it does not
+    take, which ``_checked`` then reads in full and words."""
+    from ci_eval.inputs.history_file import read_run_rows
 
     try:
-        return read_columns(path)
+        return read_run_rows(path)
     except InputError:
         return None
 
@@ -171,7 +173,7 @@ def read_history(source, last: int | None = None, progress=None, warn=None) -> H
     builder = HistoryBuilder(runs, views[-1][1][3], int(views[-1][1][4]))
     dropped = []
     for r, (path, view) in enumerate(views):
-        read = _columns(path)  # every check, this one run's columns held
+        read = _run_rows(path)  # this one run's columns held
         part = None if read is not None else _checked(files, path, warn)
         if read is None and part is None:
             dropped.append(r)
@@ -185,7 +187,7 @@ def read_history(source, last: int | None = None, progress=None, warn=None) -> H
             # state (the same definition of a failed run as the gate's, core/artefact/run_failure.py).
             warn(f"ci-eval: warning: history: {files.name(path)}: its run failed, so its rows are left out: {failure}")
         elif read is not None:
-            builder.add_columns(r, head.metrics, read[1])
+            builder.add_run(r, read[1])
         else:
             metrics = part.head.metrics
             builder.reserve(len(part.ids))
@@ -217,15 +219,15 @@ def history_outputs(source, fmt: str, *, last: int | None = None, svg_out=None, 
     """Read the history, write the pictures asked for, and give the printed report a piece
     at a time (a CSV of 3,000,000 lines is not built whole). Everything is read and
     checked before the first file is written."""
-    import csv
-    import io
-
-    from ci_eval.core.compare.history import csv_rows
+    from ci_eval.core.compare.history import csv_pieces
     from ci_eval.core.report.history_svg import heat_map, trend_lines
     from ci_eval.core.report.render_history import headline, json_pieces, render_markdown
     from ci_eval.inputs.files import atomic_write
 
     history = read_history(source, last, None if quiet else stderr_progress)
+    if fmt == "csv" and not svg_out and not trend_svg_out:
+        yield from csv_pieces(history)  # neither the lines nor the trends are in it
+        return
     lines = history.lines()
     trends = history.trends()
     if svg_out:
@@ -237,12 +239,4 @@ def history_outputs(source, fmt: str, *, last: int | None = None, svg_out=None, 
     elif fmt == "json":
         yield from json_pieces(history, lines, trends)
     else:
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        for row in csv_rows(history):
-            writer.writerow(row)
-            if buffer.tell() > 1 << 16:
-                yield buffer.getvalue()
-                buffer.seek(0)
-                buffer.truncate()
-        yield buffer.getvalue()
+        yield from csv_pieces(history)

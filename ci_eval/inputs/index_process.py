@@ -39,10 +39,10 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 _UNENCODABLE = "\0not a JSON value"
 
 
-# Each request's reply, once it has been answered: the action checks its inputs before the
-# run (preflight.py) and the run reads the index again, and the demo plans its remap from
-# both indexes it runs, so the user's callable, which may list a whole vector store, was
-# called two to four times a process. The index does not change within one command.
+# Each request's reply, once it has been answered: a sweep loads every row's inputs and the
+# demo plans its remap from both indexes it runs, so the user's callable, which may list a
+# whole vector store, was called once a row that shares it (four times in the demo). The
+# index does not change within one command.
 _REPLIES: dict[bytes, bytes] = {}
 
 

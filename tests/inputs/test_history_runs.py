@@ -96,3 +96,24 @@ def test_the_writers_layout_is_read_by_columns_and_gives_what_any_layout_gives(t
     q = by_columns.ids.index("q")
     assert by_columns.gold_changed[q].tolist() == [False, False, True, False]
     assert by_columns.gold_changed.sum() == 1
+
+
+def test_a_run_with_a_broken_ranking_is_read_and_one_with_a_broken_metric_value_is_refused(tmp_path):
+    """The history reads each row's id, tags, gold, first gold rank and metric values: a
+    ranking it never reads does not stop it (compare, which reads it, still refuses the file),
+    a value it shows does, worded by the full reader as compare words it."""
+    from history_files import edit_row
+
+    from ci_eval.inputs.artefact_stream import read_part
+
+    paths = write_runs(tmp_path, {"q": [1, 2, 3], "r": [2, 2, 2]})
+    edit_row(paths[1], "q", "ranking", [["g", 1.0], ["g", 0.5]])  # a chunk ranked twice
+    assert {line.id: line.ranks for line in read_history(tmp_path).lines()}["q"] == (1, 2, 3)
+    edit_row(paths[2], "r", "metrics", [1.5] + [1] * 9)
+    with pytest.raises(InputError) as full:
+        read_part(paths[2])
+    with pytest.raises(InputError) as caught:
+        read_history(tmp_path)
+    assert (caught.value.source, caught.value.place, caught.value.message) == \
+        (str(paths[2]), full.value.place, full.value.message)
+    assert "1.5" in caught.value.message

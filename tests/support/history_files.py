@@ -40,3 +40,20 @@ def write_runs(folder: Path, plans: dict[str, list], *, tags: dict[str, list[str
                  config=(configs or [DEFAULT_CONFIG] * runs)[r])
         paths.append(path)
     return paths
+
+
+def edit_row(path: Path, qid: str, field: str, value) -> None:
+    """Set one field of question ``qid``'s row in the artefact at ``path``, the writer's layout
+    kept (a row a line, written compact as the writer writes it)."""
+    import json
+
+    from ci_eval.core.artefact.question_row import FIELD
+
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith(f"  [{json.dumps(qid)},"))
+    body = lines[at].rstrip("\n")
+    comma = body.endswith(",")
+    row = json.loads(body.removesuffix(","))
+    row[FIELD[field]] = value
+    lines[at] = "  " + json.dumps(row, separators=(",", ":"), ensure_ascii=False) + ("," if comma else "") + "\n"
+    path.write_text("".join(lines), encoding="utf-8")

@@ -238,8 +238,9 @@ class _Counts:
     def __init__(self, questions: int, measured: int, tagged: Counter, errors: int, relevant=None, tags: int = 0):
         self.questions, self.measured, self.tagged, self.errors = questions, measured, tagged, errors
         # () -> {question id: relevant gold a stage record may count}, asked only when the
-        # artefact has stage or call records
-        self.relevant = relevant or dict
+        # artefact has stage or call records; None when the reader did not read the gold
+        # and staleness that says it (the records are then not held to the questions)
+        self.relevant = relevant
         self.tags = tags  # distinct tags over every question, measured or not
 
     @classmethod
@@ -325,7 +326,7 @@ def _check_records(data: dict, counts: _Counts, problems: _Problems) -> None:
     blocks = [(key, data.get(key)) for key in ("stages", "calls")]
     blocks = [(key, block.get("questions")) for key, block in blocks if isinstance(block, dict)]
     blocks = [(key, records) for key, records in blocks if isinstance(records, dict) and records]
-    if not blocks:
+    if not blocks or counts.relevant is None:
         return
     relevant = counts.relevant()
     for key, records in blocks:
@@ -383,6 +384,18 @@ def whole_problems(data: dict, views: list[dict], problems: _Problems) -> None:
 def column_problems(data: dict, columns, problems: _Problems) -> None:
     """``whole_problems`` of the questions read into ``columns`` (core/artefact/question_columns.py)."""
     _whole_checks(data, _Counts.of_columns(columns), problems)
+
+
+def shape_problems(data: dict, questions: int, tags: int, problems: _Problems) -> None:
+    """``column_problems`` for a reader of a few fields of each row (`ci-eval history`,
+    inputs/history_file.py), given how many questions and distinct tags the rows hold: the
+    tags held to their limit, every means' names and range (the summary's, the history's)
+    and the stage chain are checked; the counts the artefact states (the summary's,
+    ``gold_set.questions``) are not held to the rows, as a shard part's are not, nor the stage
+    and call records to the questions' gold: that reader reads neither the statuses nor the
+    staleness they are counted by."""
+    problems.counts = False  # these problems are this one artefact's: no other check reads them
+    _whole_checks(data, _Counts(questions, 0, Counter(), 0, relevant=None, tags=tags), problems)
 
 
 def _whole_checks(data: dict, counts: _Counts, problems: _Problems) -> None:

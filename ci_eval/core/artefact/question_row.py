@@ -78,8 +78,13 @@ def from_row(row: Sequence, metrics: Sequence[str]) -> dict:
     return question
 
 
+# What a question's history takes from its row (``history_facts``): inputs/history_file.py
+# decodes these fields of each row and passes over the others.
+HISTORY_FIELDS = ("id", "tags", "gold", "unanswerable", "first_gold_rank", "metrics")
+
+
 def history_facts(row: Sequence, metrics: Sequence[str]) -> tuple:
-    """What a question's history takes from its version 2 row: (id, tags, gold pairs,
-    unanswerable, first gold rank, {metric: value})."""
-    return (row[FIELD["id"]], row[FIELD["tags"]], row[FIELD["gold"]], bool(row[FIELD["unanswerable"]]),
-            row[FIELD["first_gold_rank"]], dict(zip(metrics, row[FIELD["metrics"]])))
+    """What a question's history takes from its version 2 row (``HISTORY_FIELDS``): (id,
+    tags, gold pairs, unanswerable, first gold rank, {metric: value})."""
+    qid, tags, gold, unanswerable, rank, values = (row[FIELD[name]] for name in HISTORY_FIELDS)
+    return qid, tags, gold, bool(unanswerable), rank, dict(zip(metrics, values))

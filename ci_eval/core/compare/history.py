@@ -1,12 +1,13 @@
 """Per-question history over a branch's runs: which questions broke when, which flap, and
 each tag's trend.
 
-The runs are fed oldest first, a run's columns at a time (``HistoryBuilder.add_columns``; a
+The runs are fed oldest first, a run's columns at a time (``HistoryBuilder.add_run``; a
 row at a time, ``add``, for an artefact not in the writer's layout), and nothing of a row is
 kept but a few numbers: the first gold rank (int16) and the metric values (float32)
 of each question at each run, and one bit per question and run for "its gold changed here".
 So N artefacts of 100,000 questions cost about ``N * 100,000 * (2 + 4 * metrics)`` bytes,
-never the artefacts themselves (benchmarks/bench_history.py measures it).
+never the artefacts themselves (benchmarks/bench_history.py measures it). The CSV of every
+question and run (``csv_pieces``) is made from these arrays too, a piece of questions at a time.
 
 A question's *state* at a run is hit@k: its first gold chunk within the history's k.
 - **failing since**: the first run of the unbroken stretch of misses that ends at the last
@@ -25,11 +26,15 @@ A question's *state* at a run is hit@k: its first gold chunk within the history'
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property, partial
+from itertools import count, repeat
 
 import numpy as np
 
@@ -175,18 +180,38 @@ def gold_keys(ids: Sequence[str], grades, starts) -> np.ndarray:
         return total[at[1:]] - total[at[:-1]]
 
 
+RANK_CAP = 32767  # first gold ranks past int16 are past any recorded depth worth telling apart
+
+
+@dataclass(frozen=True)
+class RunRows:
+    """What the history takes of one run's question rows, as columns (inputs/history_file.py
+    reads them): a row's id, tags, the ``gold_keys`` of its gold pairs, whether it is
+    unanswerable, its first gold rank (0 when no gold chunk was ranked, at most
+    ``RANK_CAP``) and its values of ``metrics`` (NaN where none is recorded)."""
+
+    metrics: tuple[str, ...]
+    ids: list[str]
+    tags: list[tuple[str, ...]]
+    gold: np.ndarray  # (rows,) uint64
+    unanswerable: np.ndarray  # (rows,) bool
+    first_rank: np.ndarray  # (rows,) int16
+    values: np.ndarray  # (rows, metrics) float32
+
+
 class HistoryBuilder:
     """Rows in, oldest run first; ``build`` gives the ``History``."""
 
     def __init__(self, runs: Sequence[RunMark], metrics: Sequence[str], k: int):
         self.runs, self.metrics, self.k = tuple(runs), tuple(metrics), int(k)
         self._ids: dict[str, int] = {}
-        self._tags: list[tuple[str, ...]] = []
         cap = 1024
+        self._tags = np.empty(cap, dtype=object)  # each question's latest tags, a tuple
         self._ranks = np.full((cap, len(self.runs)), ABSENT, dtype=np.int16)
         self._values = np.full((cap, len(self.runs), len(self.metrics)), np.nan, dtype=np.float32)
         self._gold_changed = np.zeros((cap, len(self.runs)), dtype=bool)
         self._gold = np.zeros(cap, dtype=np.uint64)  # each question's latest gold_keys
+        self._last: tuple = (None, None)  # the ids of the last run added and their rows
 
     def reserve(self, questions: int) -> None:
         """Room for ``questions`` questions at once (a run's count, before its rows): a
@@ -199,28 +224,29 @@ class HistoryBuilder:
     def _grow(self, cap: int | None = None) -> None:
         # doubling keeps the copies linear in the questions seen
         cap = cap or 2 * self._ranks.shape[0]
+        tags = np.empty(cap, dtype=object)
         ranks = np.full((cap, len(self.runs)), ABSENT, dtype=np.int16)
         values = np.full((cap, len(self.runs), len(self.metrics)), np.nan, dtype=np.float32)
         changed = np.zeros((cap, len(self.runs)), dtype=bool)
         gold = np.zeros(cap, dtype=np.uint64)
-        n = len(self._tags)
-        ranks[:n], values[:n], changed[:n] = self._ranks[:n], self._values[:n], self._gold_changed[:n]
+        n = len(self._ids)
+        tags[:n], ranks[:n], values[:n], changed[:n] = self._tags[:n], self._ranks[:n], self._values[:n], self._gold_changed[:n]
         gold[:n] = self._gold[:n]
-        self._ranks, self._values, self._gold_changed, self._gold = ranks, values, changed, gold
+        self._tags, self._ranks, self._values, self._gold_changed, self._gold = tags, ranks, values, changed, gold
 
     def _row(self, qid: str) -> int:
         row = self._ids.get(qid)
         if row is None:
-            row = self._ids[qid] = len(self._tags)
+            row = len(self._ids)
             if row == self._ranks.shape[0]:
                 self._grow()
-            self._tags.append(())
+            self._ids[qid] = row
         return row
 
     def add(self, run: int, qid: str, tags, gold, unanswerable: bool, first_gold_rank: int | None,
             values: dict[str, float | None]) -> None:
         """One question's row of run ``run`` (``values``: metric name -> value): for an
-        artefact not in the writer's layout (``add_columns`` takes the others)."""
+        artefact not in the writer's layout (``add_run`` takes the others)."""
         new = qid not in self._ids
         row = self._row(qid)
         self._tags[row] = tuple(tags)  # the latest tags name the question
@@ -231,51 +257,54 @@ class HistoryBuilder:
         if unanswerable:
             self._ranks[row, run] = NO_GOLD
         else:
-            # ranks past int16 are past any recorded depth worth telling apart
-            self._ranks[row, run] = MISSED if first_gold_rank is None else min(int(first_gold_rank), 32767)
+            self._ranks[row, run] = MISSED if first_gold_rank is None else min(int(first_gold_rank), RANK_CAP)
         for m, name in enumerate(self.metrics):
             value = values.get(name)
             if value is not None:
                 self._values[row, run, m] = value
 
-    def add_columns(self, run: int, metrics: Sequence[str], columns) -> None:
-        """Every question of run ``run`` at once from its artefact's columns
-        (core/artefact/question_columns.QuestionColumns, ``metrics``: its metric names): the
-        same as ``add`` of each row in turn, with arrays for the rows' loop."""
-        n = len(columns.ids)
-        if n > self._ranks.shape[0] - len(self._tags):
-            self._grow(max(len(self._tags) + n, 2 * self._ranks.shape[0]))
-        known = len(self._tags)
-        rows = np.fromiter(map(self._row, columns.ids), dtype=np.int64, count=n)
-        tag_lists = columns.tag_lists
-        for row, t in zip(rows.tolist(), columns.tags):
-            self._tags[row] = tag_lists[t]  # the latest tags name the question
-        keys = gold_keys(columns.gold_ids, columns.gold_grades, columns.gold_start)
-        self._gold_changed[rows[(rows < known) & (self._gold[rows] != keys)], run] = True
-        self._gold[rows] = keys
-        first = np.frombuffer(columns.first_rank, dtype=np.int32).astype(np.int64) if n else np.zeros(0, np.int64)
-        for i in columns.big_ranks:
-            first[i] = 32767
-        ranks = np.where(first < 0, MISSED, np.minimum(first, 32767))  # past int16: past any depth told apart
-        unanswerable = np.frombuffer(bytes(columns.unanswerable), dtype=np.uint8).astype(bool)
-        self._ranks[rows, run] = np.where(unanswerable, NO_GOLD, ranks)
-        table = columns.table.values
+    def _rows_of(self, ids: list[str]) -> np.ndarray:
+        """Each id's row, new ids given the next rows in turn: the previous run's rows when its
+        ids were these (a steady gold set), else dict lookups in C and Python only for the ids
+        not seen before."""
+        if ids == self._last[0]:
+            return self._last[1]
+        rows = np.fromiter(map(self._ids.get, ids, repeat(-1)), dtype=np.int64, count=len(ids))
+        new = np.flatnonzero(rows < 0)
+        if new.size:
+            known = len(self._ids)
+            if known + new.size > self._ranks.shape[0]:
+                self._grow(max(known + new.size, 2 * self._ranks.shape[0]))
+            rows[new] = np.arange(known, known + new.size)
+            self._ids.update(zip(map(ids.__getitem__, new.tolist()), rows[new].tolist()))
+        self._last = (ids, rows)
+        return rows
+
+    def add_run(self, run: int, rows: RunRows) -> None:
+        """Every question of run ``run`` at once (ids unique): the same as ``add`` of each row
+        in turn, with arrays for the rows' loop."""
+        n = len(rows.ids)
+        known = len(self._ids)
+        at = self._rows_of(rows.ids)
+        self._tags[at] = np.fromiter(rows.tags, dtype=object, count=n)  # the latest tags name the question
+        self._gold_changed[at[(at < known) & (self._gold[at] != rows.gold)], run] = True
+        self._gold[at] = rows.gold
+        self._ranks[at, run] = np.where(rows.unanswerable, NO_GOLD, rows.first_rank)
         for m, name in enumerate(self.metrics):
-            j = columns.table.where.get(name)
-            if j is not None:
-                self._values[rows, run, m] = table[:, j]
+            if name in rows.metrics:
+                self._values[at, run, m] = rows.values[:, rows.metrics.index(name)]
 
     def unlinked(self) -> list[int]:
         """The runs read so far that share no question with the others' group (``linked_runs``)."""
-        n = len(self._tags)
+        n = len(self._ids)
         return [int(i) for i in np.nonzero(~linked_runs(self._ranks[:n] != ABSENT))[0]]
 
     def build(self, dropped: Sequence[int] = ()) -> History:
         """The history, without the runs ``dropped`` (read, then found not to belong) and the
         questions only they held."""
-        n = len(self._tags)
+        n = len(self._ids)
         ranks, values, changed = self._ranks[:n], self._values[:n], self._gold_changed[:n]
-        ids, tags, runs = tuple(self._ids), tuple(self._tags), self.runs
+        ids, tags, runs = tuple(self._ids), tuple(self._tags[:n].tolist()), self.runs
         if dropped:
             keep = np.ones(len(runs), dtype=bool)
             keep[list(dropped)] = False
@@ -360,25 +389,33 @@ class History:
         broken = failing & (hit_at >= 0)
         flapping = changes >= FLAP_CHANGES
         order = worst_first(self.ids, failing, broken, flapping, failing_for, misses, changes)
-        out = []
-        for i in order:
-            f = bool(failing[i])
-            out.append(QuestionLine(
-                id=self.ids[i], row=int(i), tags=self.tags[i], ranks=tuple(int(x) for x in self.ranks[i]),
-                hits=int(hits[i]), misses=int(misses[i]), changes=int(changes[i]),
-                flapping=bool(flapping[i]),
-                failing_since=int(since[i]) if f else None,
-                broken_by=int(since[i]) if f and hit_at[i] >= 0 else None,
-            ))
-        return out
+        # each array taken in that order as Python values at once, not an element at a time
+        ranks = self.ranks[order].tolist()
+        hits, misses, changes, flapping, failing, since, retrieved = (
+            a[order].tolist() for a in (hits, misses, changes, flapping, failing, since, hit_at >= 0))
+        return [QuestionLine(
+            id=self.ids[i], row=i, tags=self.tags[i], ranks=tuple(ranks[n]), hits=hits[n], misses=misses[n],
+            changes=changes[n], flapping=flapping[n], failing_since=since[n] if failing[n] else None,
+            broken_by=since[n] if failing[n] and retrieved[n] else None,
+        ) for n, i in enumerate(order.tolist())]
+
+    @cached_property
+    def _tag_lists(self) -> tuple[np.ndarray, dict[tuple, int]]:
+        """Each question's code of its list of tags, and each distinct list's code: a tag's
+        questions are then found over the few distinct lists, not over every question."""
+        codes: dict[tuple, int] = {}
+        # setdefault's default counts every question, so each list keeps its first question's number
+        at = np.fromiter(map(codes.setdefault, self.tags, count()), dtype=np.int64, count=len(self.tags))
+        return at, codes
 
     def tag_names(self) -> list[str]:
-        return [ALL] + sorted({t for tags in self.tags for t in tags})
+        return [ALL] + sorted({t for tags in self._tag_lists[1] for t in tags})
 
     def _tag_mask(self, tag: str) -> np.ndarray:
         if tag == ALL:
             return np.ones(len(self.ids), dtype=bool)
-        return np.array([tag in tags for tags in self.tags], dtype=bool)
+        at, codes = self._tag_lists
+        return np.isin(at, [code for tags, code in codes.items() if tag in tags])
 
     def trends(self, alpha: float = ALPHA) -> dict[str, dict[str, list[TagPoint]]]:
         """``{tag: {metric: [point per run]}}``: the mean over the tag's answerable
@@ -386,41 +423,119 @@ class History:
         answerable = self.ranks != NO_GOLD
         out = {}
         for tag in self.tag_names():
-            mask = self._tag_mask(tag)
+            if tag == ALL:  # every question: no copy
+                tag_values, tag_answerable = self.values, answerable
+            else:
+                mask = self._tag_mask(tag)
+                tag_values, tag_answerable = self.values[mask], answerable[mask]
             per_metric = {m: [] for m in self.metrics}
             before = None  # the previous run's (values, measured) of the tag, one run held at a time
             for run in range(len(self.runs)):
-                values = self.values[mask, run, :].astype(np.float64)
-                ok = ~np.isnan(values) & answerable[mask, run][:, None]
-                tests = {}
+                values = tag_values[:, run, :].astype(np.float64)
+                ok = ~np.isnan(values) & tag_answerable[:, run][:, None]
+                tests = {}  # metric -> (delta, significant)
                 if before is not None:
                     shared = before[1].all(axis=1) & ok.all(axis=1)
                     if shared.any():
-                        tests = paired_tests({m: (before[0][shared, j], values[shared, j])
-                                              for j, m in enumerate(self.metrics)}, alpha=alpha,
-                                          with_mdc=False, with_interval=False)  # a trend point shows neither
+                        old, new = before[0][shared], values[shared]
+                        if np.array_equal(old, new):  # no value moved: every test's delta 0, p = 1
+                            tests = dict.fromkeys(self.metrics, (0.0, False))
+                        else:
+                            tests = {m: (t.delta, t.significant) for m, t in paired_tests(
+                                {m: (old[:, j], new[:, j]) for j, m in enumerate(self.metrics)}, alpha=alpha,
+                                with_mdc=False, with_interval=False).items()}  # a trend point shows neither
                 for j, m in enumerate(self.metrics):
                     column = values[ok[:, j], j]
-                    mean = math.fsum(column.tolist()) / column.size if column.size else None
-                    t = tests.get(m)
-                    per_metric[m].append(TagPoint(mean, int(column.size), None if t is None else t.delta,
-                                                  bool(t is not None and t.significant)))
+                    mean = exact_sum(column) / column.size if column.size else None
+                    delta, significant = tests.get(m, (None, False))
+                    per_metric[m].append(TagPoint(mean, int(column.size), delta, bool(significant)))
                 before = (values, ok)
             out[tag] = per_metric
         return out
 
 
-def csv_rows(history: History) -> Iterator[list]:
-    """One row per question and run it is in: the long table a spreadsheet pivots."""
-    yield ["question", "run", "sha", "created_at", "hit", "first_gold_rank", *history.metrics]
-    state = history.states()
-    for i, qid in enumerate(history.ids):
-        for r, run in enumerate(history.runs):
-            rank = int(history.ranks[i, r])
-            if rank == ABSENT:
-                continue
-            # float32 holds about 7 digits: 6 are written, the rest would be float32 noise
-            values = ["" if math.isnan(v) else f"{v:.6g}" for v in history.values[i, r].tolist()]
-            yield [qid, r + 1, run.sha or "", run.created_at or "",
-                   "" if state[i, r] < 0 else int(state[i, r]),
-                   "" if rank <= 0 else rank, *values]
+def exact_sum(values: np.ndarray) -> float:
+    """``math.fsum`` of ``values``, float32 values held as float64 (the history's metric
+    values): their exact sum, rounded once. When every value is 0 or at least 2**-100 and
+    ``size * largest < 2**53 * smallest_ulp`` (the smallest nonzero value's float32 unit in
+    the last place), every partial sum is a whole number of that unit below 2**53 of them,
+    so exact in float64 whatever the order: ``np.sum`` then gives fsum's answer without a
+    Python float a value (the trends' 2,700 means at 30 runs of 100,000 questions: 0.6 s
+    by fsum, 0.25 s so, under the profiler). Otherwise, and for a column of zeros (fsum's
+    sign of zero), fsum itself."""
+    nonzero = values[values != 0]
+    if nonzero.size:
+        smallest, largest = float(np.abs(nonzero).min()), float(np.abs(nonzero).max())
+        if smallest >= 2.0 ** -100:
+            unit = 2.0 ** (math.frexp(smallest)[1] - 24)  # float32: 24 significant bits
+            if values.size * largest < 2.0 ** 53 * unit:
+                return float(np.sum(nonzero))
+    return math.fsum(values.tolist())
+
+
+def csv_pieces(history: History, questions: int = 2000) -> Iterator[str]:
+    """The CSV of every question and run it is in, one line each (the long table a
+    spreadsheet pivots), a piece of ``questions`` questions at a time: question, run (from
+    1), sha, created_at, hit (empty with no state), first gold rank (empty when none) and
+    each metric's value (6 significant digits: float32 holds about 7, the rest would be its
+    noise; empty when not measured). Made with arrays, not a loop over 3,000,000 lines:
+    each id, run and rank is quoted or written once, each distinct row of values once, and
+    the lines are joined from those texts; quoted as ``csv.writer`` quotes (each text is
+    written by it), so the bytes are that writer's."""
+    quote = _csv_quoter()
+    yield quote(["question", "run", "sha", "created_at", "hit", "first_gold_rank", *history.metrics]) + "\n"
+    runs = np.array([f"{r + 1},{quote([run.sha or ''])},{quote([run.created_at or ''])},"
+                     for r, run in enumerate(history.runs)], dtype=object)
+    ranks_seen, values_seen = {}, {}  # text of each first gold rank, of each distinct row of values
+    for start in range(0, len(history.ids), questions):
+        ranks = history.ranks[start:start + questions]
+        at, run = np.nonzero(ranks != ABSENT)  # question by question, runs in order
+        if not at.size:
+            continue
+        ids = np.array([quote([qid]) + "," for qid in history.ids[start:start + questions]], dtype=object)
+        rank_text = _texts(ranks[at, run], lambda x: _rank_cells(x, history.k), ranks_seen)
+        values = history.values[start:start + questions][at, run]
+        value_text = _texts(_row_keys(values), partial(_value_cells, dtype=values.dtype, metrics=values.shape[1]),
+                            values_seen)
+        yield "".join((ids[at] + runs[run] + rank_text + value_text).tolist())
+
+
+def _row_keys(values: np.ndarray) -> np.ndarray:
+    """Each row of ``values`` as one opaque value of its bytes, so equal rows are found at once."""
+    if not values.shape[1]:
+        return np.zeros(len(values), dtype="V1")
+    return np.ascontiguousarray(values).view(np.dtype((np.void, values.dtype.itemsize * values.shape[1])))[:, 0]
+
+
+def _csv_quoter():
+    """A row of texts -> its CSV line as ``csv.writer`` writes it, without the line end."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+
+    def quote(row: list) -> str:
+        buffer.seek(0)
+        buffer.truncate()
+        writer.writerow([*row, ""])  # one more, empty: a lone empty text would be written as ""
+        return buffer.getvalue()[:-2]
+
+    return quote
+
+
+def _rank_cells(rank: int, k: int) -> str:
+    """The hit and first gold rank cells of a question's rank at a run (``History.states``)."""
+    if rank < 0:  # unanswerable: no state
+        return ",,"
+    return f"{int(0 < rank <= k)},{rank if rank > 0 else ''},"
+
+
+def _value_cells(row: bytes, dtype, metrics: int) -> str:
+    values = np.frombuffer(row, dtype=dtype, count=metrics).tolist()
+    return ",".join("" if math.isnan(v) else f"{v:.6g}" for v in values) + "\n"
+
+
+def _texts(keys: np.ndarray, text, seen: dict) -> np.ndarray:
+    """``text(key)`` of each of ``keys`` as an object array, each distinct key's text made
+    once (``seen`` keeps them from one piece to the next)."""
+    distinct, where = np.unique(keys, return_inverse=True)
+    texts = [seen[k] if k in seen else seen.setdefault(k, text(k)) for k in distinct.tolist()]
+    return np.array(texts, dtype=object)[where.reshape(-1)]

@@ -87,6 +87,29 @@ def test_a_shards_part_is_held_to_names_and_values_but_not_to_the_whole_runs_cou
         "base.json:summary.overall.means.hit@2: 7.0 is out of range: hit@2 lies in [0, 1]"]
 
 
+def test_the_shape_of_an_artefact_is_checked_without_its_rows_but_not_its_counts():
+    """What a reader of a few fields of each row (`ci-eval history`) holds an artefact to:
+    every mean and the tags' number, not the counts the summary states."""
+    from factories import artefact, as_v2, spec
+
+    from ci_eval.core.artefact.artefact_checks import new_problems, shape_problems
+    from ci_eval.core.limits import MAX_TAGS
+
+    def found(change, tags=1):
+        data = as_v2(artefact([spec("q1", ["g"], ["g"], tags=["t"]), spec("q2", ["g"], ["x"], tags=["t"])]))
+        change(data)
+        problems = new_problems(data, "a.json")
+        shape_problems(data, 2, tags, problems)
+        return [p.message for p in problems.found]
+
+    assert found(lambda d: None) == []
+    assert found(lambda d: d["summary"]["overall"].update(count=7)) == []
+    assert found(lambda d: d["gold_set"].update(questions=7)) == []
+    assert found(lambda d: d["summary"]["overall"]["means"].update({"hit@5": 7.0})) == [
+        "7.0 is out of range: hit@5 lies in [0, 1]"]
+    assert found(lambda d: None, tags=MAX_TAGS + 1) == [f"names {MAX_TAGS + 1:,} distinct tags, over the limit of {MAX_TAGS:,}"]
+
+
 # The counts from the columns a read fills say what the counts from each question's view say.
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402

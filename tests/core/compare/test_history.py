@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from ci_eval.core.compare.history import ALL, FLAP_CHANGES, HistoryBuilder, RunMark, config_key, csv_rows
+from ci_eval.core.compare.history import ALL, FLAP_CHANGES, HistoryBuilder, RunMark, config_key, csv_pieces
 
 K = 5
 METRICS = ("hit@5", "mrr")
@@ -130,13 +130,115 @@ def test_a_tag_losing_enough_questions_at_once_is_marked_beyond_noise():
     assert not any(point.significant for point in few[ALL]["hit@5"])
 
 
+def csv_rows(history):
+    import csv
+    import io
+
+    return list(csv.reader(io.StringIO("".join(csv_pieces(history)))))
+
+
 def test_the_csv_is_one_line_per_question_and_run_it_is_in():
     plans = {"q": [1, "absent", None], "r": [2, 2, 2]}
-    rows = list(csv_rows(build(plans)))
+    rows = csv_rows(build(plans))
     assert rows[0][:6] == ["question", "run", "sha", "created_at", "hit", "first_gold_rank"]
     assert len(rows) - 1 == sum(r != "absent" for plan in plans.values() for r in plan)
     q_rows = [row for row in rows[1:] if row[0] == "q"]
-    assert [(row[1], row[4], row[5]) for row in q_rows] == [(1, 1, 1), (3, 0, "")]
+    assert [(row[1], row[4], row[5]) for row in q_rows] == [("1", "1", "1"), ("3", "0", "")]
+
+
+def test_the_csv_is_what_csv_writer_writes_of_each_question_and_run():
+    """The arrays' CSV, byte for byte, is the definition written a line at a time by
+    csv.writer: ids that need quoting, a question absent from a run, an unanswerable one,
+    ranks beyond k, a metric not recorded, more questions than one piece holds."""
+    import csv
+    import io
+
+    import numpy as np
+
+    ids = ['say "hi"', "a,b", "two\nlines", "", "ünï"] + [f"q{i}" for i in range(7)]
+    plans = {qid: [1, "absent", None, 9, 2][i % 5:] + [1, "absent", None, 9, 2][:i % 5] for i, qid in enumerate(ids)}
+    history = build(plans, unanswerable=("q3",))
+    history.values[0, 0, 1] = np.nan  # mrr not recorded
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["question", "run", "sha", "created_at", "hit", "first_gold_rank", *history.metrics])
+    state = history.states()
+    for i, qid in enumerate(history.ids):
+        for r, run in enumerate(history.runs):
+            rank = int(history.ranks[i, r])
+            if rank != -1:
+                writer.writerow([qid, r + 1, run.sha or "", run.created_at or "",
+                                 "" if state[i, r] < 0 else int(state[i, r]), "" if rank <= 0 else rank,
+                                 *("" if np.isnan(v) else f"{v:.6g}" for v in history.values[i, r].tolist())])
+    assert "".join(csv_pieces(history, questions=4)) == out.getvalue()
+
+
+def test_a_run_s_columns_say_what_its_rows_say_one_by_one():
+    """``add_run`` with a run's columns builds the history ``add`` builds a row at a time: a
+    question new in a later run, one whose gold and tags change, one unanswerable, a metric
+    not recorded, a rank past int16."""
+    import numpy as np
+
+    from ci_eval.core.compare.history import RANK_CAP, RunRows, gold_keys
+
+    runs = [  # (id, tags, gold, unanswerable, first gold rank, values) per row
+        [("a", ["t"], [["g", 1]], False, 1, {"hit@5": 1.0, "mrr": 1.0}),
+         ("b", [], [["g", 2], ["h", 1]], False, None, {"hit@5": 0.0}),
+         ("c", ["t", "u"], [], True, None, {})],
+        [("d", ["u"], [["g", 1]], False, 40_000, {"hit@5": 0.0, "mrr": 0.0}),
+         ("b", ["t"], [["h", 1], ["g", 2]], False, 3, {"hit@5": 1.0, "mrr": 1 / 3}),
+         ("a", ["t"], [["g", 3]], False, 2, {"hit@5": 1.0, "mrr": 0.5})],
+    ]
+    marks = [RunMark(f"r{r}.json", None, None, config_key({}, None)) for r in range(2)]
+    by_rows, by_columns = HistoryBuilder(marks, METRICS, K), HistoryBuilder(marks, METRICS, K)
+    for r, rows in enumerate(runs):
+        for row in rows:
+            by_rows.add(r, *row)
+        metrics = ("mrr", "hit@5")  # the run's own order of names
+        by_columns.add_run(r, RunRows(
+            metrics, [row[0] for row in rows], [tuple(row[1]) for row in rows],
+            np.array([gold_keys([c for c, _ in g], [x for _, x in g], [0, len(g)])[0] for g in (row[2] for row in rows)]),
+            np.array([row[3] for row in rows]),
+            np.array([0 if row[4] is None else min(row[4], RANK_CAP) for row in rows], dtype=np.int16),
+            np.array([[row[5].get(m, np.nan) for m in metrics] for row in rows], dtype=np.float32)))
+    a, b = by_rows.build(), by_columns.build()
+    assert a.ids == b.ids == ("a", "b", "c", "d") and a.tags == b.tags
+    assert np.array_equal(a.ranks, b.ranks) and np.array_equal(a.gold_changed, b.gold_changed)
+    assert np.array_equal(a.values, b.values, equal_nan=True)
+    assert a.gold_changed[0].tolist() == [False, True] and not a.gold_changed[1].any()  # b's gold reordered only
+
+
+@pytest.mark.parametrize("values", [
+    [0.1, 0.25, 1.0, 1 / 3, 0.06666667],
+    [2.0 ** -20, 1.0],  # a value too small for the sum of all to stay exact: fsum itself
+    [0.0, -0.0, 0.0],
+    [-0.0],
+    [2.0 ** -140, 0.5],  # subnormal in float32
+    [],
+])
+def test_the_exact_sum_is_fsum_of_float32_values(values):
+    import numpy as np
+
+    from ci_eval.core.compare.history import exact_sum
+
+    column = np.array(values, dtype=np.float32).astype(np.float64)
+    many = np.tile(column, 100_000 // max(len(values), 1))
+    for x in (column, many):
+        got, want = exact_sum(x), math.fsum(x.tolist())
+        assert got == want and math.copysign(1, got) == math.copysign(1, want)
+
+
+def test_the_exact_sum_is_fsum_of_random_float32_values():
+    import numpy as np
+
+    from ci_eval.core.compare.history import exact_sum
+
+    rng = np.random.default_rng(5)
+    reciprocal_ranks = 1 / rng.integers(1, 60, 100_000)  # as a metric's values are: few, not tiny
+    for x in (reciprocal_ranks, rng.random(100_000), rng.random(100_000) * 1e-6):
+        x = x.astype(np.float32).astype(np.float64)
+        x[rng.random(x.size) < 0.3] = 0.0
+        assert exact_sum(x) == math.fsum(x.tolist())
 
 
 def test_room_reserved_for_a_run_s_questions_changes_nothing_the_history_says():
