@@ -27,7 +27,6 @@ A question's *state* at a run is hit@k: its first gold chunk within the history'
 from __future__ import annotations
 
 import csv
-import io
 import json
 import math
 import zlib
@@ -507,16 +506,21 @@ def _row_keys(values: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(values).view(np.dtype((np.void, values.dtype.itemsize * values.shape[1])))[:, 0]
 
 
+class _Written(list):
+    """What a ``csv.writer`` writes, kept as text: the core opens no stream, not even in memory."""
+
+    write = list.append
+
+
 def _csv_quoter():
     """A row of texts -> its CSV line as ``csv.writer`` writes it, without the line end."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    written = _Written()
+    writer = csv.writer(written, lineterminator="\n")
 
     def quote(row: list) -> str:
-        buffer.seek(0)
-        buffer.truncate()
+        written.clear()
         writer.writerow([*row, ""])  # one more, empty: a lone empty text would be written as ""
-        return buffer.getvalue()[:-2]
+        return "".join(written)[:-2]
 
     return quote
 
