@@ -445,31 +445,12 @@ class History:
                                 with_mdc=False, with_interval=False).items()}  # a trend point shows neither
                 for j, m in enumerate(self.metrics):
                     column = values[ok[:, j], j]
-                    mean = exact_sum(column) / column.size if column.size else None
+                    mean = math.fsum(column.tolist()) / column.size if column.size else None
                     delta, significant = tests.get(m, (None, False))
                     per_metric[m].append(TagPoint(mean, int(column.size), delta, bool(significant)))
                 before = (values, ok)
             out[tag] = per_metric
         return out
-
-
-def exact_sum(values: np.ndarray) -> float:
-    """``math.fsum`` of ``values``, float32 values held as float64 (the history's metric
-    values): their exact sum, rounded once. When every value is 0 or at least 2**-100 and
-    ``size * largest < 2**53 * smallest_ulp`` (the smallest nonzero value's float32 unit in
-    the last place), every partial sum is a whole number of that unit below 2**53 of them,
-    so exact in float64 whatever the order: ``np.sum`` then gives fsum's answer without a
-    Python float a value (the trends' 2,700 means at 30 runs of 100,000 questions: 0.6 s
-    by fsum, 0.25 s so, under the profiler). Otherwise, and for a column of zeros (fsum's
-    sign of zero), fsum itself."""
-    nonzero = values[values != 0]
-    if nonzero.size:
-        smallest, largest = float(np.abs(nonzero).min()), float(np.abs(nonzero).max())
-        if smallest >= 2.0 ** -100:
-            unit = 2.0 ** (math.frexp(smallest)[1] - 24)  # float32: 24 significant bits
-            if values.size * largest < 2.0 ** 53 * unit:
-                return float(np.sum(nonzero))
-    return math.fsum(values.tolist())
 
 
 def csv_pieces(history: History, questions: int = 2000) -> Iterator[str]:

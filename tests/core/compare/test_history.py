@@ -208,39 +208,6 @@ def test_a_run_s_columns_say_what_its_rows_say_one_by_one():
     assert a.gold_changed[0].tolist() == [False, True] and not a.gold_changed[1].any()  # b's gold reordered only
 
 
-@pytest.mark.parametrize("values", [
-    [0.1, 0.25, 1.0, 1 / 3, 0.06666667],
-    [2.0 ** -20, 1.0],  # a value too small for the sum of all to stay exact: fsum itself
-    [0.0, -0.0, 0.0],
-    [-0.0],
-    [2.0 ** -140, 0.5],  # subnormal in float32
-    [],
-])
-def test_the_exact_sum_is_fsum_of_float32_values(values):
-    import numpy as np
-
-    from ci_eval.core.compare.history import exact_sum
-
-    column = np.array(values, dtype=np.float32).astype(np.float64)
-    many = np.tile(column, 100_000 // max(len(values), 1))
-    for x in (column, many):
-        got, want = exact_sum(x), math.fsum(x.tolist())
-        assert got == want and math.copysign(1, got) == math.copysign(1, want)
-
-
-def test_the_exact_sum_is_fsum_of_random_float32_values():
-    import numpy as np
-
-    from ci_eval.core.compare.history import exact_sum
-
-    rng = np.random.default_rng(5)
-    reciprocal_ranks = 1 / rng.integers(1, 60, 100_000)  # as a metric's values are: few, not tiny
-    for x in (reciprocal_ranks, rng.random(100_000), rng.random(100_000) * 1e-6):
-        x = x.astype(np.float32).astype(np.float64)
-        x[rng.random(x.size) < 0.3] = 0.0
-        assert exact_sum(x) == math.fsum(x.tolist())
-
-
 def test_room_reserved_for_a_run_s_questions_changes_nothing_the_history_says():
     """3,000 questions (past the first 1,024 rows) over 4 runs, a fifth of them new in the
     last run: the same arrays whether room is reserved for each run's count or found by
